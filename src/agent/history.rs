@@ -1,0 +1,89 @@
+//! What a task leaves behind: one record per step, and the outcome.
+//!
+//! Records are plain serde data: the same JSON goes to the side panel live, into the headless
+//! runner's `--out` file, and (later) into persistent history.
+
+use super::output::ModelThoughts;
+use crate::actions::ActionResult;
+use crate::llm::Usage;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub step: u32,
+    /// The page the step started on.
+    pub url: String,
+    pub title: String,
+    /// The model's reasoning, when its answer was valid.
+    pub output: Option<ModelThoughts>,
+    pub actions: Vec<ActionRecord>,
+    /// Why the step failed before acting: an invalid answer, an LLM or page error.
+    pub error: Option<String>,
+    pub usage: Usage,
+    pub timings: StepTimings,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionRecord {
+    pub name: String,
+    pub params: serde_json::Value,
+    pub result: ActionResult,
+}
+
+/// Milliseconds spent in each phase of a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTimings {
+    pub observe_ms: f64,
+    pub llm_ms: f64,
+    pub act_ms: f64,
+}
+
+impl StepRecord {
+    /// A step counts as failed when it could not act or its last action failed.
+    pub fn failed(&self) -> bool {
+        self.error.is_some() || self.actions.last().is_some_and(|a| a.result.is_error)
+    }
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TaskEnd {
+    /// The agent called `done`.
+    Done { text: String, success: bool },
+    /// The user stopped it.
+    Stopped,
+    /// It used every step without calling `done`.
+    StepLimit { max_steps: u32 },
+    /// Too many steps in a row failed.
+    TooManyFailures { failures: u32, last_error: String },
+    /// Something that retrying cannot fix: bad settings, an unreachable LLM, a restricted page.
+    Error { message: String },
+}
+
+impl TaskEnd {
+    /// One sentence for the user.
+    pub fn summary(&self) -> String {
+        match self {
+            TaskEnd::Done { text, .. } => text.clone(),
+            TaskEnd::Stopped => "Stopped.".into(),
+            TaskEnd::StepLimit { max_steps } => {
+                format!("The task used all {max_steps} steps without finishing. Raise the step limit in options or give a more specific task.")
+            }
+            TaskEnd::TooManyFailures { failures, last_error } => {
+                format!("The task stopped after {failures} failed steps in a row. Last error: {last_error}")
+            }
+            TaskEnd::Error { message } => message.clone(),
+        }
+    }
+}
+
+/// Everything about one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskHistory {
+    pub task: String,
+    pub model: String,
+    pub steps: Vec<StepRecord>,
+    pub end: TaskEnd,
+    pub usage: Usage,
+}

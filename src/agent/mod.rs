@@ -1,0 +1,273 @@
+//! The agent loop: observe → build union → prompt → call LLM → validate → act → record.
+//!
+//! [`Agent::run`] repeats [`Agent::step`] until the model calls `done`, the user stops the task,
+//! the step limit is reached, or too many steps fail in a row. Every outside effect goes through
+//! a port — the [`Browser`], the [`LlmTransport`], an [`EventSink`] for live progress and a
+//! [`Clock`] for timings — so the loop runs unchanged in native tests and in the service worker.
+
+mod history;
+mod output;
+mod stop;
+
+pub use history::{ActionRecord, StepRecord, StepTimings, TaskEnd, TaskHistory};
+pub use output::{AgentOutput, ModelThoughts, OutputError};
+pub use stop::StopSignal;
+
+use crate::actions::{registered, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
+use crate::browser::{Browser, PageState};
+use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
+use crate::prompt::{state_message, StateInput, SYSTEM_PROMPT};
+use crate::protocol::{AgentEvent, PlannedAction, PROTOCOL_VERSION as V};
+use crate::settings::{Limits, Settings};
+
+/// Receives live progress (the side panel, the headless runner, a test).
+pub trait EventSink {
+    fn emit(&self, event: AgentEvent);
+}
+
+impl<F: Fn(AgentEvent)> EventSink for F {
+    fn emit(&self, event: AgentEvent) {
+        self(event)
+    }
+}
+
+/// Milliseconds from any fixed origin, for step timings.
+pub trait Clock {
+    fn now_ms(&self) -> f64;
+}
+
+impl<F: Fn() -> f64> Clock for F {
+    fn now_ms(&self) -> f64 {
+        self()
+    }
+}
+
+/// The ports an agent works through.
+pub struct Ports<B, T, E, C> {
+    pub browser: B,
+    pub transport: T,
+    pub events: E,
+    pub clock: C,
+}
+
+pub struct Agent<B, T, E, C> {
+    task_id: String,
+    task: String,
+    limits: Limits,
+    browser: B,
+    llm: LlmClient<T>,
+    events: E,
+    clock: C,
+    stop: StopSignal,
+    registry: Vec<RegisteredAction>,
+    history: Vec<StepRecord>,
+    usage: Usage,
+}
+
+/// How one step ended, besides its record.
+enum StepEnd {
+    Continue,
+    End(TaskEnd),
+}
+
+impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
+    pub fn new(task_id: String, task: String, settings: Settings, ports: Ports<B, T, E, C>, stop: StopSignal) -> Self {
+        Agent {
+            task_id,
+            task,
+            limits: settings.limits,
+            browser: ports.browser,
+            llm: LlmClient::new(settings.llm, ports.transport),
+            events: ports.events,
+            clock: ports.clock,
+            stop,
+            registry: registered(),
+            history: Vec::new(),
+            usage: Usage::default(),
+        }
+    }
+
+    /// Runs the task to its end and returns its whole history.
+    pub async fn run(mut self) -> TaskHistory {
+        self.events.emit(AgentEvent::TaskStarted {
+            v: V,
+            task_id: self.task_id.clone(),
+            task: self.task.clone(),
+            max_steps: self.limits.max_steps,
+        });
+        let end = self.run_steps().await;
+        self.events.emit(AgentEvent::TaskFinished {
+            v: V,
+            end: end.clone(),
+            steps: self.history.len() as u32,
+            usage: self.usage,
+        });
+        TaskHistory { task: self.task, model: self.llm.model().to_string(), steps: self.history, end, usage: self.usage }
+    }
+
+    async fn run_steps(&mut self) -> TaskEnd {
+        let mut failures = 0;
+        for n in 1..=self.limits.max_steps {
+            if self.stop.is_stopped() {
+                return TaskEnd::Stopped;
+            }
+            self.events.emit(AgentEvent::StepStarted { v: V, step: n, max_steps: self.limits.max_steps });
+            let (record, end) = self.step(n).await;
+            if let Some(record) = record {
+                failures = if record.failed() { failures + 1 } else { 0 };
+                let last_error = last_error(&record);
+                self.history.push(record.clone());
+                self.events.emit(AgentEvent::StepFinished { v: V, record });
+                if let StepEnd::End(end) = end {
+                    return end;
+                }
+                if failures >= self.limits.max_failures {
+                    return TaskEnd::TooManyFailures { failures, last_error };
+                }
+            } else if let StepEnd::End(end) = end {
+                return end;
+            }
+        }
+        TaskEnd::StepLimit { max_steps: self.limits.max_steps }
+    }
+
+    /// One step, top to bottom. Returns the step's record (none if it was stopped before it
+    /// could observe the page) and whether the task goes on.
+    async fn step(&mut self, n: u32) -> (Option<StepRecord>, StepEnd) {
+        // Observe.
+        let started = self.clock.now_ms();
+        let page = match self.stop.unless_stopped(self.browser.observe()).await {
+            None => return (None, StepEnd::End(TaskEnd::Stopped)),
+            Some(Ok(page)) => page,
+            Some(Err(e)) => {
+                let mut record = StepRecord::blank(n);
+                record.error = Some(e.to_string());
+                record.timings.observe_ms = self.clock.now_ms() - started;
+                let end = if e.ends_task() { StepEnd::End(TaskEnd::Error { message: e.to_string() }) } else { StepEnd::Continue };
+                return (Some(record), end);
+            }
+        };
+        let mut record = StepRecord::blank(n);
+        record.url = page.url().to_string();
+        record.title = page.snapshot.title.clone();
+        record.timings.observe_ms = self.clock.now_ms() - started;
+
+        // Build the union of actions allowed on this page.
+        let union = ActionUnion::for_page(&self.registry, &page, n >= self.limits.max_steps);
+
+        // Prompt.
+        let request = ChatRequest {
+            system: SYSTEM_PROMPT.to_string(),
+            user: state_message(&StateInput {
+                task: &self.task,
+                history: &self.history,
+                page: &page,
+                step: n,
+                max_steps: self.limits.max_steps,
+                allowed_actions: &union.names(),
+            }),
+            schema_name: "agent_output".to_string(),
+            schema: AgentOutput::schema(&union),
+        };
+
+        // Call the LLM.
+        let asked = self.clock.now_ms();
+        let answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
+        record.timings.llm_ms = self.clock.now_ms() - asked;
+        let completion = match answer {
+            None => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                record.error = Some(e.to_string());
+                let end = if e.ends_task() { StepEnd::End(TaskEnd::Error { message: e.to_string() }) } else { StepEnd::Continue };
+                return (Some(record), end);
+            }
+        };
+        record.usage = completion.usage;
+        self.usage.input_tokens += completion.usage.input_tokens;
+        self.usage.output_tokens += completion.usage.output_tokens;
+
+        // Validate.
+        let output = match AgentOutput::parse(&completion.content, &union, self.limits.max_actions_per_step as usize) {
+            Ok(output) => output,
+            Err(e) => {
+                record.error = Some(e.to_string());
+                return (Some(record), StepEnd::Continue);
+            }
+        };
+        record.output = Some(output.thoughts.clone());
+        self.events.emit(AgentEvent::StepPlanned {
+            v: V,
+            step: n,
+            thoughts: output.thoughts,
+            actions: output.actions.iter().map(|a| PlannedAction { name: a.name().into(), params: a.params_json() }).collect(),
+        });
+
+        // Act.
+        let acting = self.clock.now_ms();
+        let end = self.act(output.actions, &page, &mut record).await;
+        record.timings.act_ms = self.clock.now_ms() - acting;
+
+        // Record: the caller stores and reports the record.
+        (Some(record), end)
+    }
+
+    /// Runs the step's actions in order. The sequence stops early when an action fails, may
+    /// have changed the page (navigation-like actions, a URL change), or ends the task.
+    async fn act(&mut self, actions: Vec<Action>, page: &PageState, record: &mut StepRecord) -> StepEnd {
+        let total = actions.len();
+        for (i, action) in actions.into_iter().enumerate() {
+            let (name, params, terminates) = (action.name().to_string(), action.params_json(), action.spec().terminates_sequence);
+            let mut ctx = ActionContext { browser: &mut self.browser, page };
+            let result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
+                None => return StepEnd::End(TaskEnd::Stopped),
+                Some(Ok(result)) => result,
+                Some(Err(e)) if e.ends_task() => {
+                    record.actions.push(ActionRecord { name, params, result: ActionResult::error(e.to_string()) });
+                    return StepEnd::End(TaskEnd::Error { message: e.to_string() });
+                }
+                Some(Err(e)) => ActionResult::error(e.to_string()),
+            };
+            let done = result.done.clone();
+            let page_may_have_changed = terminates || result.navigated_to.is_some();
+            let mut result = result;
+            let remaining = total - i - 1;
+            if remaining > 0 && (result.is_error || page_may_have_changed) {
+                let why = if result.is_error { "this action failed" } else { "the page may have changed" };
+                result.message.push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
+            }
+            let stop_here = result.is_error || page_may_have_changed;
+            record.actions.push(ActionRecord { name, params, result });
+            if let Some(done) = done {
+                return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success });
+            }
+            if stop_here {
+                break;
+            }
+        }
+        StepEnd::Continue
+    }
+}
+
+impl StepRecord {
+    fn blank(step: u32) -> Self {
+        StepRecord {
+            step,
+            url: String::new(),
+            title: String::new(),
+            output: None,
+            actions: Vec::new(),
+            error: None,
+            usage: Usage::default(),
+            timings: StepTimings::default(),
+        }
+    }
+}
+
+fn last_error(record: &StepRecord) -> String {
+    record
+        .error
+        .clone()
+        .or_else(|| record.actions.iter().rev().find(|a| a.result.is_error).map(|a| a.result.message.clone()))
+        .unwrap_or_default()
+}

@@ -1,0 +1,152 @@
+//! AgentOutput: the shape of every LLM answer, its schema and its parsing.
+
+use crate::actions::{Action, ActionUnion, ValidationError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The reasoning part of an answer, kept in history and shown in the side panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelThoughts {
+    pub evaluation_previous_goal: String,
+    pub memory: String,
+    pub next_goal: String,
+}
+
+/// The whole answer as the schema describes it. Field order matters: models write keys in
+/// schema order, so the reasoning comes before the actions it justifies.
+/// Unknown top-level keys (some providers add their own) are ignored.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+struct AgentOutputShape {
+    /// Did the previous step achieve its goal? Judged from the current page, not hope.
+    evaluation_previous_goal: String,
+    /// What to remember to finish the task: progress, values found, what is left.
+    memory: String,
+    /// What this step's actions should achieve, in one sentence.
+    next_goal: String,
+    /// The actions to run in order (at least one).
+    action: Vec<Value>,
+}
+
+/// A validated answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutput {
+    pub thoughts: ModelThoughts,
+    pub actions: Vec<Action>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    #[error("Your answer was not valid JSON of the required shape ({0}). Answer with one JSON object that follows the schema.")]
+    Shape(String),
+    #[error("{0}")]
+    Actions(#[from] ValidationError),
+}
+
+impl AgentOutput {
+    /// The JSON Schema of an answer on this page: the reasoning fields, then `action`, a list
+    /// of the page's action union.
+    pub fn schema(union: &ActionUnion) -> Value {
+        let generator = schemars::generate::SchemaSettings::draft2020_12()
+            .with(|s| {
+                s.inline_subschemas = true;
+                s.meta_schema = None;
+            })
+            .into_generator();
+        let mut schema = generator.into_root_schema_for::<AgentOutputShape>().to_value();
+        if let Some(obj) = schema.as_object_mut() {
+            obj.remove("title");
+            obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        if let Some(items) = schema.pointer_mut("/properties/action/items") {
+            *items = union.schema();
+        }
+        schema
+    }
+
+    /// Parses the model's JSON text and validates its actions against the union.
+    pub fn parse(content: &str, union: &ActionUnion, max_actions: usize) -> Result<AgentOutput, OutputError> {
+        let text = strip_code_fence(content);
+        let shape: AgentOutputShape = serde_json::from_str(text)
+            .map_err(|e| OutputError::Shape(e.to_string()))?;
+        let mut items = shape.action;
+        // More actions than allowed: keep the first ones, as the prompt promises order.
+        items.truncate(max_actions);
+        let actions = union.validate(&items)?;
+        let thoughts = ModelThoughts {
+            evaluation_previous_goal: shape.evaluation_previous_goal,
+            memory: shape.memory,
+            next_goal: shape.next_goal,
+        };
+        Ok(AgentOutput { thoughts, actions })
+    }
+}
+
+/// Some models wrap JSON in a markdown code fence even when asked not to.
+fn strip_code_fence(content: &str) -> &str {
+    let t = content.trim();
+    t.strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|rest| rest.strip_suffix("```"))
+        .map(str::trim)
+        .unwrap_or(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actions::registered;
+    use crate::browser::PageState;
+    use crate::dom::{Element, Snapshot};
+    use serde_json::json;
+
+    fn union() -> ActionUnion {
+        let page = PageState {
+            tab_id: 1,
+            snapshot: Snapshot {
+                version: 1,
+                url: "https://example.com".into(),
+                title: String::new(),
+                scroll: Default::default(),
+                elements: vec![Element { index: 1, tag: "a".into(), attributes: Default::default(), text: "x".into(), is_new: false }],
+            },
+        };
+        ActionUnion::for_page(&registered(), &page, false)
+    }
+
+    #[test]
+    fn schema_puts_reasoning_before_actions_and_embeds_the_union() {
+        let schema = AgentOutput::schema(&union());
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["evaluation_previous_goal", "memory", "next_goal", "action"]);
+        assert_eq!(schema["properties"]["action"]["type"], "array");
+        assert_eq!(schema["properties"]["action"]["items"]["anyOf"].as_array().unwrap().len(), 4);
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(schema.get("$defs").is_none());
+    }
+
+    #[test]
+    fn a_good_answer_parses_even_inside_a_code_fence() {
+        let text = "```json\n{\"evaluation_previous_goal\":\"ok\",\"memory\":\"m\",\"next_goal\":\"g\",\"action\":[{\"click\":{\"index\":1}}]}\n```";
+        let out = AgentOutput::parse(text, &union(), 5).unwrap();
+        assert_eq!(out.thoughts.next_goal, "g");
+        assert_eq!(out.actions.len(), 1);
+    }
+
+    #[test]
+    fn extra_actions_beyond_the_limit_are_dropped() {
+        let actions: Vec<Value> = (0..8).map(|_| json!({"click": {"index": 1}})).collect();
+        let text = json!({"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": actions}).to_string();
+        assert_eq!(AgentOutput::parse(&text, &union(), 5).unwrap().actions.len(), 5);
+    }
+
+    #[test]
+    fn bad_answers_say_what_to_fix() {
+        let err = AgentOutput::parse("I will click the button", &union(), 5).unwrap_err();
+        assert!(matches!(err, OutputError::Shape(_)));
+        let err = AgentOutput::parse(r#"{"memory":"","next_goal":"","action":[]}"#, &union(), 5).unwrap_err();
+        assert!(err.to_string().contains("evaluation_previous_goal"), "{err}");
+        let text = json!({"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": []}).to_string();
+        assert_eq!(AgentOutput::parse(&text, &union(), 5).unwrap_err(), OutputError::Actions(ValidationError::Empty));
+    }
+}

@@ -1,0 +1,155 @@
+//! The text form of a snapshot, the part of the prompt where the LLM sees the page.
+//!
+//! One line per element: `[12]<button type=submit>Submit />`, `*[13]` when the element is new
+//! since the last step. Attribute values and text are whitespace-folded and truncated, so one
+//! element can never flood the prompt, and the whole list is capped with a visible marker.
+
+use super::{Element, Snapshot};
+use std::fmt::Write;
+
+/// Text longer than this (in characters) is cut with an ellipsis.
+const MAX_TEXT_CHARS: usize = 100;
+const MAX_ATTR_CHARS: usize = 80;
+
+/// Attributes worth showing to the LLM, in the order they are printed.
+const SHOWN_ATTRIBUTES: &[&str] = &[
+    "type", "name", "role", "aria-label", "placeholder", "title", "alt", "value", "href",
+    "aria-expanded", "checked", "selected", "disabled",
+];
+
+/// The element list for the prompt, capped at `max_chars` characters.
+pub fn page_text(snapshot: &Snapshot, max_chars: usize) -> String {
+    let mut out = String::new();
+    if snapshot.scroll.above_px > 0 {
+        let _ = writeln!(out, "... {} pixels above — scroll up to see more ...", snapshot.scroll.above_px);
+    } else {
+        out.push_str("[Start of page]\n");
+    }
+    if snapshot.elements.is_empty() {
+        out.push_str("(no interactive elements are visible)\n");
+    }
+    for (shown, el) in snapshot.elements.iter().enumerate() {
+        let line = element_line(el);
+        if out.len() + line.len() + 1 > max_chars {
+            let _ = writeln!(
+                out,
+                "[... truncated: {} more elements not shown ...]",
+                snapshot.elements.len() - shown
+            );
+            return out;
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if snapshot.scroll.below_px > 0 {
+        let _ = writeln!(out, "... {} pixels below — scroll down to see more ...", snapshot.scroll.below_px);
+    } else {
+        out.push_str("[End of page]\n");
+    }
+    out
+}
+
+/// One element as the LLM sees it, e.g. `[3]<input type=password name=pw />`.
+pub fn element_line(el: &Element) -> String {
+    let mut line = String::new();
+    if el.is_new {
+        line.push('*');
+    }
+    let _ = write!(line, "[{}]<{}", el.index, el.tag);
+    let text = fold(&el.text, MAX_TEXT_CHARS);
+    for name in SHOWN_ATTRIBUTES {
+        let Some(value) = el.attributes.get(*name) else { continue };
+        let value = fold(value, MAX_ATTR_CHARS);
+        // Redundant: the visible text already says it.
+        if (*name == "aria-label" || *name == "title") && value == text {
+            continue;
+        }
+        if *name == "role" && value == el.tag {
+            continue;
+        }
+        if value.is_empty() || value.contains(' ') || value.contains('\'') {
+            let _ = write!(line, " {name}='{}'", value.replace('\'', "\\'"));
+        } else {
+            let _ = write!(line, " {name}={value}");
+        }
+    }
+    if text.is_empty() {
+        line.push_str(" />");
+    } else {
+        let _ = write!(line, ">{text} />");
+    }
+    line
+}
+
+/// Collapses whitespace runs to one space and cuts to `max` characters with a marker.
+fn fold(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4));
+    let mut count = 0;
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+            count += 1;
+        }
+        for ch in word.chars() {
+            if count >= max {
+                out.push('…');
+                return out;
+            }
+            out.push(ch);
+            count += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::{Element, ScrollInfo, Snapshot};
+    use std::collections::BTreeMap;
+
+    fn el(index: u32, tag: &str, attrs: &[(&str, &str)], text: &str, is_new: bool) -> Element {
+        Element {
+            index,
+            tag: tag.into(),
+            attributes: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
+            text: text.into(),
+            is_new,
+        }
+    }
+
+    fn snap(elements: Vec<Element>, scroll: ScrollInfo) -> Snapshot {
+        Snapshot { version: 1, url: "http://x/".into(), title: "X".into(), scroll, elements }
+    }
+
+    #[test]
+    fn elements_print_index_tag_shown_attributes_and_text() {
+        let line = element_line(&el(3, "input", &[("type", "text"), ("placeholder", "Your name"), ("data-x", "1")], "", false));
+        assert_eq!(line, "[3]<input type=text placeholder='Your name' />");
+        let line = element_line(&el(7, "button", &[("aria-label", "Submit")], "  Submit\n ", true));
+        assert_eq!(line, "*[7]<button>Submit />");
+    }
+
+    #[test]
+    fn long_text_is_cut_with_a_marker() {
+        let long = "word ".repeat(100);
+        let line = element_line(&el(1, "a", &[], &long, false));
+        assert!(line.ends_with("… />"), "{line}");
+        assert!(line.chars().count() < 130);
+    }
+
+    #[test]
+    fn page_text_marks_page_edges_and_scroll() {
+        let s = snap(vec![el(1, "a", &[], "Home", false)], ScrollInfo { above_px: 0, below_px: 900 });
+        let text = page_text(&s, 10_000);
+        assert_eq!(text, "[Start of page]\n[1]<a>Home />\n... 900 pixels below — scroll down to see more ...\n");
+    }
+
+    #[test]
+    fn page_text_is_capped_with_a_truncation_marker() {
+        let els = (1..=500).map(|i| el(i, "button", &[], "Press me please", false)).collect();
+        let text = page_text(&snap(els, ScrollInfo::default()), 1_000);
+        assert!(text.len() < 1_100);
+        assert!(text.contains("more elements not shown"), "{text}");
+    }
+}

@@ -1,0 +1,27 @@
+//! Tabwright's agent core.
+//!
+//! The core is plain Rust that knows nothing of Chrome. It talks to the outside world through two
+//! ports — [`browser::Browser`] (observe a page, act on it) and [`llm::LlmTransport`] (send one
+//! HTTP request) — so the whole agent loop runs in native `cargo test` with scripted fakes, and the
+//! very same code runs in the extension's service worker once [`ext`] plugs Chrome into the ports.
+//!
+//! Map (see ARCHITECTURE.md for the flow of one step):
+//! - [`agent`]: the loop — observe → build union → prompt → call LLM → validate → act → record.
+//! - [`actions`]: the action registry, the per-URL action union and its JSON Schema, validation.
+//! - [`dom`]: the page snapshot the content script sends, and its text form for the LLM.
+//! - [`llm`]: the transport port and the provider wire formats (pure build/parse functions).
+//! - [`prompt`]: the system prompt and the per-step state message.
+//! - [`protocol`]: the messages that cross the worker ↔ side panel seam.
+//! - [`settings`]: what the user configures, validated.
+
+pub mod actions;
+pub mod agent;
+pub mod browser;
+pub mod dom;
+pub mod llm;
+pub mod prompt;
+pub mod protocol;
+pub mod settings;
+
+#[cfg(target_arch = "wasm32")]
+mod ext;

@@ -1,0 +1,314 @@
+//! The OpenAI chat-completions wire format (also spoken by OpenAI-compatible servers).
+//!
+//! Structured output uses `response_format: {type: "json_schema", strict: true}`, so the model
+//! can only answer with an object of the agent-output schema. Both functions are pure.
+
+use super::{ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage};
+use crate::settings::LlmSettings;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+/// Builds the POST to `{base_url}/chat/completions`.
+pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpRequest {
+    let body = json!({
+        "model": settings.model,
+        "messages": [
+            {"role": "system", "content": request.system},
+            {"role": "user", "content": request.user},
+        ],
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": request.schema_name, "strict": true, "schema": strict_schema(&request.schema)},
+        },
+    });
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    if !settings.api_key.is_empty() {
+        headers.push(("authorization".to_string(), format!("Bearer {}", settings.api_key)));
+    }
+    HttpRequest {
+        url: format!("{}/chat/completions", settings.base_url.trim_end_matches('/')),
+        headers,
+        body: body.to_string(),
+    }
+}
+
+/// Rewrites a JSON Schema into the subset OpenAI's strict mode accepts: every object closed
+/// (`additionalProperties: false`) with every property required — optional ones become
+/// nullable — `anyOf` instead of `oneOf`, and no `format`, `title`, `default` or `$schema`.
+pub fn strict_schema(schema: &Value) -> Value {
+    match schema {
+        Value::Object(obj) => {
+            let mut out = Map::new();
+            for (key, value) in obj {
+                match key.as_str() {
+                    "format" | "title" | "default" | "$schema" | "examples" => {}
+                    "oneOf" => {
+                        out.insert("anyOf".into(), strict_schema(value));
+                    }
+                    "properties" => {
+                        let required: Vec<&str> = obj
+                            .get("required")
+                            .and_then(Value::as_array)
+                            .map(|r| r.iter().filter_map(Value::as_str).collect())
+                            .unwrap_or_default();
+                        let props = value.as_object().cloned().unwrap_or_default();
+                        let mut strict_props = Map::new();
+                        for (name, prop) in &props {
+                            let prop = strict_schema(prop);
+                            let prop = if required.contains(&name.as_str()) { prop } else { nullable(prop) };
+                            strict_props.insert(name.clone(), prop);
+                        }
+                        out.insert("required".into(), Value::Array(props.keys().cloned().map(Value::String).collect()));
+                        out.insert("properties".into(), Value::Object(strict_props));
+                        out.insert("additionalProperties".into(), Value::Bool(false));
+                    }
+                    "required" | "additionalProperties" if obj.contains_key("properties") => {}
+                    _ => {
+                        out.insert(key.clone(), strict_schema(value));
+                    }
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(strict_schema).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The schema, also accepting `null`.
+fn nullable(mut schema: Value) -> Value {
+    let null = Value::String("null".into());
+    if let Some(obj) = schema.as_object_mut() {
+        match obj.get_mut("type") {
+            Some(Value::String(t)) if t != "null" => {
+                let t = Value::String(t.clone());
+                obj.insert("type".into(), Value::Array(vec![t, null.clone()]));
+            }
+            Some(Value::Array(types)) if !types.contains(&null) => types.push(null.clone()),
+            Some(_) => {}
+            None => {
+                if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
+                    if !branches.iter().any(|b| b.get("type") == Some(&null)) {
+                        branches.push(json!({"type": "null"}));
+                    }
+                    return schema;
+                }
+                return json!({"anyOf": [schema, {"type": "null"}]});
+            }
+        }
+        if let Some(Value::Array(values)) = obj.get_mut("enum") {
+            if !values.contains(&Value::Null) {
+                values.push(Value::Null);
+            }
+        }
+    }
+    schema
+}
+
+#[derive(Deserialize)]
+struct Response {
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Message,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+/// Parses a chat-completions response, or the provider's error body.
+pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
+    if !(200..300).contains(&response.status) {
+        return Err(LlmError::Http {
+            url: url.to_string(),
+            status: response.status,
+            message: error_message(&response.body),
+        });
+    }
+    let parsed: Response = serde_json::from_str(&response.body)
+        .map_err(|e| LlmError::Malformed(format!("not a chat-completions response ({e})")))?;
+    let choice = parsed
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
+    if let Some(refusal) = choice.message.refusal.filter(|r| !r.is_empty()) {
+        return Err(LlmError::Refusal(refusal));
+    }
+    if choice.finish_reason.as_deref() == Some("length") {
+        return Err(LlmError::Truncated);
+    }
+    let content = choice
+        .message
+        .content
+        .filter(|c| !c.trim().is_empty())
+        .ok_or_else(|| LlmError::Malformed("the response message has no content".into()))?;
+    let usage = parsed
+        .usage
+        .map(|u| Usage { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens })
+        .unwrap_or_default();
+    Ok(Completion { content, usage })
+}
+
+/// The human-readable part of an error body: OpenAI's `{"error": {"message"}}`, a plain
+/// `{"error": "..."}` or `{"message": "..."}`, or the start of whatever text came back.
+fn error_message(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [v.pointer("/error/message"), v.get("error"), v.get("message"), v.get("detail")];
+        if let Some(s) = candidates.into_iter().flatten().find_map(|m| m.as_str()) {
+            return s.to_string();
+        }
+    }
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return "(empty body)".to_string();
+    }
+    trimmed.chars().take(300).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUCCESS: &str = include_str!("../../tests/fixtures/llm/openai/success.json");
+    const REFUSAL: &str = include_str!("../../tests/fixtures/llm/openai/refusal.json");
+    const TRUNCATED: &str = include_str!("../../tests/fixtures/llm/openai/truncated.json");
+    const ERROR_401: &str = include_str!("../../tests/fixtures/llm/openai/error_401.json");
+
+    fn settings(key: &str) -> LlmSettings {
+        LlmSettings { base_url: "https://api.openai.com/v1/".into(), model: "gpt-4.1-mini".into(), api_key: key.into() }
+    }
+
+    fn ok(body: &str) -> HttpResponse {
+        HttpResponse { status: 200, body: body.into() }
+    }
+
+    #[test]
+    fn request_carries_model_messages_and_strict_schema() {
+        let req = ChatRequest {
+            system: "sys".into(),
+            user: "state".into(),
+            schema_name: "agent_output".into(),
+            schema: json!({"type": "object"}),
+        };
+        let http = build_request(&settings("sk-1"), &req);
+        assert_eq!(http.url, "https://api.openai.com/v1/chat/completions");
+        assert!(http.headers.contains(&("authorization".into(), "Bearer sk-1".into())));
+        let body: serde_json::Value = serde_json::from_str(&http.body).unwrap();
+        assert_eq!(body["model"], "gpt-4.1-mini");
+        assert_eq!(body["messages"][0]["role"], "system");
+        assert_eq!(body["messages"][1]["content"], "state");
+        assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+        assert_eq!(body["response_format"]["json_schema"]["schema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn strict_schema_closes_objects_requires_all_and_nulls_optionals() {
+        let input = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "title": "InputParams",
+            "type": "object",
+            "properties": {
+                "index": {"type": "integer", "format": "uint32", "minimum": 0},
+                "text": {"type": "string"},
+                "clear": {"type": ["boolean", "null"], "default": null},
+                "mode": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+                "engine": {"type": "string", "enum": ["duckduckgo", "google"]}
+            },
+            "required": ["index", "text"]
+        });
+        let golden = json!({
+            "type": "object",
+            "required": ["index", "text", "clear", "mode", "engine"],
+            "properties": {
+                "index": {"type": "integer", "minimum": 0},
+                "text": {"type": "string"},
+                "clear": {"type": ["boolean", "null"]},
+                "mode": {"anyOf": [{"const": "a"}, {"const": "b"}, {"type": "null"}]},
+                "engine": {"type": ["string", "null"], "enum": ["duckduckgo", "google", null]}
+            },
+            "additionalProperties": false
+        });
+        assert_eq!(strict_schema(&input), golden);
+    }
+
+    #[test]
+    fn strict_schema_reaches_nested_unions_and_items() {
+        let input = json!({"type": "array", "items": {"anyOf": [
+            {"type": "object", "properties": {"click": {"type": "object", "properties": {"index": {"type": "integer"}}, "required": ["index"]}}, "required": ["click"]}
+        ]}});
+        let out = strict_schema(&input);
+        let branch = &out["items"]["anyOf"][0];
+        assert_eq!(branch["additionalProperties"], false);
+        assert_eq!(branch["properties"]["click"]["additionalProperties"], false);
+        assert_eq!(branch["properties"]["click"]["required"], json!(["index"]));
+    }
+
+    #[test]
+    fn no_authorization_header_without_a_key() {
+        let req = ChatRequest { system: String::new(), user: String::new(), schema_name: "x".into(), schema: json!({}) };
+        let http = build_request(&settings(""), &req);
+        assert!(http.headers.iter().all(|(k, _)| k != "authorization"));
+    }
+
+    #[test]
+    fn recorded_success_gives_content_and_usage() {
+        let c = parse_response("u", &ok(SUCCESS)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
+        assert_eq!(v["next_goal"], "Open the log-in page");
+        assert_eq!(c.usage, Usage { input_tokens: 1432, output_tokens: 61 });
+    }
+
+    #[test]
+    fn recorded_refusal_is_a_refusal() {
+        assert!(matches!(parse_response("u", &ok(REFUSAL)), Err(LlmError::Refusal(r)) if r.contains("can't help")));
+    }
+
+    #[test]
+    fn recorded_truncation_is_truncated() {
+        assert_eq!(parse_response("u", &ok(TRUNCATED)), Err(LlmError::Truncated));
+    }
+
+    #[test]
+    fn recorded_error_body_names_status_url_and_message() {
+        let err = parse_response("https://api.openai.com/v1/chat/completions", &HttpResponse { status: 401, body: ERROR_401.into() })
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("HTTP 401"), "{text}");
+        assert!(text.contains("https://api.openai.com/v1/chat/completions"), "{text}");
+        assert!(text.contains("Incorrect API key provided"), "{text}");
+        assert!(text.contains("API key in Tabwright's options"), "{text}");
+    }
+
+    #[test]
+    fn malformed_bodies_are_malformed_not_panics() {
+        for body in ["", "{", "[]", r#"{"choices": []}"#, r#"{"choices": [{"message": {"content": null}}]}"#] {
+            assert!(matches!(parse_response("u", &ok(body)), Err(LlmError::Malformed(_))), "{body}");
+        }
+    }
+
+    #[test]
+    fn non_json_error_bodies_are_quoted_briefly() {
+        let err = parse_response("u", &HttpResponse { status: 502, body: "<html>Bad gateway</html>".into() }).unwrap_err();
+        assert!(err.to_string().contains("<html>Bad gateway</html>"));
+    }
+}

@@ -1,0 +1,82 @@
+//! The words the LLM reads: a fixed system prompt and one state message per step.
+//!
+//! Each step sends the whole situation afresh (task, compact history, last results, browser
+//! state, step info) rather than a growing chat, so the prompt's size is bounded and an old
+//! mistake cannot echo forever. Page text is fenced inside `<browser_state>`, which the system
+//! prompt declares to be data, never instructions.
+
+use crate::agent::StepRecord;
+use crate::browser::PageState;
+use crate::dom::page_text;
+use std::fmt::Write;
+
+/// The system prompt, kept as a markdown file beside this module.
+pub const SYSTEM_PROMPT: &str = include_str!("system_prompt.md");
+
+/// The element list is cut past this many characters (a few thousand tokens).
+const MAX_PAGE_CHARS: usize = 40_000;
+
+/// Everything one state message is made of.
+pub struct StateInput<'a> {
+    pub task: &'a str,
+    pub history: &'a [StepRecord],
+    pub page: &'a PageState,
+    pub step: u32,
+    pub max_steps: u32,
+    pub allowed_actions: &'a [&'static str],
+}
+
+pub fn state_message(input: &StateInput<'_>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "<task>\n{}\n</task>\n", input.task.trim());
+
+    out.push_str("<history>\n");
+    if input.history.is_empty() {
+        out.push_str("(no steps yet)\n");
+    }
+    for record in input.history {
+        let _ = write!(out, "Step {}:", record.step);
+        if let Some(output) = &record.output {
+            let _ = write!(out, " goal: {}", output.next_goal);
+        }
+        out.push('\n');
+        for action in &record.actions {
+            let mark = if action.result.is_error { "error" } else { "ok" };
+            let _ = writeln!(out, "  - {} {} → {mark}: {}", action.name, action.params, action.result.message);
+        }
+        if let Some(error) = &record.error {
+            let _ = writeln!(out, "  - error: {error}");
+        }
+    }
+    out.push_str("</history>\n\n");
+
+    out.push_str("<last_step_results>\n");
+    match input.history.last() {
+        None => out.push_str("(this is the first step)\n"),
+        Some(last) => {
+            for action in &last.actions {
+                let _ = writeln!(out, "{}: {}", action.name, action.result.message);
+            }
+            if let Some(error) = &last.error {
+                let _ = writeln!(out, "Error: {error}");
+            }
+        }
+    }
+    out.push_str("</last_step_results>\n\n");
+
+    let snapshot = &input.page.snapshot;
+    let _ = writeln!(
+        out,
+        "<browser_state>\nURL: {}\nTitle: {}\nInteractive elements:\n{}</browser_state>\n",
+        snapshot.url,
+        snapshot.title,
+        page_text(snapshot, MAX_PAGE_CHARS)
+    );
+
+    let _ = write!(out, "<step_info>\nStep {} of {}.", input.step, input.max_steps);
+    if input.step >= input.max_steps {
+        out.push_str(" This is the last step: use `done` now with everything you have found.");
+    }
+    let _ = write!(out, "\nAvailable actions: {}.\n</step_info>\n", input.allowed_actions.join(", "));
+    out
+}

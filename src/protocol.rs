@@ -1,0 +1,101 @@
+//! The messages that cross the seam between the side panel (or the headless runner) and the
+//! service worker, defined once and versioned.
+//!
+//! JSON on the wire is `{"v": 1, "type": "...", ...}`. The panel only sends [`PanelRequest`]s;
+//! the worker answers each with a [`PanelReply`] and broadcasts [`AgentEvent`]s while a task
+//! runs. Anything else — an unknown type, a missing field, another version — is refused with a
+//! message that says so.
+
+use crate::agent::{ModelThoughts, StepRecord, TaskEnd};
+use crate::llm::Usage;
+use serde::{Deserialize, Serialize};
+
+pub const PROTOCOL_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PanelRequest {
+    /// Start a task on `tab_id`, first opening `start_url` in it when given.
+    StartTask { v: u32, task: String, tab_id: Option<i32>, start_url: Option<String> },
+    /// Stop the running task.
+    StopTask { v: u32 },
+    /// Ask for the running (or last) task's events so far, e.g. when the panel reopens.
+    GetStatus { v: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("unreadable message from the side panel ({0}); reload the side panel")]
+    Unreadable(String),
+    #[error("the side panel speaks protocol version {found} but the core speaks {PROTOCOL_VERSION}; reload the extension")]
+    Version { found: u32 },
+}
+
+impl PanelRequest {
+    pub fn from_json(value: serde_json::Value) -> Result<Self, ProtocolError> {
+        let request: PanelRequest = serde_path_to_error::deserialize(value)
+            .map_err(|e| ProtocolError::Unreadable(format!("at {}: {}", e.path(), e.inner())))?;
+        let v = match &request {
+            PanelRequest::StartTask { v, .. } | PanelRequest::StopTask { v } | PanelRequest::GetStatus { v } => *v,
+        };
+        if v != PROTOCOL_VERSION {
+            return Err(ProtocolError::Version { found: v });
+        }
+        Ok(request)
+    }
+}
+
+/// The direct answer to a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PanelReply {
+    Accepted { v: u32 },
+    Refused { v: u32, message: String },
+    Status { v: u32, running: bool, events: Vec<AgentEvent> },
+}
+
+/// What a running task reports, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    TaskStarted { v: u32, task_id: String, task: String, max_steps: u32 },
+    /// The step began: the page is being observed and the LLM asked.
+    StepStarted { v: u32, step: u32, max_steps: u32 },
+    /// The LLM answered; the actions are about to run.
+    StepPlanned { v: u32, step: u32, thoughts: ModelThoughts, actions: Vec<PlannedAction> },
+    /// The step is over, with everything it did.
+    StepFinished { v: u32, record: StepRecord },
+    TaskFinished { v: u32, end: TaskEnd, steps: u32, usage: Usage },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedAction {
+    pub name: String,
+    pub params: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn start_task_parses() {
+        let r = PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null})).unwrap();
+        assert_eq!(r, PanelRequest::StartTask { v: 1, task: "t".into(), tab_id: Some(4), start_url: None });
+    }
+
+    #[test]
+    fn unknown_types_fields_and_versions_are_refused() {
+        assert!(matches!(PanelRequest::from_json(json!({"v": 1, "type": "click"})), Err(ProtocolError::Unreadable(_))));
+        assert!(PanelRequest::from_json(json!({"v": 1, "type": "stop_task", "extra": 1})).is_err());
+        assert_eq!(PanelRequest::from_json(json!({"v": 9, "type": "stop_task"})), Err(ProtocolError::Version { found: 9 }));
+        assert!(PanelRequest::from_json(json!("start")).is_err());
+    }
+
+    #[test]
+    fn events_carry_version_and_type() {
+        let e = AgentEvent::StepStarted { v: PROTOCOL_VERSION, step: 2, max_steps: 10 };
+        assert_eq!(serde_json::to_value(e).unwrap(), json!({"type": "step_started", "v": 1, "step": 2, "max_steps": 10}));
+    }
+}

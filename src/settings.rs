@@ -1,0 +1,137 @@
+//! What the user configures, and the check that turns raw stored settings into usable ones.
+//!
+//! Settings arrive as JSON from chrome.storage (written by the options page) or from the
+//! headless runner. Anything missing or wrong becomes a [`SettingsError`] that says which
+//! setting to change and where, because the side panel shows it to the user as is.
+
+use serde::{Deserialize, Serialize};
+
+/// Settings as stored: every field optional, so a partial or old store still parses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoredSettings {
+    pub llm: StoredLlm,
+    pub max_steps: Option<u32>,
+    pub max_actions_per_step: Option<u32>,
+    pub max_failures: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoredLlm {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: String,
+}
+
+/// Checked settings, ready for the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub llm: LlmSettings,
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmSettings {
+    /// e.g. `https://api.openai.com/v1`; the chat-completions path is appended.
+    pub base_url: String,
+    pub model: String,
+    /// Empty for local servers that need no key.
+    pub api_key: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_steps: u32,
+    pub max_actions_per_step: u32,
+    /// Consecutive failed steps (invalid LLM output or failed actions) before the task stops.
+    pub max_failures: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_steps: 100, max_actions_per_step: 5, max_failures: 3 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
+    NoLlm { missing: &'static str },
+    #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1")]
+    BadBaseUrl(String),
+    #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's options.")]
+    OutOfRange { name: &'static str, value: u32, min: u32, max: u32 },
+    #[error("The stored settings could not be read ({0}). Open Tabwright's options and save them again.")]
+    Unreadable(String),
+}
+
+impl StoredSettings {
+    pub fn from_json(value: serde_json::Value) -> Result<Self, SettingsError> {
+        if value.is_null() {
+            return Ok(Self::default());
+        }
+        serde_path_to_error::deserialize(value)
+            .map_err(|e| SettingsError::Unreadable(format!("at {}: {}", e.path(), e.inner())))
+    }
+
+    pub fn validate(&self) -> Result<Settings, SettingsError> {
+        let base_url = self.llm.base_url.trim().trim_end_matches('/').to_string();
+        let model = self.llm.model.trim().to_string();
+        if base_url.is_empty() {
+            return Err(SettingsError::NoLlm { missing: "the LLM base URL" });
+        }
+        if model.is_empty() {
+            return Err(SettingsError::NoLlm { missing: "the LLM model" });
+        }
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) || base_url.contains(char::is_whitespace) {
+            return Err(SettingsError::BadBaseUrl(self.llm.base_url.clone()));
+        }
+        let d = Limits::default();
+        let ranged = |name, v: Option<u32>, def, min, max| match v {
+            None => Ok(def),
+            Some(value) if (min..=max).contains(&value) => Ok(value),
+            Some(value) => Err(SettingsError::OutOfRange { name, value, min, max }),
+        };
+        Ok(Settings {
+            llm: LlmSettings { base_url, model, api_key: self.llm.api_key.trim().to_string() },
+            limits: Limits {
+                max_steps: ranged("max steps", self.max_steps, d.max_steps, 1, 1000)?,
+                max_actions_per_step: ranged("max actions per step", self.max_actions_per_step, d.max_actions_per_step, 1, 20)?,
+                max_failures: ranged("max consecutive failures", self.max_failures, d.max_failures, 1, 20)?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_store_says_what_to_set_and_where() {
+        let err = StoredSettings::from_json(serde_json::Value::Null).unwrap().validate().unwrap_err();
+        assert_eq!(err, SettingsError::NoLlm { missing: "the LLM base URL" });
+        assert!(err.to_string().contains("options"));
+    }
+
+    #[test]
+    fn a_complete_store_validates_with_default_limits() {
+        let s = StoredSettings::from_json(json!({"llm": {"base_url": " http://127.0.0.1:9/v1/ ", "model": "m"}}))
+            .unwrap()
+            .validate()
+            .unwrap();
+        assert_eq!(s.llm.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(s.limits, Limits::default());
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let s = StoredSettings::from_json(json!({"llm": {"base_url": "ftp://x", "model": "m"}})).unwrap();
+        assert!(matches!(s.validate(), Err(SettingsError::BadBaseUrl(_))));
+        let s = StoredSettings::from_json(json!({"llm": {"base_url": "http://x", "model": "m"}, "max_steps": 0})).unwrap();
+        assert!(matches!(s.validate(), Err(SettingsError::OutOfRange { name: "max steps", .. })));
+        assert!(matches!(StoredSettings::from_json(json!({"llm": 5})), Err(SettingsError::Unreadable(_))));
+    }
+}

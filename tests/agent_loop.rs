@@ -1,0 +1,243 @@
+//! The whole agent loop, natively: a scripted LLM speaking the OpenAI wire format drives a fake
+//! site through the `Browser` port. The LLM's policy finds elements by their text in the state
+//! the core sent, as a real model would.
+
+mod support;
+
+use futures::executor::block_on;
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+use support::*;
+use tabwright::agent::{Agent, Ports, StopSignal, TaskEnd, TaskHistory};
+use tabwright::protocol::AgentEvent;
+
+struct Run {
+    history: TaskHistory,
+    events: Vec<AgentEvent>,
+    requests: Vec<Value>,
+}
+
+fn run_task(site: FakeSite, llm: ScriptedLlm, max_steps: u32, stop: StopSignal) -> Run {
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let requests = llm.requests.clone();
+    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
+    let agent = Agent::new("t1".into(), "Log in as alice with password hunter2".into(), settings(max_steps), ports, stop);
+    let history = block_on(agent.run());
+    let events = events.borrow().clone();
+    let requests = requests.borrow().clone();
+    Run { history, events, requests }
+}
+
+/// A model that logs in by reading the page: fill the fields found by placeholder, press the
+/// button found by its text, and finish when the title welcomes alice.
+fn login_policy(state: &str, _body: &Value) -> Reply {
+    if title_of(state).starts_with("Welcome, alice") {
+        return output("Report success", json!([{"done": {"text": "Logged in as alice.", "success": true}}]));
+    }
+    match (index_of(state, "placeholder=Username"), index_of(state, "placeholder=Password"), index_of(state, ">Submit")) {
+        (Some(user), Some(pass), Some(submit)) => output(
+            "Fill in the form and submit it",
+            json!([
+                {"input": {"index": user, "text": "alice", "clear": null}},
+                {"input": {"index": pass, "text": "hunter2", "clear": true}},
+                {"click": {"index": submit}}
+            ]),
+        ),
+        _ => match index_of(state, ">Sign in") {
+            Some(link) => output("Open the sign-in page", json!([{"click": {"index": link}}])),
+            None => output("Give up", json!([{"done": {"text": "No sign-in found", "success": false}}])),
+        },
+    }
+}
+
+#[test]
+fn logs_in_by_reading_the_page_and_stops_on_done() {
+    let site = FakeSite::at("https://app.example.com/");
+    let run = run_task(site.clone(), ScriptedLlm::new(login_policy), 10, StopSignal::new());
+
+    assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"), "the form was really submitted");
+    assert_eq!(run.history.end, TaskEnd::Done { text: "Logged in as alice.".into(), success: true });
+    assert_eq!(run.history.steps.len(), 3);
+    assert_eq!(run.requests.len(), 3, "no LLM call after done");
+    // Step 2 filled both fields and clicked submit; the click navigated.
+    let step2 = &run.history.steps[1];
+    let names: Vec<&str> = step2.actions.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["input", "input", "click"]);
+    assert!(step2.actions[1].result.message.contains("•••"), "password not echoed: {}", step2.actions[1].result.message);
+    assert!(step2.actions[2].result.message.contains("navigated to https://app.example.com/home"));
+    // Every request carries exactly the registered actions that fit the page.
+    for body in &run.requests {
+        assert_eq!(offered_actions(body), ["navigate", "click", "input", "done"]);
+        assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+    }
+    // The history of step 2 is in the third request's state.
+    let third = run.requests[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(third.contains("Fill in the form and submit it"), "{third}");
+    assert_eq!(run.history.usage.input_tokens, 300);
+    // Events: started, then per step started/planned/finished, then finished.
+    assert!(matches!(run.events.first(), Some(AgentEvent::TaskStarted { .. })));
+    assert!(matches!(run.events.last(), Some(AgentEvent::TaskFinished { steps: 3, .. })));
+    let finished = run.events.iter().filter(|e| matches!(e, AgentEvent::StepFinished { .. })).count();
+    assert_eq!(finished, 3);
+}
+
+#[test]
+fn later_actions_are_skipped_after_the_page_changes() {
+    let site = FakeSite::at("https://app.example.com/");
+    let llm = ScriptedLlm::new(|state, _| {
+        if let Some(link) = index_of(state, ">Sign in") {
+            // The second click targets an index of the old page: it must not run.
+            output("Go", json!([{"click": {"index": link}}, {"click": {"index": link}}]))
+        } else {
+            output("Stop", json!([{"done": {"text": "here", "success": false}}]))
+        }
+    });
+    let run = run_task(site.clone(), llm, 5, StopSignal::new());
+    assert_eq!(site.state.borrow().clicks, vec![9]);
+    let first = &run.history.steps[0];
+    assert_eq!(first.actions.len(), 1);
+    assert!(first.actions[0].result.message.contains("1 later action(s) of this step were not run"));
+}
+
+#[test]
+fn an_invalid_answer_goes_back_to_the_llm_which_recovers() {
+    let site = FakeSite::at(LOGIN_URL);
+    let calls = Rc::new(RefCell::new(0));
+    let llm = ScriptedLlm::new({
+        let calls = calls.clone();
+        move |state, body| {
+            *calls.borrow_mut() += 1;
+            if *calls.borrow() == 1 {
+                return output("Teleport", json!([{"teleport": {"to": "home"}}]));
+            }
+            login_policy(state, body)
+        }
+    });
+    let run = run_task(site.clone(), llm, 10, StopSignal::new());
+    let first = &run.history.steps[0];
+    assert!(first.error.as_deref().unwrap().contains("`teleport` is not available"));
+    let second_state = run.requests[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(second_state.contains("Allowed actions: navigate, click, input, done"), "{second_state}");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }));
+}
+
+#[test]
+fn three_invalid_answers_in_a_row_end_the_task() {
+    let llm = ScriptedLlm::new(|_, _| Reply::Content("I think I should click the button.".into()));
+    let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
+    match &run.history.end {
+        TaskEnd::TooManyFailures { failures, last_error } => {
+            assert_eq!(*failures, 3);
+            assert!(last_error.contains("not valid JSON"), "{last_error}");
+        }
+        other => panic!("unexpected end {other:?}"),
+    }
+    assert_eq!(run.requests.len(), 3);
+}
+
+#[test]
+fn an_http_error_ends_the_task_naming_status_and_url() {
+    let llm = ScriptedLlm::new(|_, _| Reply::Http(401, r#"{"error": {"message": "Invalid key"}}"#.into()));
+    let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
+    let TaskEnd::Error { message } = &run.history.end else { panic!("{:?}", run.history.end) };
+    assert!(message.contains("HTTP 401"), "{message}");
+    assert!(message.contains("http://127.0.0.1:9/v1/chat/completions"), "{message}");
+    assert!(message.contains("Invalid key"), "{message}");
+    assert_eq!(run.requests.len(), 1, "a 401 is not retried in a loop");
+}
+
+#[test]
+fn an_unreachable_llm_ends_the_task_with_the_url() {
+    let llm = ScriptedLlm::new(|_, _| Reply::Unreachable("connection refused".into()));
+    let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
+    let TaskEnd::Error { message } = &run.history.end else { panic!("{:?}", run.history.end) };
+    assert!(message.contains("Could not reach the LLM at http://127.0.0.1:9/v1/chat/completions"), "{message}");
+    assert!(message.contains("connection refused"));
+}
+
+#[test]
+fn a_restricted_page_ends_the_task_with_a_clear_message() {
+    let llm = ScriptedLlm::new(login_policy);
+    let run = run_task(FakeSite::at("chrome://settings"), llm, 10, StopSignal::new());
+    let TaskEnd::Error { message } = &run.history.end else { panic!("{:?}", run.history.end) };
+    assert!(message.contains("cannot work on chrome://settings"), "{message}");
+    assert!(run.requests.is_empty());
+}
+
+#[test]
+fn a_stale_index_is_reported_to_the_llm_not_fatal() {
+    let site = FakeSite::at(LOGIN_URL);
+    let llm = ScriptedLlm::new({
+        let state = site.state.clone();
+        move |page, body| {
+            // The page removes the button between observing and acting.
+            if let Some(submit) = index_of(page, ">Submit") {
+                if state.borrow().removed.is_empty() {
+                    state.borrow_mut().removed.push(submit);
+                    return output("Submit", json!([{"click": {"index": submit}}]));
+                }
+            }
+            if page.contains("is no longer on the page") {
+                return output("Report", json!([{"done": {"text": "button vanished", "success": false}}]));
+            }
+            login_policy(page, body)
+        }
+    });
+    let run = run_task(site, llm, 10, StopSignal::new());
+    assert!(run.history.steps[0].actions[0].result.is_error);
+    assert_eq!(run.history.end, TaskEnd::Done { text: "button vanished".into(), success: false });
+}
+
+#[test]
+fn the_last_step_offers_only_done_and_the_step_limit_ends_the_task() {
+    let llm = ScriptedLlm::new(|state, body| {
+        if offered_actions(body) == ["done"] {
+            assert!(state.contains("This is the last step"));
+            return output("Wrap up", json!([{"done": {"text": "partial", "success": false}}]));
+        }
+        output("Wander", json!([{"navigate": {"url": "https://app.example.com/"}}]))
+    });
+    let run = run_task(FakeSite::at(LOGIN_URL), llm, 3, StopSignal::new());
+    assert_eq!(run.history.end, TaskEnd::Done { text: "partial".into(), success: false });
+    assert_eq!(offered_actions(&run.requests[2]), ["done"]);
+
+    // A model that ignores the last-step rule runs out of steps.
+    let stubborn = ScriptedLlm::new(|_, _| output("Wander", json!([{"navigate": {"url": "https://app.example.com/"}}])));
+    let run = run_task(FakeSite::at(LOGIN_URL), stubborn, 2, StopSignal::new());
+    assert_eq!(run.history.end, TaskEnd::StepLimit { max_steps: 2 });
+}
+
+#[test]
+fn stop_ends_a_task_waiting_on_the_llm() {
+    let stop = StopSignal::new();
+    let llm = ScriptedLlm::new({
+        let stop = stop.clone();
+        move |_, _| {
+            stop.stop();
+            Reply::Hang
+        }
+    });
+    let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, stop);
+    assert_eq!(run.history.end, TaskEnd::Stopped);
+    assert!(matches!(run.events.last(), Some(AgentEvent::TaskFinished { end: TaskEnd::Stopped, .. })));
+}
+
+#[test]
+fn navigate_refuses_non_web_urls() {
+    let llm = ScriptedLlm::new(|state, _| {
+        if state.contains("only absolute http") {
+            output("Stop", json!([{"done": {"text": "refused", "success": false}}]))
+        } else {
+            output("Open", json!([{"navigate": {"url": "javascript:alert(1)"}}]))
+        }
+    });
+    let site = FakeSite::at(LOGIN_URL);
+    let run = run_task(site.clone(), llm, 5, StopSignal::new());
+    assert_eq!(site.state.borrow().url, LOGIN_URL);
+    assert_eq!(run.history.end, TaskEnd::Done { text: "refused".into(), success: false });
+}

@@ -1,0 +1,235 @@
+//! Scripted fakes for the two ports, so the whole agent loop runs natively.
+//!
+//! - [`FakeSite`] is a tiny web site behind the `Browser` port: a log-in page whose form really
+//!   checks the typed values, and a welcome page.
+//! - [`ScriptedLlm`] is an LLM behind the `LlmTransport` port that speaks the OpenAI
+//!   chat-completions wire format. Its policy reads the state text the core sent and finds
+//!   elements by their text, never by indices known in advance; it records every request.
+
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use tabwright::browser::{ActionEffect, Browser, BrowserError, PageState};
+use tabwright::dom::{Element, Snapshot};
+use tabwright::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
+use tabwright::settings::{Limits, LlmSettings, Settings};
+
+pub fn settings(max_steps: u32) -> Settings {
+    Settings {
+        llm: LlmSettings { base_url: "http://127.0.0.1:9/v1".into(), model: "scripted".into(), api_key: "sk-test".into() },
+        limits: Limits { max_steps, ..Limits::default() },
+    }
+}
+
+/// The state of the fake site, shared with the test for assertions.
+#[derive(Debug, Default)]
+pub struct SiteState {
+    pub url: String,
+    pub fields: BTreeMap<u32, String>,
+    pub logged_in_as: Option<String>,
+    pub clicks: Vec<u32>,
+    /// Indices the page has removed since the last observe (to test stale indices).
+    pub removed: Vec<u32>,
+    pub observations: u32,
+}
+
+#[derive(Clone)]
+pub struct FakeSite {
+    pub state: Rc<RefCell<SiteState>>,
+    /// Pending forever on observe after this many observations (to test stop).
+    pub hang_after: Option<u32>,
+}
+
+pub const LOGIN_URL: &str = "https://app.example.com/login";
+pub const HOME_URL: &str = "https://app.example.com/home";
+
+impl FakeSite {
+    pub fn at(url: &str) -> Self {
+        FakeSite { state: Rc::new(RefCell::new(SiteState { url: url.into(), ..Default::default() })), hang_after: None }
+    }
+
+    fn element(index: u32, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
+        Element {
+            index,
+            tag: tag.into(),
+            attributes: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            text: text.into(),
+            is_new: false,
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        let s = self.state.borrow();
+        let (title, elements) = if s.url == LOGIN_URL {
+            // Indices deliberately not 1..n, so a policy that guesses indices fails.
+            (
+                "Sign in".to_string(),
+                vec![
+                    Self::element(41, "input", &[("name", "username"), ("placeholder", "Username")], ""),
+                    Self::element(17, "input", &[("type", "password"), ("name", "password"), ("placeholder", "Password")], ""),
+                    Self::element(58, "button", &[("type", "submit")], "Submit"),
+                ],
+            )
+        } else if s.url == HOME_URL {
+            let who = s.logged_in_as.clone().unwrap_or_default();
+            (format!("Welcome, {who}"), vec![Self::element(3, "a", &[("href", "/logout")], "Log out")])
+        } else {
+            ("Example".to_string(), vec![Self::element(9, "a", &[("href", LOGIN_URL)], "Sign in")])
+        };
+        let elements = elements.into_iter().filter(|e| !s.removed.contains(&e.index)).collect();
+        Snapshot { version: 1, url: s.url.clone(), title, scroll: Default::default(), elements }
+    }
+}
+
+impl Browser for FakeSite {
+    async fn observe(&mut self) -> Result<PageState, BrowserError> {
+        let n = {
+            let mut s = self.state.borrow_mut();
+            s.observations += 1;
+            s.observations
+        };
+        if self.hang_after.is_some_and(|h| n > h) {
+            std::future::pending::<()>().await;
+        }
+        let url = self.state.borrow().url.clone();
+        if url.starts_with("chrome://") {
+            return Err(BrowserError::RestrictedPage { url });
+        }
+        Ok(PageState { tab_id: 1, snapshot: self.snapshot() })
+    }
+
+    async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
+        self.state.borrow_mut().url = url.into();
+        Ok(ActionEffect { navigated_to: Some(url.into()) })
+    }
+
+    async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
+        let mut s = self.state.borrow_mut();
+        if s.removed.contains(&index) {
+            return Err(BrowserError::ElementGone { index });
+        }
+        s.clicks.push(index);
+        match (s.url.as_str(), index) {
+            (LOGIN_URL, 58) => {
+                if s.fields.get(&41).map(String::as_str) == Some("alice") && s.fields.get(&17).map(String::as_str) == Some("hunter2") {
+                    s.logged_in_as = Some("alice".into());
+                    s.url = HOME_URL.into();
+                    Ok(ActionEffect { navigated_to: Some(HOME_URL.into()) })
+                } else {
+                    Ok(ActionEffect::default())
+                }
+            }
+            (_, 9) => {
+                s.url = LOGIN_URL.into();
+                Ok(ActionEffect { navigated_to: Some(LOGIN_URL.into()) })
+            }
+            _ => Ok(ActionEffect::default()),
+        }
+    }
+
+    async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
+        let mut s = self.state.borrow_mut();
+        if s.removed.contains(&index) {
+            return Err(BrowserError::ElementGone { index });
+        }
+        let field = s.fields.entry(index).or_default();
+        if clear {
+            field.clear();
+        }
+        field.push_str(text);
+        Ok(ActionEffect::default())
+    }
+}
+
+/// One recorded request: the parsed body of the chat-completions call.
+pub type Recorded = Rc<RefCell<Vec<Value>>>;
+
+/// What the scripted LLM answers.
+pub enum Reply {
+    /// An AgentOutput object, wrapped in a chat-completions response.
+    Output(Value),
+    /// Raw assistant content (to test invalid answers).
+    Content(String),
+    /// An HTTP status and body.
+    Http(u16, String),
+    /// The transport fails.
+    Unreachable(String),
+    /// Never answers.
+    Hang,
+}
+
+pub struct ScriptedLlm {
+    pub requests: Recorded,
+    policy: Box<dyn Fn(&str, &Value) -> Reply>,
+}
+
+impl ScriptedLlm {
+    /// `policy(state_text, request_body)` decides each answer.
+    pub fn new(policy: impl Fn(&str, &Value) -> Reply + 'static) -> Self {
+        ScriptedLlm { requests: Rc::new(RefCell::new(Vec::new())), policy: Box::new(policy) }
+    }
+}
+
+pub fn output(next_goal: &str, actions: Value) -> Reply {
+    Reply::Output(json!({
+        "evaluation_previous_goal": "judged from the page",
+        "memory": "",
+        "next_goal": next_goal,
+        "action": actions,
+    }))
+}
+
+impl LlmTransport for ScriptedLlm {
+    async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let body: Value = serde_json::from_str(&request.body).expect("the core sends JSON");
+        self.requests.borrow_mut().push(body.clone());
+        let state = body["messages"][1]["content"].as_str().unwrap_or_default().to_string();
+        let content = match (self.policy)(&state, &body) {
+            Reply::Output(v) => v.to_string(),
+            Reply::Content(c) => c,
+            Reply::Http(status, body) => return Ok(HttpResponse { status, body }),
+            Reply::Unreachable(reason) => return Err(TransportError(reason)),
+            Reply::Hang => {
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+        };
+        let response = json!({
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": null}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        });
+        Ok(HttpResponse { status: 200, body: response.to_string() })
+    }
+}
+
+/// The index of the first element line in the state text that contains `needle`.
+pub fn index_of(state: &str, needle: &str) -> Option<u32> {
+    state.lines().find(|l| l.contains(needle)).and_then(|l| {
+        let l = l.trim_start().trim_start_matches('*');
+        let inner = l.strip_prefix('[')?;
+        inner[..inner.find(']')?].parse().ok()
+    })
+}
+
+/// The page title in the state text.
+pub fn title_of(state: &str) -> &str {
+    state.lines().find_map(|l| l.strip_prefix("Title: ")).unwrap_or_default()
+}
+
+/// The action names offered in a request's schema.
+pub fn offered_actions(body: &Value) -> Vec<String> {
+    body["response_format"]["json_schema"]["schema"]["properties"]["action"]["items"]["anyOf"]
+        .as_array()
+        .map(|branches| {
+            branches
+                .iter()
+                .filter_map(|b| b["properties"].as_object().and_then(|p| p.keys().next().cloned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
