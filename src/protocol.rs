@@ -71,7 +71,31 @@ pub enum AgentEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedAction {
     pub name: String,
+    pub description: String,
     pub params: serde_json::Value,
+}
+
+/// Requests the worker sends to the content script of a tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentRequest {
+    /// Index the page; the reply carries a `dom::Snapshot`.
+    Snapshot { v: u32 },
+    Click { v: u32, index: u32 },
+    Input { v: u32, index: u32, text: String, clear: bool },
+}
+
+/// The content script's answer. `code` says what kind of failure it was, so the worker can map
+/// it to a typed error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContentReply {
+    pub ok: bool,
+    #[serde(default)]
+    pub snapshot: Option<serde_json::Value>,
+    #[serde(default)]
+    pub code: Option<String>,
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 #[cfg(test)]

@@ -69,6 +69,8 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     let names: Vec<&str> = step2.actions.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["input", "input", "click"]);
     assert!(step2.actions[1].result.message.contains("•••"), "password not echoed: {}", step2.actions[1].result.message);
+    let described: Vec<&str> = step2.actions.iter().map(|a| a.description.as_str()).collect();
+    assert_eq!(described, ["type \"alice\" into [41] Username", "type ••• into [17] Password", "click [58] Submit"]);
     assert!(step2.actions[2].result.message.contains("navigated to https://app.example.com/home"));
     // Every request carries exactly the registered actions that fit the page.
     for body in &run.requests {

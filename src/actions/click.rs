@@ -1,7 +1,7 @@
 //! `click`: click an element by its index, as a person would.
 
-use super::{observed_element, ActionContext, ActionDef, ActionResult, ActionSpec};
-use crate::browser::{Browser, BrowserError};
+use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec};
+use crate::browser::{Browser, BrowserError, PageState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +23,10 @@ impl ActionDef for Click {
         page_filter: Some(|page| !page.snapshot.elements.is_empty()),
         terminates_sequence: false,
     };
+
+    fn describe(params: &ClickParams, page: &PageState) -> String {
+        format!("click {}", element_label(page, params.index))
+    }
 
     async fn execute<B: Browser>(params: ClickParams, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
         let line = match observed_element(ctx.page, params.index) {

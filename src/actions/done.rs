@@ -1,7 +1,7 @@
 //! `done`: end the task with the answer for the user.
 
 use super::{ActionContext, ActionDef, ActionResult, ActionSpec, DoneOutcome};
-use crate::browser::{Browser, BrowserError};
+use crate::browser::{Browser, BrowserError, PageState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,10 @@ impl ActionDef for Done {
         page_filter: None,
         terminates_sequence: true,
     };
+
+    fn describe(params: &DoneParams, _page: &PageState) -> String {
+        if params.success { "finish: task done".into() } else { "finish: task not done".into() }
+    }
 
     async fn execute<B: Browser>(params: DoneParams, _ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
         Ok(ActionResult {

@@ -1,7 +1,7 @@
 //! `input`: type text into a field by its index.
 
-use super::{observed_element, ActionContext, ActionDef, ActionResult, ActionSpec};
-use crate::browser::{Browser, BrowserError};
+use super::{element_label, is_secret_field, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec};
+use crate::browser::{Browser, BrowserError, PageState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -28,17 +28,26 @@ impl ActionDef for Input {
         terminates_sequence: false,
     };
 
+    fn describe(params: &InputParams, page: &PageState) -> String {
+        format!("type {} into {}", shown_text(params, page), element_label(page, params.index))
+    }
+
     async fn execute<B: Browser>(params: InputParams, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
         let line = match observed_element(ctx.page, params.index) {
             Ok(line) => line,
             Err(result) => return Ok(result),
         };
         let effect = ctx.browser.input(params.index, &params.text, params.clear.unwrap_or(true)).await?;
-        let shown = if ctx.page.snapshot.element(params.index).is_some_and(|e| e.attributes.get("type").is_some_and(|t| t == "password")) {
-            "•••".to_string()
-        } else {
-            format!("{:?}", params.text)
-        };
+        let shown = shown_text(&params, ctx.page);
         Ok(ActionResult::ok(format!("Typed {shown} into {line}")).with_navigation(effect.navigated_to))
+    }
+}
+
+/// The typed text as shown to people and in results: masked for password and card fields.
+fn shown_text(params: &InputParams, page: &PageState) -> String {
+    if is_secret_field(page, params.index) {
+        "•••".to_string()
+    } else {
+        format!("{:?}", params.text)
     }
 }

@@ -45,6 +45,8 @@ pub struct ActionSpec {
 pub trait ActionDef {
     type Params: DeserializeOwned + Serialize + schemars::JsonSchema + Clone + PartialEq + std::fmt::Debug;
     const SPEC: ActionSpec;
+    /// A short description for people ("click [12] Submit"), with secrets masked.
+    fn describe(params: &Self::Params, page: &PageState) -> String;
     /// Runs the action. `Err` is kept for browser errors; the loop decides whether they end the
     /// task or go back to the LLM as the action's result.
     async fn execute<B: Browser>(params: Self::Params, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError>;
@@ -139,6 +141,11 @@ macro_rules! registry {
                 match self { $(Action::$def(p) => serde_json::to_value(p).unwrap_or_default()),+ }
             }
 
+            /// A short description for people, e.g. `click [12] Submit`.
+            pub fn describe(&self, page: &PageState) -> String {
+                match self { $(Action::$def(p) => $def::describe(p, page)),+ }
+            }
+
             /// Parses parameters for the action called `name`; `None` if no action has that name.
             fn parse(name: &str, params: serde_json::Value) -> Option<Result<Action, String>> {
                 $(
@@ -179,6 +186,27 @@ fn describe_param_error(e: &serde_path_to_error::Error<serde_json::Error>) -> St
     } else {
         format!("field `{path}`: {}", e.inner())
     }
+}
+
+/// How a person would name an element: its text, else its label-like attributes, else its tag.
+fn element_label(page: &PageState, index: u32) -> String {
+    let Some(el) = page.snapshot.element(index) else { return format!("[{index}]") };
+    let text = el.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let label = [Some(&text), el.attributes.get("aria-label"), el.attributes.get("placeholder"), el.attributes.get("title"), el.attributes.get("name")]
+        .into_iter()
+        .flatten()
+        .find(|s| !s.trim().is_empty())
+        .map(|s| s.chars().take(60).collect::<String>())
+        .unwrap_or_else(|| format!("<{}>", el.tag));
+    format!("[{index}] {label}")
+}
+
+/// Whether the element holds a secret that must not be shown (password, card fields).
+fn is_secret_field(page: &PageState, index: u32) -> bool {
+    page.snapshot.element(index).is_some_and(|e| {
+        e.attributes.get("type").is_some_and(|t| t.eq_ignore_ascii_case("password"))
+            || e.attributes.get("autocomplete").is_some_and(|a| a.to_ascii_lowercase().starts_with("cc-"))
+    })
 }
 
 /// Checks that `index` is on the observed page, giving the element's line for result messages.

@@ -1,7 +1,7 @@
 //! `navigate`: load a URL in the task's tab.
 
 use super::{url::is_web_url, ActionContext, ActionDef, ActionResult, ActionSpec};
-use crate::browser::{Browser, BrowserError};
+use crate::browser::{Browser, BrowserError, PageState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +23,10 @@ impl ActionDef for Navigate {
         page_filter: None,
         terminates_sequence: true,
     };
+
+    fn describe(params: &NavigateParams, _page: &PageState) -> String {
+        format!("open {}", params.url)
+    }
 
     async fn execute<B: Browser>(params: NavigateParams, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
         if !is_web_url(&params.url) {

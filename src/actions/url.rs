@@ -32,6 +32,24 @@ pub fn is_web_url(url: &str) -> bool {
     (lower.starts_with("http://") || lower.starts_with("https://")) && host_of(url).is_some()
 }
 
+/// Whether Chrome forbids extensions to script this page: anything but http(s), and the
+/// Chrome Web Store.
+pub fn is_restricted(url: &str) -> bool {
+    if !is_web_url(url) {
+        return true;
+    }
+    let host = host_of(url).unwrap_or_default();
+    let path = url.split_once("://").map(|(_, r)| r.split_once('/').map_or("", |(_, p)| p)).unwrap_or("");
+    host == "chromewebstore.google.com" || (host == "chrome.google.com" && path.starts_with("webstore"))
+}
+
+/// A blank or new-tab page: nothing to index, but a fine place to start a task and navigate
+/// away from.
+pub fn is_blank_page(url: &str) -> bool {
+    let u = url.trim().to_ascii_lowercase();
+    u.is_empty() || u == "about:blank" || u.starts_with("chrome://newtab") || u.starts_with("chrome://new-tab-page")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +69,22 @@ mod tests {
         assert!(!host_matches("badexample.com", "*.example.com"));
         assert!(host_matches("example.com", "Example.com"));
         assert!(!host_matches("www.example.com", "example.com"));
+    }
+
+    #[test]
+    fn browser_pages_and_the_web_store_are_restricted() {
+        for url in ["chrome://extensions", "about:blank", "https://chromewebstore.google.com/detail/x", "https://chrome.google.com/webstore/x", "view-source:https://a.com"] {
+            assert!(is_restricted(url), "{url}");
+        }
+        assert!(!is_restricted("https://chrome.google.com/other"));
+        assert!(!is_restricted("http://127.0.0.1:8080/login.html"));
+    }
+
+    #[test]
+    fn new_tab_pages_are_blank() {
+        assert!(is_blank_page("about:blank"));
+        assert!(is_blank_page("chrome://newtab/"));
+        assert!(!is_blank_page("chrome://settings"));
     }
 
     #[test]

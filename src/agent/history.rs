@@ -26,6 +26,8 @@ pub struct StepRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
     pub name: String,
+    /// For people: "click [12] Submit", secrets masked.
+    pub description: String,
     pub params: serde_json::Value,
     pub result: ActionResult,
 }

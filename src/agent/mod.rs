@@ -200,7 +200,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             v: V,
             step: n,
             thoughts: output.thoughts,
-            actions: output.actions.iter().map(|a| PlannedAction { name: a.name().into(), params: a.params_json() }).collect(),
+            actions: output
+                .actions
+                .iter()
+                .map(|a| PlannedAction { name: a.name().into(), description: a.describe(&page), params: a.params_json() })
+                .collect(),
         });
 
         // Act.
@@ -218,12 +222,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let total = actions.len();
         for (i, action) in actions.into_iter().enumerate() {
             let (name, params, terminates) = (action.name().to_string(), action.params_json(), action.spec().terminates_sequence);
+            let description = action.describe(page);
             let mut ctx = ActionContext { browser: &mut self.browser, page };
             let result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
                 None => return StepEnd::End(TaskEnd::Stopped),
                 Some(Ok(result)) => result,
                 Some(Err(e)) if e.ends_task() => {
-                    record.actions.push(ActionRecord { name, params, result: ActionResult::error(e.to_string()) });
+                    record.actions.push(ActionRecord { name, description, params, result: ActionResult::error(e.to_string()) });
                     return StepEnd::End(TaskEnd::Error { message: e.to_string() });
                 }
                 Some(Err(e)) => ActionResult::error(e.to_string()),
@@ -237,7 +242,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 result.message.push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
             }
             let stop_here = result.is_error || page_may_have_changed;
-            record.actions.push(ActionRecord { name, params, result });
+            record.actions.push(ActionRecord { name, description, params, result });
             if let Some(done) = done {
                 return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success });
             }

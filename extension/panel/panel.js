@@ -1,0 +1,234 @@
+// The side panel: a task box, Run and Stop, and each step of the running task as it happens.
+//
+// It talks to the core through the service worker: requests with runtime.sendMessage
+// ({to: 'core', request}), live events over a port named 'tabwright-panel'. Page and model text
+// is only ever inserted with textContent.
+
+const PROTOCOL_VERSION = 1;
+const $ = (id) => document.getElementById(id);
+const log = $('log');
+const taskBox = $('task');
+const runButton = $('run');
+const stopButton = $('stop');
+const statusPill = $('status');
+const notice = $('notice');
+
+let running = false;
+let maxSteps = 0;
+const stepCards = new Map(); // step number → card element
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function showNotice(message) {
+  notice.textContent = message;
+  notice.hidden = !message;
+}
+
+function setRunning(value, label) {
+  running = value;
+  runButton.hidden = value;
+  stopButton.hidden = !value;
+  stopButton.disabled = false;
+  statusPill.dataset.state = value ? 'running' : 'idle';
+  statusPill.textContent = label ?? (value ? 'Running' : 'Idle');
+}
+
+function scrollToEnd() {
+  log.scrollTop = log.scrollHeight;
+}
+
+function describeAction(action) {
+  const params = action.params && typeof action.params === 'object' ? action.params : {};
+  const parts = Object.entries(params)
+    .filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => (k === 'index' ? `[${v}]` : `${k}: ${JSON.stringify(v)}`));
+  return `${action.name} ${parts.join(' ')}`.trim();
+}
+
+function stepCard(step) {
+  let card = stepCards.get(step);
+  if (!card) {
+    card = el('section', 'step');
+    card.dataset.step = String(step);
+    const head = el('div', 'step-head');
+    head.append(el('span', 'step-number', `Step ${step}${maxSteps ? ` of ${maxSteps}` : ''}`), el('span', 'step-time'));
+    card.append(head, el('p', 'goal thinking', 'Looking at the page…'));
+    stepCards.set(step, card);
+    log.append(card);
+  }
+  return card;
+}
+
+function renderActions(card, actions) {
+  card.querySelector('.actions')?.remove();
+  const list = el('ul', 'actions');
+  for (const action of actions) {
+    const item = el('li', 'action');
+    item.append(el('code', '', action.description || describeAction(action)));
+    if (action.result) {
+      item.classList.toggle('error', Boolean(action.result.is_error));
+      item.append(el('span', 'result', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`));
+    }
+    list.append(item);
+  }
+  card.append(list);
+}
+
+function renderFinal(end) {
+  const done = end.kind === 'done';
+  const success = done && end.success;
+  const box = el('section', `final${success ? '' : ' failed'}`);
+  const label = done ? (success ? 'Done' : 'Finished without success')
+    : end.kind === 'stopped' ? 'Stopped' : 'Task ended';
+  box.append(el('span', 'label', label));
+  const text = done ? end.text : end.kind === 'stopped' ? 'You stopped the task.'
+    : end.kind === 'step_limit' ? `Used all ${end.max_steps} steps without finishing.`
+    : end.kind === 'too_many_failures' ? `Stopped after ${end.failures} failed steps in a row. ${end.last_error}`
+    : end.message;
+  box.append(el('div', 'final-text', text));
+  log.append(box);
+}
+
+function render(event) {
+  $('empty')?.remove();
+  switch (event.type) {
+    case 'task_started':
+      stepCards.clear();
+      maxSteps = event.max_steps;
+      log.append(el('div', 'bubble', event.task));
+      setRunning(true);
+      break;
+    case 'step_started':
+      stepCard(event.step);
+      setRunning(true, `Step ${event.step} of ${event.max_steps}`);
+      break;
+    case 'step_planned': {
+      const card = stepCard(event.step);
+      const goal = card.querySelector('.goal');
+      goal.textContent = event.thoughts.next_goal;
+      goal.classList.remove('thinking');
+      if (event.thoughts.evaluation_previous_goal && event.step > 1) {
+        card.querySelector('.eval')?.remove();
+        goal.before(el('p', 'eval', event.thoughts.evaluation_previous_goal));
+      }
+      renderActions(card, event.actions);
+      break;
+    }
+    case 'step_finished': {
+      const record = event.record;
+      const card = stepCard(record.step);
+      const goal = card.querySelector('.goal');
+      if (record.output) {
+        goal.textContent = record.output.next_goal;
+        goal.classList.remove('thinking');
+      } else {
+        goal.textContent = 'No action this step';
+      }
+      renderActions(card, record.actions);
+      if (record.error) card.append(el('p', 'step-error', record.error));
+      const t = record.timings;
+      card.querySelector('.step-time').textContent = `${((t.observe_ms + t.llm_ms + t.act_ms) / 1000).toFixed(1)} s`;
+      break;
+    }
+    case 'task_finished':
+      renderFinal(event.end);
+      setRunning(false, event.end.kind === 'done' ? 'Done' : 'Idle');
+      break;
+    default:
+      break;
+  }
+  scrollToEnd();
+}
+
+async function ask(request) {
+  try {
+    const reply = await chrome.runtime.sendMessage({ to: 'core', request: { v: PROTOCOL_VERSION, ...request } });
+    if (!reply) return { type: 'refused', message: 'The Tabwright service worker did not answer. Reload the extension.' };
+    return reply;
+  } catch (error) {
+    return { type: 'refused', message: `The Tabwright service worker is not reachable (${error?.message ?? error}). Reload the extension.` };
+  }
+}
+
+/** The tab the task should run on: the active tab beside the side panel, or — when this
+ * panel is open as a tab itself — the web tab the user was on most recently. */
+async function targetTabId() {
+  const self = await chrome.tabs.getCurrent();
+  if (!self) {
+    const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+    return tab?.id ?? null;
+  }
+  const own = chrome.runtime.getURL('');
+  const tabs = (await chrome.tabs.query({})).filter((t) => t.id !== self.id && !(t.url ?? '').startsWith(own));
+  tabs.sort((a, b) => (b.lastAccessed ?? 0) - (a.lastAccessed ?? 0));
+  return tabs[0]?.id ?? null;
+}
+
+async function startTask() {
+  const task = taskBox.value.trim();
+  if (!task || running) return;
+  showNotice('');
+  runButton.disabled = true;
+  const tabId = await targetTabId();
+  const reply = await ask({ type: 'start_task', task, tab_id: tabId, start_url: null });
+  runButton.disabled = false;
+  if (reply.type === 'refused') {
+    showNotice(reply.message);
+    return;
+  }
+  taskBox.value = '';
+}
+
+async function stopTask() {
+  stopButton.disabled = true;
+  const reply = await ask({ type: 'stop_task' });
+  if (reply.type === 'refused') showNotice(reply.message);
+}
+
+$('composer').addEventListener('submit', (e) => {
+  e.preventDefault();
+  startTask();
+});
+taskBox.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    startTask();
+  }
+});
+stopButton.addEventListener('click', stopTask);
+
+// Live events. Events that arrive while the status request is in flight are held back and
+// replayed after it, skipping those the status already contained.
+let pending = [];
+const port = chrome.runtime.connect({ name: 'tabwright-panel' });
+port.onMessage.addListener(({ event }) => {
+  if (!event) return;
+  if (pending) pending.push(event);
+  else render(event);
+});
+port.onDisconnect.addListener(() => {
+  setRunning(false, 'Disconnected');
+  showNotice('Lost the connection to the Tabwright service worker. Reopen the side panel.');
+});
+
+(async () => {
+  const status = await ask({ type: 'get_status' });
+  const known = new Set();
+  if (status.type === 'status') {
+    for (const event of status.events) {
+      known.add(JSON.stringify(event));
+      render(event);
+    }
+    setRunning(status.running, status.running ? undefined : statusPill.textContent);
+  } else if (status.type === 'refused') {
+    showNotice(status.message);
+  }
+  const held = pending;
+  pending = null;
+  for (const event of held) if (!known.has(JSON.stringify(event))) render(event);
+})();

@@ -1,0 +1,56 @@
+// Launching Chromium with the Tabwright extension, for the headless runner and the e2e tests.
+import { chromium } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const EXTENSION_DIR = path.join(ROOT, 'extension');
+
+export function chromiumPath() {
+  const candidates = [process.env.CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(Boolean);
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) throw new Error('Chromium not found: run scripts/setup (or set CHROMIUM to its path).');
+  return found;
+}
+
+/** Launches Chromium on `profileDir` with the extension loaded; resolves to
+ * {context, extensionId, close}. */
+export async function launchWithExtension(profileDir, { headless = true } = {}) {
+  if (!existsSync(path.join(EXTENSION_DIR, 'pkg', 'tabwright_bg.wasm'))) {
+    throw new Error('The extension is not built: run scripts/build first.');
+  }
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: chromiumPath(),
+    headless,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      '--no-sandbox',
+      `--disable-extensions-except=${EXTENSION_DIR}`,
+      `--load-extension=${EXTENSION_DIR}`,
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-gpu',
+      '--disable-quic',
+    ],
+  });
+  let [worker] = context.serviceWorkers();
+  if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15_000 });
+  const extensionId = new URL(worker.url()).host;
+  return { context, extensionId, close: () => context.close() };
+}
+
+/** Saves LLM settings through the options page, as a user would. */
+export async function saveSettings(context, extensionId, { baseUrl = '', model = '', apiKey = '', maxSteps = '' }) {
+  const page = await context.newPage();
+  await page.goto(`chrome-extension://${extensionId}/options/options.html`);
+  await page.fill('#base-url', baseUrl);
+  await page.fill('#model', model);
+  await page.fill('#api-key', apiKey);
+  await page.fill('#max-steps', String(maxSteps));
+  await page.click('#save');
+  await page.getByText('Saved.').waitFor({ timeout: 5_000 });
+  await page.close();
+}

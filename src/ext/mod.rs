@@ -1,0 +1,12 @@
+//! The one place that knows Chrome (compiled for wasm32 only).
+//!
+//! - [`chrome`]: bindings to the chrome.* APIs the core uses; every one can throw, so every one
+//!   is imported with `catch` and wrapped to return a `Result`.
+//! - [`browser`]: `ChromeBrowser`, the `Browser` port over tabs, scripting and content scripts.
+//! - [`transport`]: `FetchTransport`, the LLM transport over fetch (gloo-net).
+//! - [`exports`]: the functions the background module calls.
+
+mod browser;
+mod chrome;
+mod exports;
+mod transport;

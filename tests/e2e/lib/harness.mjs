@@ -1,0 +1,52 @@
+// The real-browser harness: Debian Chromium, headless, with the built extension on a fresh
+// profile, and the fixture server. Tests drive the extension through its own pages (the side
+// panel opened as a tab, the options page), never through the service worker's console.
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { launchWithExtension, saveSettings, ROOT } from '../../../scripts/lib/browser.mjs';
+import { startFixtureServer } from './fixture-server.mjs';
+
+export { saveSettings };
+export const OUTPUT_DIR = path.join(ROOT, 'tests', 'e2e', 'output');
+
+export async function startHarness() {
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'tabwright-e2e-'));
+  const fixtures = await startFixtureServer();
+  const browser = await launchWithExtension(profile, { headless: true });
+  const { context, extensionId } = browser;
+  return {
+    context,
+    extensionId,
+    fixtures,
+    /** Opens the side panel page as a tab. */
+    async openPanel() {
+      const panel = await context.newPage();
+      await panel.setViewportSize({ width: 420, height: 800 });
+      await panel.goto(`chrome-extension://${extensionId}/panel/panel.html`);
+      return panel;
+    },
+    /** Opens a fixture page in a new tab (the tab the task will run on). */
+    async openFixture(name) {
+      const page = await context.newPage();
+      await page.goto(`${fixtures.url}/${name}`);
+      return page;
+    },
+    settings: (values) => saveSettings(context, extensionId, values),
+    async screenshot(page, name) {
+      mkdirSync(OUTPUT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(OUTPUT_DIR, `${name}.png`) });
+    },
+    async close() {
+      await browser.close();
+      await fixtures.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Types a task into the panel and presses Enter, as a person would. */
+export async function runTask(panel, task) {
+  await panel.fill('#task', task);
+  await panel.press('#task', 'Enter');
+}

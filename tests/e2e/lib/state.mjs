@@ -1,0 +1,29 @@
+// Reading the state text the extension sends to the LLM, the way a model would: find an
+// element's index by what the line says, never by a number known in advance.
+
+/** The element lines of the browser state: [{index, isNew, line}]. */
+export function elements(state) {
+  const out = [];
+  for (const line of state.split('\n')) {
+    const m = /^\s*(\*?)\[(\d+)\]<(.*)$/.exec(line);
+    if (m) out.push({ index: Number(m[2]), isNew: m[1] === '*', line: m[3] });
+  }
+  return out;
+}
+
+/** The index of the first element whose line matches `pattern` (string or RegExp), or null. */
+export function findIndex(state, pattern) {
+  const test = typeof pattern === 'string' ? (l) => l.includes(pattern) : (l) => pattern.test(l);
+  return elements(state).find((e) => test(e.line))?.index ?? null;
+}
+
+export function field(state, name) {
+  const m = new RegExp(`^${name}: (.*)$`, 'm').exec(state);
+  return m ? m[1] : '';
+}
+
+/** The action names offered by a request's schema. */
+export function offeredActions(body) {
+  const branches = body.response_format?.json_schema?.schema?.properties?.action?.items?.anyOf ?? [];
+  return branches.map((b) => Object.keys(b.properties ?? {})[0]);
+}
