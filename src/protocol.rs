@@ -27,7 +27,9 @@ pub enum PanelRequest {
 pub enum ProtocolError {
     #[error("unreadable message from the side panel ({0}); reload the side panel")]
     Unreadable(String),
-    #[error("the side panel speaks protocol version {found} but the core speaks {PROTOCOL_VERSION}; reload the extension")]
+    #[error(
+        "the side panel speaks protocol version {found} but the core speaks {PROTOCOL_VERSION}; reload the extension"
+    )]
     Version { found: u32 },
 }
 
@@ -58,14 +60,36 @@ pub enum PanelReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
-    TaskStarted { v: u32, task_id: String, task: String, max_steps: u32 },
+    TaskStarted {
+        v: u32,
+        task_id: String,
+        task: String,
+        max_steps: u32,
+    },
     /// The step began: the page is being observed and the LLM asked.
-    StepStarted { v: u32, step: u32, max_steps: u32 },
+    StepStarted {
+        v: u32,
+        step: u32,
+        max_steps: u32,
+    },
     /// The LLM answered; the actions are about to run.
-    StepPlanned { v: u32, step: u32, thoughts: ModelThoughts, actions: Vec<PlannedAction> },
+    StepPlanned {
+        v: u32,
+        step: u32,
+        thoughts: ModelThoughts,
+        actions: Vec<PlannedAction>,
+    },
     /// The step is over, with everything it did.
-    StepFinished { v: u32, record: StepRecord },
-    TaskFinished { v: u32, end: TaskEnd, steps: u32, usage: Usage },
+    StepFinished {
+        v: u32,
+        record: StepRecord,
+    },
+    TaskFinished {
+        v: u32,
+        end: TaskEnd,
+        steps: u32,
+        usage: Usage,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,9 +104,19 @@ pub struct PlannedAction {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentRequest {
     /// Index the page; the reply carries a `dom::Snapshot`.
-    Snapshot { v: u32 },
-    Click { v: u32, index: u32 },
-    Input { v: u32, index: u32, text: String, clear: bool },
+    Snapshot {
+        v: u32,
+    },
+    Click {
+        v: u32,
+        index: u32,
+    },
+    Input {
+        v: u32,
+        index: u32,
+        text: String,
+        clear: bool,
+    },
 }
 
 /// The content script's answer. `code` says what kind of failure it was, so the worker can map
@@ -105,7 +139,9 @@ mod tests {
 
     #[test]
     fn start_task_parses() {
-        let r = PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null})).unwrap();
+        let r =
+            PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null}))
+                .unwrap();
         assert_eq!(r, PanelRequest::StartTask { v: 1, task: "t".into(), tab_id: Some(4), start_url: None });
     }
 
@@ -113,13 +149,19 @@ mod tests {
     fn unknown_types_fields_and_versions_are_refused() {
         assert!(matches!(PanelRequest::from_json(json!({"v": 1, "type": "click"})), Err(ProtocolError::Unreadable(_))));
         assert!(PanelRequest::from_json(json!({"v": 1, "type": "stop_task", "extra": 1})).is_err());
-        assert_eq!(PanelRequest::from_json(json!({"v": 9, "type": "stop_task"})), Err(ProtocolError::Version { found: 9 }));
+        assert_eq!(
+            PanelRequest::from_json(json!({"v": 9, "type": "stop_task"})),
+            Err(ProtocolError::Version { found: 9 })
+        );
         assert!(PanelRequest::from_json(json!("start")).is_err());
     }
 
     #[test]
     fn events_carry_version_and_type() {
         let e = AgentEvent::StepStarted { v: PROTOCOL_VERSION, step: 2, max_steps: 10 };
-        assert_eq!(serde_json::to_value(e).unwrap(), json!({"type": "step_started", "v": 1, "step": 2, "max_steps": 10}));
+        assert_eq!(
+            serde_json::to_value(e).unwrap(),
+            json!({"type": "step_started", "v": 1, "step": 2, "max_steps": 10})
+        );
     }
 }

@@ -58,7 +58,9 @@ impl Default for Limits {
 pub enum SettingsError {
     #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
     NoLlm { missing: &'static str },
-    #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1")]
+    #[error(
+        "The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1"
+    )]
     BadBaseUrl(String),
     #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's options.")]
     OutOfRange { name: &'static str, value: u32, min: u32, max: u32 },
@@ -84,7 +86,9 @@ impl StoredSettings {
         if model.is_empty() {
             return Err(SettingsError::NoLlm { missing: "the LLM model" });
         }
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) || base_url.contains(char::is_whitespace) {
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://"))
+            || base_url.contains(char::is_whitespace)
+        {
             return Err(SettingsError::BadBaseUrl(self.llm.base_url.clone()));
         }
         let d = Limits::default();
@@ -97,7 +101,13 @@ impl StoredSettings {
             llm: LlmSettings { base_url, model, api_key: self.llm.api_key.trim().to_string() },
             limits: Limits {
                 max_steps: ranged("max steps", self.max_steps, d.max_steps, 1, 1000)?,
-                max_actions_per_step: ranged("max actions per step", self.max_actions_per_step, d.max_actions_per_step, 1, 20)?,
+                max_actions_per_step: ranged(
+                    "max actions per step",
+                    self.max_actions_per_step,
+                    d.max_actions_per_step,
+                    1,
+                    20,
+                )?,
                 max_failures: ranged("max consecutive failures", self.max_failures, d.max_failures, 1, 20)?,
             },
         })
@@ -130,7 +140,8 @@ mod tests {
     fn bad_values_are_named() {
         let s = StoredSettings::from_json(json!({"llm": {"base_url": "ftp://x", "model": "m"}})).unwrap();
         assert!(matches!(s.validate(), Err(SettingsError::BadBaseUrl(_))));
-        let s = StoredSettings::from_json(json!({"llm": {"base_url": "http://x", "model": "m"}, "max_steps": 0})).unwrap();
+        let s =
+            StoredSettings::from_json(json!({"llm": {"base_url": "http://x", "model": "m"}, "max_steps": 0})).unwrap();
         assert!(matches!(s.validate(), Err(SettingsError::OutOfRange { name: "max steps", .. })));
         assert!(matches!(StoredSettings::from_json(json!({"llm": 5})), Err(SettingsError::Unreadable(_))));
     }

@@ -26,7 +26,8 @@ fn run_task(site: FakeSite, llm: ScriptedLlm, max_steps: u32, stop: StopSignal) 
     };
     let requests = llm.requests.clone();
     let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let agent = Agent::new("t1".into(), "Log in as alice with password hunter2".into(), settings(max_steps), ports, stop);
+    let agent =
+        Agent::new("t1".into(), "Log in as alice with password hunter2".into(), settings(max_steps), ports, stop);
     let history = block_on(agent.run());
     let events = events.borrow().clone();
     let requests = requests.borrow().clone();
@@ -39,7 +40,8 @@ fn login_policy(state: &str, _body: &Value) -> Reply {
     if title_of(state).starts_with("Welcome, alice") {
         return output("Report success", json!([{"done": {"text": "Logged in as alice.", "success": true}}]));
     }
-    match (index_of(state, "placeholder=Username"), index_of(state, "placeholder=Password"), index_of(state, ">Submit")) {
+    match (index_of(state, "placeholder=Username"), index_of(state, "placeholder=Password"), index_of(state, ">Submit"))
+    {
         (Some(user), Some(pass), Some(submit)) => output(
             "Fill in the form and submit it",
             json!([
@@ -68,7 +70,11 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     let step2 = &run.history.steps[1];
     let names: Vec<&str> = step2.actions.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["input", "input", "click"]);
-    assert!(step2.actions[1].result.message.contains("•••"), "password not echoed: {}", step2.actions[1].result.message);
+    assert!(
+        step2.actions[1].result.message.contains("•••"),
+        "password not echoed: {}",
+        step2.actions[1].result.message
+    );
     let described: Vec<&str> = step2.actions.iter().map(|a| a.description.as_str()).collect();
     assert_eq!(described, ["type \"alice\" into [41] Username", "type ••• into [17] Password", "click [58] Submit"]);
     assert!(step2.actions[2].result.message.contains("navigated to https://app.example.com/home"));
@@ -209,7 +215,8 @@ fn the_last_step_offers_only_done_and_the_step_limit_ends_the_task() {
     assert_eq!(offered_actions(&run.requests[2]), ["done"]);
 
     // A model that ignores the last-step rule runs out of steps.
-    let stubborn = ScriptedLlm::new(|_, _| output("Wander", json!([{"navigate": {"url": "https://app.example.com/"}}])));
+    let stubborn =
+        ScriptedLlm::new(|_, _| output("Wander", json!([{"navigate": {"url": "https://app.example.com/"}}])));
     let run = run_task(FakeSite::at(LOGIN_URL), stubborn, 2, StopSignal::new());
     assert_eq!(run.history.end, TaskEnd::StepLimit { max_steps: 2 });
 }

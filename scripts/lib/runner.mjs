@@ -87,6 +87,9 @@ try {
   }, { task: args.task, startUrl: args.url ?? null });
   if (reply?.type !== 'accepted') {
     console.error(`Tabwright refused the task: ${reply?.message ?? JSON.stringify(reply)}`);
+    if (/No LLM is configured/.test(reply?.message ?? '')) {
+      console.error('For the headless runner, set TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL and, if needed, TABWRIGHT_LLM_API_KEY.');
+    }
   } else {
     const end = await finished;
     const text = end.end.kind === 'done' ? end.end.text

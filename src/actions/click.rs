@@ -28,7 +28,10 @@ impl ActionDef for Click {
         format!("click {}", element_label(page, params.index))
     }
 
-    async fn execute<B: Browser>(params: ClickParams, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
+    async fn execute<B: Browser>(
+        params: ClickParams,
+        ctx: &mut ActionContext<'_, B>,
+    ) -> Result<ActionResult, BrowserError> {
         let line = match observed_element(ctx.page, params.index) {
             Ok(line) => line,
             Err(result) => return Ok(result),

@@ -27,10 +27,17 @@ impl ActionDef for Done {
     };
 
     fn describe(params: &DoneParams, _page: &PageState) -> String {
-        if params.success { "finish: task done".into() } else { "finish: task not done".into() }
+        if params.success {
+            "finish: task done".into()
+        } else {
+            "finish: task not done".into()
+        }
     }
 
-    async fn execute<B: Browser>(params: DoneParams, _ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
+    async fn execute<B: Browser>(
+        params: DoneParams,
+        _ctx: &mut ActionContext<'_, B>,
+    ) -> Result<ActionResult, BrowserError> {
         Ok(ActionResult {
             done: Some(DoneOutcome { text: params.text.clone(), success: params.success }),
             ..ActionResult::ok(if params.success { "Task completed" } else { "Task ended without success" })

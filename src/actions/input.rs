@@ -32,7 +32,10 @@ impl ActionDef for Input {
         format!("type {} into {}", shown_text(params, page), element_label(page, params.index))
     }
 
-    async fn execute<B: Browser>(params: InputParams, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
+    async fn execute<B: Browser>(
+        params: InputParams,
+        ctx: &mut ActionContext<'_, B>,
+    ) -> Result<ActionResult, BrowserError> {
         let line = match observed_element(ctx.page, params.index) {
             Ok(line) => line,
             Err(result) => return Ok(result),

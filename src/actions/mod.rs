@@ -49,7 +49,10 @@ pub trait ActionDef {
     fn describe(params: &Self::Params, page: &PageState) -> String;
     /// Runs the action. `Err` is kept for browser errors; the loop decides whether they end the
     /// task or go back to the LLM as the action's result.
-    async fn execute<B: Browser>(params: Self::Params, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError>;
+    async fn execute<B: Browser>(
+        params: Self::Params,
+        ctx: &mut ActionContext<'_, B>,
+    ) -> Result<ActionResult, BrowserError>;
 }
 
 /// What an executor may use.
@@ -192,12 +195,18 @@ fn describe_param_error(e: &serde_path_to_error::Error<serde_json::Error>) -> St
 fn element_label(page: &PageState, index: u32) -> String {
     let Some(el) = page.snapshot.element(index) else { return format!("[{index}]") };
     let text = el.text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let label = [Some(&text), el.attributes.get("aria-label"), el.attributes.get("placeholder"), el.attributes.get("title"), el.attributes.get("name")]
-        .into_iter()
-        .flatten()
-        .find(|s| !s.trim().is_empty())
-        .map(|s| s.chars().take(60).collect::<String>())
-        .unwrap_or_else(|| format!("<{}>", el.tag));
+    let label = [
+        Some(&text),
+        el.attributes.get("aria-label"),
+        el.attributes.get("placeholder"),
+        el.attributes.get("title"),
+        el.attributes.get("name"),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|s| !s.trim().is_empty())
+    .map(|s| s.chars().take(60).collect::<String>())
+    .unwrap_or_else(|| format!("<{}>", el.tag));
     format!("[{index}] {label}")
 }
 

@@ -28,7 +28,10 @@ impl ActionDef for Navigate {
         format!("open {}", params.url)
     }
 
-    async fn execute<B: Browser>(params: NavigateParams, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
+    async fn execute<B: Browser>(
+        params: NavigateParams,
+        ctx: &mut ActionContext<'_, B>,
+    ) -> Result<ActionResult, BrowserError> {
         if !is_web_url(&params.url) {
             return Ok(ActionResult::error(format!(
                 "Cannot navigate to \"{}\": only absolute http:// or https:// URLs are allowed.",

@@ -5,7 +5,7 @@
 //! is allowed here, with parameters of the right shape; what it answers is checked again by
 //! [`ActionUnion::validate`], whose errors are written for the LLM to correct itself.
 
-use super::{url::host_of, url::host_matches, Action, RegisteredAction};
+use super::{url::host_matches, url::host_of, Action, RegisteredAction};
 use crate::browser::PageState;
 use serde_json::{json, Map, Value};
 
@@ -91,7 +91,11 @@ impl ActionUnion {
                 }
             };
             let Some(registered) = self.allowed.iter().find(|a| a.spec.name == name) else {
-                return Err(ValidationError::NotAllowed { position, name: name.clone(), allowed: self.names().join(", ") });
+                return Err(ValidationError::NotAllowed {
+                    position,
+                    name: name.clone(),
+                    allowed: self.names().join(", "),
+                });
             };
             match Action::parse(name, params.clone()) {
                 Some(Ok(action)) => actions.push(action),
@@ -103,7 +107,13 @@ impl ActionUnion {
                         expected: expected_params(&(registered.params_schema)()),
                     })
                 }
-                None => return Err(ValidationError::NotAllowed { position, name: name.clone(), allowed: self.names().join(", ") }),
+                None => {
+                    return Err(ValidationError::NotAllowed {
+                        position,
+                        name: name.clone(),
+                        allowed: self.names().join(", "),
+                    })
+                }
             }
         }
         if actions.len() > 1 && actions.iter().any(|a| a.name() == "done") {
@@ -115,14 +125,17 @@ impl ActionUnion {
 
 /// A one-line summary of a parameter schema: `{index: integer, text: string, clear?: boolean}`.
 fn expected_params(schema: &Value) -> String {
-    let required: Vec<&str> = schema["required"].as_array().map(|r| r.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
+    let required: Vec<&str> =
+        schema["required"].as_array().map(|r| r.iter().filter_map(|v| v.as_str()).collect()).unwrap_or_default();
     let Some(props) = schema["properties"].as_object() else { return "{}".into() };
     let fields: Vec<String> = props
         .iter()
         .map(|(k, v)| {
             let ty = match &v["type"] {
                 Value::String(s) => s.clone(),
-                Value::Array(types) => types.iter().filter_map(|t| t.as_str()).filter(|t| *t != "null").collect::<Vec<_>>().join("|"),
+                Value::Array(types) => {
+                    types.iter().filter_map(|t| t.as_str()).filter(|t| *t != "null").collect::<Vec<_>>().join("|")
+                }
                 _ => "value".into(),
             };
             let opt = if required.contains(&k.as_str()) { "" } else { "?" };
@@ -147,7 +160,13 @@ mod tests {
                 title: String::new(),
                 scroll: Default::default(),
                 elements: (1..=elements as u32)
-                    .map(|i| Element { index: i, tag: "button".into(), attributes: Default::default(), text: "b".into(), is_new: false })
+                    .map(|i| Element {
+                        index: i,
+                        tag: "button".into(),
+                        attributes: Default::default(),
+                        text: "b".into(),
+                        is_new: false,
+                    })
                     .collect(),
             },
         }
@@ -202,7 +221,10 @@ mod tests {
     fn an_invented_action_is_refused_with_the_allowed_list() {
         let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
         let err = union.validate(&[json!({"teleport": {"to": "moon"}})]).unwrap_err();
-        assert_eq!(err.to_string(), "Action 1: `teleport` is not available on this page. Allowed actions: navigate, click, input, done.");
+        assert_eq!(
+            err.to_string(),
+            "Action 1: `teleport` is not available on this page. Allowed actions: navigate, click, input, done."
+        );
     }
 
     #[test]
@@ -240,7 +262,9 @@ mod tests {
     #[test]
     fn done_must_be_alone() {
         let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
-        let err = union.validate(&[json!({"click": {"index": 1}}), json!({"done": {"text": "ok", "success": true}})]).unwrap_err();
+        let err = union
+            .validate(&[json!({"click": {"index": 1}}), json!({"done": {"text": "ok", "success": true}})])
+            .unwrap_err();
         assert_eq!(err, ValidationError::DoneNotAlone);
     }
 }

@@ -5,11 +5,8 @@ pub fn host_of(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
     let authority = rest.split(['/', '?', '#']).next()?;
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        host_port.split(':').next()?
-    };
+    let host =
+        if let Some(v6) = host_port.strip_prefix('[') { v6.split(']').next()? } else { host_port.split(':').next()? };
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
@@ -73,7 +70,13 @@ mod tests {
 
     #[test]
     fn browser_pages_and_the_web_store_are_restricted() {
-        for url in ["chrome://extensions", "about:blank", "https://chromewebstore.google.com/detail/x", "https://chrome.google.com/webstore/x", "view-source:https://a.com"] {
+        for url in [
+            "chrome://extensions",
+            "about:blank",
+            "https://chromewebstore.google.com/detail/x",
+            "https://chrome.google.com/webstore/x",
+            "view-source:https://a.com",
+        ] {
             assert!(is_restricted(url), "{url}");
         }
         assert!(!is_restricted("https://chrome.google.com/other"));

@@ -102,7 +102,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             steps: self.history.len() as u32,
             usage: self.usage,
         });
-        TaskHistory { task: self.task, model: self.llm.model().to_string(), steps: self.history, end, usage: self.usage }
+        TaskHistory {
+            task: self.task,
+            model: self.llm.model().to_string(),
+            steps: self.history,
+            end,
+            usage: self.usage,
+        }
     }
 
     async fn run_steps(&mut self) -> TaskEnd {
@@ -143,7 +149,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 let mut record = StepRecord::blank(n);
                 record.error = Some(e.to_string());
                 record.timings.observe_ms = self.clock.now_ms() - started;
-                let end = if e.ends_task() { StepEnd::End(TaskEnd::Error { message: e.to_string() }) } else { StepEnd::Continue };
+                let end = if e.ends_task() {
+                    StepEnd::End(TaskEnd::Error { message: e.to_string() })
+                } else {
+                    StepEnd::Continue
+                };
                 return (Some(record), end);
             }
         };
@@ -179,7 +189,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             Some(Ok(c)) => c,
             Some(Err(e)) => {
                 record.error = Some(e.to_string());
-                let end = if e.ends_task() { StepEnd::End(TaskEnd::Error { message: e.to_string() }) } else { StepEnd::Continue };
+                let end = if e.ends_task() {
+                    StepEnd::End(TaskEnd::Error { message: e.to_string() })
+                } else {
+                    StepEnd::Continue
+                };
                 return (Some(record), end);
             }
         };
@@ -203,7 +217,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             actions: output
                 .actions
                 .iter()
-                .map(|a| PlannedAction { name: a.name().into(), description: a.describe(&page), params: a.params_json() })
+                .map(|a| PlannedAction {
+                    name: a.name().into(),
+                    description: a.describe(&page),
+                    params: a.params_json(),
+                })
                 .collect(),
         });
 
@@ -221,14 +239,20 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     async fn act(&mut self, actions: Vec<Action>, page: &PageState, record: &mut StepRecord) -> StepEnd {
         let total = actions.len();
         for (i, action) in actions.into_iter().enumerate() {
-            let (name, params, terminates) = (action.name().to_string(), action.params_json(), action.spec().terminates_sequence);
+            let (name, params, terminates) =
+                (action.name().to_string(), action.params_json(), action.spec().terminates_sequence);
             let description = action.describe(page);
             let mut ctx = ActionContext { browser: &mut self.browser, page };
             let result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
                 None => return StepEnd::End(TaskEnd::Stopped),
                 Some(Ok(result)) => result,
                 Some(Err(e)) if e.ends_task() => {
-                    record.actions.push(ActionRecord { name, description, params, result: ActionResult::error(e.to_string()) });
+                    record.actions.push(ActionRecord {
+                        name,
+                        description,
+                        params,
+                        result: ActionResult::error(e.to_string()),
+                    });
                     return StepEnd::End(TaskEnd::Error { message: e.to_string() });
                 }
                 Some(Err(e)) => ActionResult::error(e.to_string()),
@@ -239,7 +263,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             let remaining = total - i - 1;
             if remaining > 0 && (result.is_error || page_may_have_changed) {
                 let why = if result.is_error { "this action failed" } else { "the page may have changed" };
-                result.message.push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
+                result
+                    .message
+                    .push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
             }
             let stop_here = result.is_error || page_may_have_changed;
             record.actions.push(ActionRecord { name, description, params, result });

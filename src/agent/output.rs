@@ -67,8 +67,7 @@ impl AgentOutput {
     /// Parses the model's JSON text and validates its actions against the union.
     pub fn parse(content: &str, union: &ActionUnion, max_actions: usize) -> Result<AgentOutput, OutputError> {
         let text = strip_code_fence(content);
-        let shape: AgentOutputShape = serde_json::from_str(text)
-            .map_err(|e| OutputError::Shape(e.to_string()))?;
+        let shape: AgentOutputShape = serde_json::from_str(text).map_err(|e| OutputError::Shape(e.to_string()))?;
         let mut items = shape.action;
         // More actions than allowed: keep the first ones, as the prompt promises order.
         items.truncate(max_actions);
@@ -108,7 +107,13 @@ mod tests {
                 url: "https://example.com".into(),
                 title: String::new(),
                 scroll: Default::default(),
-                elements: vec![Element { index: 1, tag: "a".into(), attributes: Default::default(), text: "x".into(), is_new: false }],
+                elements: vec![Element {
+                    index: 1,
+                    tag: "a".into(),
+                    attributes: Default::default(),
+                    text: "x".into(),
+                    is_new: false,
+                }],
             },
         };
         ActionUnion::for_page(&registered(), &page, false)
@@ -136,7 +141,8 @@ mod tests {
     #[test]
     fn extra_actions_beyond_the_limit_are_dropped() {
         let actions: Vec<Value> = (0..8).map(|_| json!({"click": {"index": 1}})).collect();
-        let text = json!({"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": actions}).to_string();
+        let text =
+            json!({"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": actions}).to_string();
         assert_eq!(AgentOutput::parse(&text, &union(), 5).unwrap().actions.len(), 5);
     }
 

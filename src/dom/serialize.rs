@@ -13,8 +13,19 @@ const MAX_ATTR_CHARS: usize = 80;
 
 /// Attributes worth showing to the LLM, in the order they are printed.
 const SHOWN_ATTRIBUTES: &[&str] = &[
-    "type", "name", "role", "aria-label", "placeholder", "title", "alt", "value", "href",
-    "aria-expanded", "checked", "selected", "disabled",
+    "type",
+    "name",
+    "role",
+    "aria-label",
+    "placeholder",
+    "title",
+    "alt",
+    "value",
+    "href",
+    "aria-expanded",
+    "checked",
+    "selected",
+    "disabled",
 ];
 
 /// The element list for the prompt, capped at `max_chars` characters.
@@ -31,11 +42,7 @@ pub fn page_text(snapshot: &Snapshot, max_chars: usize) -> String {
     for (shown, el) in snapshot.elements.iter().enumerate() {
         let line = element_line(el);
         if out.len() + line.len() + 1 > max_chars {
-            let _ = writeln!(
-                out,
-                "[... truncated: {} more elements not shown ...]",
-                snapshot.elements.len() - shown
-            );
+            let _ = writeln!(out, "[... truncated: {} more elements not shown ...]", snapshot.elements.len() - shown);
             return out;
         }
         out.push_str(&line);
@@ -124,7 +131,13 @@ mod tests {
 
     #[test]
     fn elements_print_index_tag_shown_attributes_and_text() {
-        let line = element_line(&el(3, "input", &[("type", "text"), ("placeholder", "Your name"), ("data-x", "1")], "", false));
+        let line = element_line(&el(
+            3,
+            "input",
+            &[("type", "text"), ("placeholder", "Your name"), ("data-x", "1")],
+            "",
+            false,
+        ));
         assert_eq!(line, "[3]<input type=text placeholder='Your name' />");
         let line = element_line(&el(7, "button", &[("aria-label", "Submit")], "  Submit\n ", true));
         assert_eq!(line, "*[7]<button>Submit />");

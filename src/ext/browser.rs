@@ -56,7 +56,10 @@ impl ChromeBrowser {
     async fn settle_after_action(&self, url_before: &str) -> Result<ActionEffect, BrowserError> {
         let grace_end = now_ms() + NAVIGATION_GRACE_MS;
         let mut tab = self.tab().await?;
-        while tab.status.as_deref() == Some("complete") && tab.url.as_deref() == Some(url_before) && now_ms() < grace_end {
+        while tab.status.as_deref() == Some("complete")
+            && tab.url.as_deref() == Some(url_before)
+            && now_ms() < grace_end
+        {
             TimeoutFuture::new(POLL_MS).await;
             tab = self.tab().await?;
         }
@@ -81,16 +84,21 @@ impl ChromeBrowser {
                     if e.contains("Cannot access") || e.contains("cannot be scripted") {
                         BrowserError::RestrictedPage { url: url.clone() }
                     } else {
-                        BrowserError::ContentScript { reason: format!("{first}; injecting the content script failed: {e}") }
+                        BrowserError::ContentScript {
+                            reason: format!("{first}; injecting the content script failed: {e}"),
+                        }
                     }
                 })?;
-                chrome::send_to_tab(self.tab_id, request).await.map_err(|reason| BrowserError::ContentScript { reason })?
+                chrome::send_to_tab(self.tab_id, request)
+                    .await
+                    .map_err(|reason| BrowserError::ContentScript { reason })?
             }
         };
         if reply.is_undefined() || reply.is_null() {
             return Err(BrowserError::ContentScript { reason: "the content script sent no answer".into() });
         }
-        from_js::<ContentReply>(reply).map_err(|e| BrowserError::ContentScript { reason: format!("unreadable answer: {e}") })
+        from_js::<ContentReply>(reply)
+            .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable answer: {e}") })
     }
 
     /// Runs an element action and maps the content script's failure codes to typed errors.

@@ -45,7 +45,9 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         .and_then(PanelRequest::from_json);
     let reply = match request {
         Err(e) => refused(e.to_string()),
-        Ok(PanelRequest::StartTask { task, tab_id, start_url, .. }) => start_task(task, tab_id, start_url, broadcast).await,
+        Ok(PanelRequest::StartTask { task, tab_id, start_url, .. }) => {
+            start_task(task, tab_id, start_url, broadcast).await
+        }
         Ok(PanelRequest::StopTask { .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
                 slot.stop.stop();
@@ -54,14 +56,21 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
             _ => refused("No task is running."),
         }),
         Ok(PanelRequest::GetStatus { .. }) => CURRENT.with_borrow(|slot| match slot {
-            Some(slot) => PanelReply::Status { v: V, running: slot.running.get(), events: slot.events.borrow().clone() },
+            Some(slot) => {
+                PanelReply::Status { v: V, running: slot.running.get(), events: slot.events.borrow().clone() }
+            }
             None => PanelReply::Status { v: V, running: false, events: Vec::new() },
         }),
     };
     to_js(&reply)
 }
 
-async fn start_task(task: String, tab_id: Option<i32>, start_url: Option<String>, broadcast: js_sys::Function) -> PanelReply {
+async fn start_task(
+    task: String,
+    tab_id: Option<i32>,
+    start_url: Option<String>,
+    broadcast: js_sys::Function,
+) -> PanelReply {
     if CURRENT.with_borrow(|slot| slot.as_ref().is_some_and(|s| s.running.get())) {
         return refused("A task is already running. Stop it before starting another.");
     }

@@ -11,7 +11,8 @@ pub struct FetchTransport {
 
 impl LlmTransport for FetchTransport {
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
-        let controller = web_sys::AbortController::new().map_err(|e| TransportError(super::chrome::js_error_text(&e)))?;
+        let controller =
+            web_sys::AbortController::new().map_err(|e| TransportError(super::chrome::js_error_text(&e)))?;
         let signal = controller.signal();
         let timeout_ms = self.timeout_ms;
         let _timer = gloo_timers::callback::Timeout::new(timeout_ms, move || controller.abort());

@@ -64,7 +64,7 @@ pub struct Usage {
 pub enum LlmError {
     #[error("Could not reach the LLM at {url}: {reason}. Check the base URL in Tabwright's options and that the server is running.")]
     Unreachable { url: String, reason: String },
-    #[error("The LLM at {url} answered HTTP {status}: {message}{hint}", hint = status_hint(*status))]
+    #[error("The LLM at {url} answered HTTP {status}: {}{hint}", message.trim_end_matches('.'), hint = status_hint(*status))]
     Http { url: String, status: u16, message: String },
     #[error("The model refused: {0}")]
     Refusal(String),

@@ -146,11 +146,8 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
     }
     let parsed: Response = serde_json::from_str(&response.body)
         .map_err(|e| LlmError::Malformed(format!("not a chat-completions response ({e})")))?;
-    let choice = parsed
-        .choices
-        .into_iter()
-        .next()
-        .ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
+    let choice =
+        parsed.choices.into_iter().next().ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
     if let Some(refusal) = choice.message.refusal.filter(|r| !r.is_empty()) {
         return Err(LlmError::Refusal(refusal));
     }
@@ -265,7 +262,8 @@ mod tests {
 
     #[test]
     fn no_authorization_header_without_a_key() {
-        let req = ChatRequest { system: String::new(), user: String::new(), schema_name: "x".into(), schema: json!({}) };
+        let req =
+            ChatRequest { system: String::new(), user: String::new(), schema_name: "x".into(), schema: json!({}) };
         let http = build_request(&settings(""), &req);
         assert!(http.headers.iter().all(|(k, _)| k != "authorization"));
     }
@@ -290,8 +288,11 @@ mod tests {
 
     #[test]
     fn recorded_error_body_names_status_url_and_message() {
-        let err = parse_response("https://api.openai.com/v1/chat/completions", &HttpResponse { status: 401, body: ERROR_401.into() })
-            .unwrap_err();
+        let err = parse_response(
+            "https://api.openai.com/v1/chat/completions",
+            &HttpResponse { status: 401, body: ERROR_401.into() },
+        )
+        .unwrap_err();
         let text = err.to_string();
         assert!(text.contains("HTTP 401"), "{text}");
         assert!(text.contains("https://api.openai.com/v1/chat/completions"), "{text}");
@@ -308,7 +309,8 @@ mod tests {
 
     #[test]
     fn non_json_error_bodies_are_quoted_briefly() {
-        let err = parse_response("u", &HttpResponse { status: 502, body: "<html>Bad gateway</html>".into() }).unwrap_err();
+        let err =
+            parse_response("u", &HttpResponse { status: 502, body: "<html>Bad gateway</html>".into() }).unwrap_err();
         assert!(err.to_string().contains("<html>Bad gateway</html>"));
     }
 }

@@ -19,7 +19,11 @@ use tabwright::settings::{Limits, LlmSettings, Settings};
 
 pub fn settings(max_steps: u32) -> Settings {
     Settings {
-        llm: LlmSettings { base_url: "http://127.0.0.1:9/v1".into(), model: "scripted".into(), api_key: "sk-test".into() },
+        llm: LlmSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "scripted".into(),
+            api_key: "sk-test".into(),
+        },
         limits: Limits { max_steps, ..Limits::default() },
     }
 }
@@ -69,7 +73,12 @@ impl FakeSite {
                 "Sign in".to_string(),
                 vec![
                     Self::element(41, "input", &[("name", "username"), ("placeholder", "Username")], ""),
-                    Self::element(17, "input", &[("type", "password"), ("name", "password"), ("placeholder", "Password")], ""),
+                    Self::element(
+                        17,
+                        "input",
+                        &[("type", "password"), ("name", "password"), ("placeholder", "Password")],
+                        "",
+                    ),
                     Self::element(58, "button", &[("type", "submit")], "Submit"),
                 ],
             )
@@ -114,7 +123,9 @@ impl Browser for FakeSite {
         s.clicks.push(index);
         match (s.url.as_str(), index) {
             (LOGIN_URL, 58) => {
-                if s.fields.get(&41).map(String::as_str) == Some("alice") && s.fields.get(&17).map(String::as_str) == Some("hunter2") {
+                if s.fields.get(&41).map(String::as_str) == Some("alice")
+                    && s.fields.get(&17).map(String::as_str) == Some("hunter2")
+                {
                     s.logged_in_as = Some("alice".into());
                     s.url = HOME_URL.into();
                     Ok(ActionEffect { navigated_to: Some(HOME_URL.into()) })
@@ -226,10 +237,7 @@ pub fn offered_actions(body: &Value) -> Vec<String> {
     body["response_format"]["json_schema"]["schema"]["properties"]["action"]["items"]["anyOf"]
         .as_array()
         .map(|branches| {
-            branches
-                .iter()
-                .filter_map(|b| b["properties"].as_object().and_then(|p| p.keys().next().cloned()))
-                .collect()
+            branches.iter().filter_map(|b| b["properties"].as_object().and_then(|p| p.keys().next().cloned())).collect()
         })
         .unwrap_or_default()
 }

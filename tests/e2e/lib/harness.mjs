@@ -50,3 +50,13 @@ export async function runTask(panel, task) {
   await panel.fill('#task', task);
   await panel.press('#task', 'Enter');
 }
+
+/** Runs a task and waits for its final answer; earlier answers in the panel are skipped.
+ * Resolves to the final answer's text. */
+export async function runTaskToEnd(panel, task, timeout = 60_000) {
+  const before = await panel.locator('.final').count();
+  await runTask(panel, task);
+  const final = panel.locator('.final').nth(before);
+  await final.waitFor({ timeout });
+  return final.innerText();
+}

@@ -1,0 +1,104 @@
+// Bad input gets a clear message in the side panel and nothing hangs: no LLM configured, an LLM
+// answering an HTTP error, an LLM that cannot be reached, a page Chrome does not let extensions
+// touch, and a task stopped while the LLM is still thinking.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startMockLlm, answer } from './lib/mock-llm.mjs';
+
+let h;
+let llm;
+let policy = () => answer('Finish', [{ done: { text: 'ok', success: true } }]);
+
+before(async () => {
+  h = await startHarness();
+  llm = await startMockLlm((state, body) => policy(state, body));
+});
+
+after(async () => {
+  await h?.close();
+  await llm?.close();
+});
+
+async function closeAllButOne() {
+  for (const page of h.context.pages().slice(1)) await page.close();
+}
+
+test('with no LLM configured the panel says what to set and where', async () => {
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await runTask(panel, 'Log in as alice');
+  const notice = panel.locator('#notice');
+  await notice.waitFor({ state: 'visible', timeout: 10_000 });
+  const text = await notice.innerText();
+  assert.match(text, /No LLM is configured/);
+  assert.match(text, /base URL/);
+  assert.match(text, /Options/);
+  assert.equal(llm.requests.length, 0);
+  assert.equal(await panel.locator('#task').inputValue(), 'Log in as alice', 'the task text is kept');
+  await h.screenshot(panel, 'no-llm-configured');
+  await closeAllButOne();
+});
+
+test('an LLM HTTP error ends the task with the status, the URL and what to check', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: 'sk-wrong' });
+  policy = () => ({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-wrong.', type: 'invalid_request_error' } } });
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const text = await runTaskToEnd(panel, 'Log in as alice', 30_000);
+  assert.match(text, /HTTP 401/);
+  assert.ok(text.includes(`${llm.baseUrl}/chat/completions`), text);
+  assert.match(text, /Incorrect API key provided/);
+  assert.match(text, /Check the API key in Tabwright's options/);
+  assert.equal(await panel.locator('#run').isVisible(), true, 'the panel is ready for another task');
+  await closeAllButOne();
+});
+
+test('an unreachable LLM ends the task naming the URL', async () => {
+  await h.settings({ baseUrl: 'http://127.0.0.1:9/v1', model: 'mock-model', apiKey: '' });
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const text = await runTaskToEnd(panel, 'Log in as alice', 30_000);
+  assert.match(text, /Could not reach the LLM at http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions/);
+  await closeAllButOne();
+});
+
+test('a chrome:// page gets a clear message instead of a task', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
+  const page = await h.context.newPage();
+  await page.goto('chrome://version/');
+  const before = llm.requests.length;
+  const panel = await h.openPanel();
+  await runTask(panel, 'Read the version');
+  const notice = panel.locator('#notice');
+  await notice.waitFor({ state: 'visible', timeout: 10_000 });
+  assert.match(await notice.innerText(), /cannot work on chrome:\/\/version\/: Chrome does not let extensions act on this kind of page/);
+  assert.equal(llm.requests.length, before);
+  await closeAllButOne();
+});
+
+test('stop ends a task while the LLM is still answering', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
+  let release;
+  const slowAnswer = new Promise((resolve) => { release = resolve; });
+  policy = async () => {
+    await slowAnswer;
+    return answer('Too late', [{ done: { text: 'should not be shown', success: true } }]);
+  };
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const finalsBefore = await panel.locator('.final').count();
+  const requestsBefore = llm.requests.length;
+  await runTask(panel, 'Log in as alice');
+  await panel.locator('#stop').waitFor({ state: 'visible', timeout: 10_000 });
+  while (llm.requests.length === requestsBefore) await new Promise((r) => setTimeout(r, 50));
+  const stoppedAt = Date.now();
+  await panel.click('#stop');
+  const final = panel.locator('.final').nth(finalsBefore);
+  await final.waitFor({ timeout: 10_000 });
+  assert.ok(Date.now() - stoppedAt < 5_000, 'stop does not wait for the LLM');
+  assert.match(await final.innerText(), /Stopped/);
+  release();
+  assert.equal(await panel.locator('#run').isVisible(), true);
+  await closeAllButOne();
+});
