@@ -27,6 +27,13 @@ function el(tag, className, text) {
 function showNotice(message) {
   notice.textContent = message;
   notice.hidden = !message;
+  // Problems the user fixes in settings get a way there.
+  if (/options/i.test(message)) {
+    const open = el('button', 'link-button', 'Open settings');
+    open.type = 'button';
+    open.addEventListener('click', () => chrome.runtime.openOptionsPage());
+    notice.append(document.createElement('br'), open);
+  }
 }
 
 function setRunning(value, label) {

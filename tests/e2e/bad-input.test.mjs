@@ -37,6 +37,13 @@ test('with no LLM configured the panel says what to set and where', async () => 
   assert.equal(llm.requests.length, 0);
   assert.equal(await panel.locator('#task').inputValue(), 'Log in as alice', 'the task text is kept');
   await h.screenshot(panel, 'no-llm-configured');
+  const [options] = await Promise.all([
+    h.context.waitForEvent('page'),
+    notice.getByRole('button', { name: 'Open settings' }).click(),
+  ]);
+  await options.waitForLoadState();
+  assert.match(options.url(), /\/options\/options\.html$/);
+  await options.locator('#base-url').waitFor();
   await closeAllButOne();
 });
 
