@@ -20,6 +20,8 @@ const LOAD_TIMEOUT_MS: f64 = 20_000.0;
 /// How long after a click or keystroke a navigation may take to start.
 const NAVIGATION_GRACE_MS: f64 = 400.0;
 const POLL_MS: u32 = 50;
+/// How long the content script may take to answer one request.
+const CONTENT_TIMEOUT_MS: u32 = 15_000;
 
 pub struct ChromeBrowser {
     tab_id: i32,
@@ -70,8 +72,18 @@ impl ChromeBrowser {
         Ok(ActionEffect { navigated_to: (url != url_before).then_some(url) })
     }
 
-    /// Sends a request to the content script, injecting it first if the tab has none.
+    /// Sends a request to the content script, injecting it first if the tab has none. A page
+    /// that does not answer in time (blocked by a dialog or a busy script) is an error.
     async fn ask_content(&self, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
+        super::timeout::within(CONTENT_TIMEOUT_MS, self.ask_content_unbounded(request)).await.unwrap_or_else(|| {
+            Err(BrowserError::Timeout {
+                what: "Waiting for the page to answer (it may be showing a dialog or running a long script)".into(),
+                seconds: CONTENT_TIMEOUT_MS / 1000,
+            })
+        })
+    }
+
+    async fn ask_content_unbounded(&self, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
         let reply = match chrome::send_to_tab(self.tab_id, request).await {
             Ok(reply) => reply,
             Err(first) => {

@@ -5,8 +5,10 @@
 //! - [`browser`]: `ChromeBrowser`, the `Browser` port over tabs, scripting and content scripts.
 //! - [`transport`]: `FetchTransport`, the LLM transport over fetch (gloo-net).
 //! - [`exports`]: the functions the background module calls.
+//! - [`timeout`]: bounding waits on pages that may never answer.
 
 mod browser;
 mod chrome;
 mod exports;
+mod timeout;
 mod transport;
