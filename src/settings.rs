@@ -19,6 +19,9 @@ pub struct StoredSettings {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StoredLlm {
+    /// The wire format: `openai` (chat completions, also spoken by OpenAI-compatible servers).
+    /// Empty means `openai`.
+    pub provider: String,
     pub base_url: String,
     pub model: String,
     pub api_key: String,
@@ -56,6 +59,8 @@ impl Default for Limits {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
+    #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's options (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
+    UnknownProvider(String),
     #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
     NoLlm { missing: &'static str },
     #[error(
@@ -68,6 +73,9 @@ pub enum SettingsError {
     Unreadable(String),
 }
 
+/// The provider wire formats this build speaks.
+pub const SUPPORTED_PROVIDERS: &[&str] = &["openai"];
+
 impl StoredSettings {
     pub fn from_json(value: serde_json::Value) -> Result<Self, SettingsError> {
         if value.is_null() {
@@ -78,6 +86,10 @@ impl StoredSettings {
     }
 
     pub fn validate(&self) -> Result<Settings, SettingsError> {
+        let provider = self.llm.provider.trim().to_ascii_lowercase();
+        if !provider.is_empty() && !SUPPORTED_PROVIDERS.contains(&provider.as_str()) {
+            return Err(SettingsError::UnknownProvider(self.llm.provider.clone()));
+        }
         let base_url = self.llm.base_url.trim().trim_end_matches('/').to_string();
         let model = self.llm.model.trim().to_string();
         if base_url.is_empty() {
@@ -144,5 +156,14 @@ mod tests {
             StoredSettings::from_json(json!({"llm": {"base_url": "http://x", "model": "m"}, "max_steps": 0})).unwrap();
         assert!(matches!(s.validate(), Err(SettingsError::OutOfRange { name: "max steps", .. })));
         assert!(matches!(StoredSettings::from_json(json!({"llm": 5})), Err(SettingsError::Unreadable(_))));
+        let s = StoredSettings::from_json(
+            json!({"llm": {"provider": "carrier-pigeon", "base_url": "http://x", "model": "m"}}),
+        )
+        .unwrap();
+        let err = s.validate().unwrap_err();
+        assert!(err.to_string().contains("Choose one of: openai"), "{err}");
+        let s = StoredSettings::from_json(json!({"llm": {"provider": "OpenAI", "base_url": "http://x", "model": "m"}}))
+            .unwrap();
+        assert!(s.validate().is_ok());
     }
 }

@@ -8,6 +8,7 @@ const field = (id) => document.getElementById(id);
 async function load() {
   const { settings = {} } = await chrome.storage.local.get('settings');
   const llm = settings.llm ?? {};
+  field('provider').value = llm.provider || 'openai';
   field('base-url').value = llm.base_url ?? '';
   field('model').value = llm.model ?? '';
   field('api-key').value = llm.api_key ?? '';
@@ -22,6 +23,7 @@ form.addEventListener('submit', async (event) => {
     ...previous,
     llm: {
       ...(previous.llm ?? {}),
+      provider: field('provider').value,
       base_url: field('base-url').value.trim(),
       model: field('model').value.trim(),
       api_key: field('api-key').value.trim(),

@@ -43,9 +43,15 @@ export async function launchWithExtension(profileDir, { headless = true } = {}) 
 }
 
 /** Saves LLM settings through the options page, as a user would. */
-export async function saveSettings(context, extensionId, { baseUrl = '', model = '', apiKey = '', maxSteps = '' }) {
+export async function saveSettings(context, extensionId, { provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '' }) {
   const page = await context.newPage();
   await page.goto(`chrome-extension://${extensionId}/options/options.html`);
+  const offered = await page.locator('#provider option').evaluateAll((os) => os.map((o) => o.value));
+  if (!offered.includes(provider)) {
+    await page.close();
+    throw new Error(`LLM provider "${provider}" is not supported; choose one of: ${offered.join(', ')}`);
+  }
+  await page.selectOption('#provider', provider);
   await page.fill('#base-url', baseUrl);
   await page.fill('#model', model);
   await page.fill('#api-key', apiKey);

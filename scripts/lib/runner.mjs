@@ -3,7 +3,7 @@
 //
 //   node scripts/lib/runner.mjs --task "…" [--url URL] [--out FILE] [--profile DIR]
 //
-// LLM settings come from TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL, TABWRIGHT_LLM_API_KEY (and
+// LLM settings come from TABWRIGHT_LLM_PROVIDER (default openai), TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL, TABWRIGHT_LLM_API_KEY (and
 // TABWRIGHT_MAX_STEPS) when set; otherwise from the profile's saved options.
 // Exit status: 0 when the task finished successfully, 2 when it ended without success, 1 on error.
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
@@ -56,6 +56,7 @@ try {
   const env = process.env;
   if (env.TABWRIGHT_LLM_BASE_URL || env.TABWRIGHT_LLM_MODEL) {
     await saveSettings(browser.context, browser.extensionId, {
+      provider: env.TABWRIGHT_LLM_PROVIDER || 'openai',
       baseUrl: env.TABWRIGHT_LLM_BASE_URL ?? '',
       model: env.TABWRIGHT_LLM_MODEL ?? '',
       apiKey: env.TABWRIGHT_LLM_API_KEY ?? '',

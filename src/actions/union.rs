@@ -202,6 +202,27 @@ mod tests {
     }
 
     #[test]
+    fn a_domain_restricted_action_is_offered_only_on_matching_hosts() {
+        static SITE_ONLY: crate::actions::ActionSpec = crate::actions::ActionSpec {
+            name: "site_only",
+            description: "Only on example.com.",
+            domains: &["*.example.com"],
+            page_filter: None,
+            terminates_sequence: false,
+        };
+        let mut actions = registered();
+        actions
+            .push(RegisteredAction { spec: &SITE_ONLY, params_schema: || json!({"type": "object", "properties": {}}) });
+        let on_site = ActionUnion::for_page(&actions, &page("https://shop.example.com/cart", 1), false);
+        assert!(on_site.names().contains(&"site_only"));
+        assert!(branch_names(&on_site.schema()).contains(&"site_only".to_string()));
+        let elsewhere = ActionUnion::for_page(&actions, &page("https://example.org/", 1), false);
+        assert!(!elsewhere.names().contains(&"site_only"));
+        let not_a_web_page = ActionUnion::for_page(&actions, &page("about:blank", 1), false);
+        assert!(!not_a_web_page.names().contains(&"site_only"));
+    }
+
+    #[test]
     fn the_last_step_offers_only_done() {
         let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), true);
         assert_eq!(union.names(), ["done"]);
