@@ -12,9 +12,28 @@ use crate::dom::Snapshot;
 pub struct PageState {
     pub tab_id: i32,
     pub snapshot: Snapshot,
+    /// Set when the page could not be read: what went wrong, shown to the LLM with the (empty)
+    /// element list so it can still navigate away or finish.
+    pub notice: Option<String>,
 }
 
 impl PageState {
+    pub fn new(tab_id: i32, snapshot: Snapshot) -> Self {
+        PageState { tab_id, snapshot, notice: None }
+    }
+
+    /// A page that could not be read, at the last URL known.
+    pub fn unreadable(tab_id: i32, url: &str, why: String) -> Self {
+        let snapshot = Snapshot {
+            version: crate::dom::SNAPSHOT_VERSION,
+            url: url.to_string(),
+            title: String::new(),
+            scroll: Default::default(),
+            elements: Vec::new(),
+        };
+        PageState { tab_id, snapshot, notice: Some(why) }
+    }
+
     pub fn url(&self) -> &str {
         &self.snapshot.url
     }
@@ -37,7 +56,7 @@ pub enum BrowserError {
     ElementUnsuitable { index: u32, reason: String },
     #[error("The task's tab was closed. Start the task again on an open tab.")]
     TabClosed,
-    #[error("The page did not answer the content script ({reason}). Reload the page and try again.")]
+    #[error("The page could not be read ({reason}).")]
     ContentScript { reason: String },
     #[error("Navigation to {url} failed: {reason}")]
     Navigation { url: String, reason: String },

@@ -83,9 +83,12 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
         assert_eq!(offered_actions(body), ["navigate", "click", "input", "done"]);
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
     }
-    // The history of step 2 is in the third request's state.
+    // The history of step 2 is in the third request's state, with the password masked.
     let third = run.requests[2]["messages"][1]["content"].as_str().unwrap();
     assert!(third.contains("Fill in the form and submit it"), "{third}");
+    let without_task = third.replace("Log in as alice with password hunter2", "");
+    assert!(!without_task.contains("hunter2"), "the password is not repeated: {third}");
+    assert_eq!(step2.actions[1].params["text"], "•••");
     assert_eq!(run.history.usage.input_tokens, 300);
     // Events: started, then per step started/planned/finished, then finished.
     assert!(matches!(run.events.first(), Some(AgentEvent::TaskStarted { .. })));
@@ -249,4 +252,72 @@ fn navigate_refuses_non_web_urls() {
     let run = run_task(site.clone(), llm, 5, StopSignal::new());
     assert_eq!(site.state.borrow().url, LOGIN_URL);
     assert_eq!(run.history.end, TaskEnd::Done { text: "refused".into(), success: false });
+}
+
+#[test]
+fn an_unreadable_page_still_goes_to_the_llm_which_can_navigate_away() {
+    let llm = ScriptedLlm::new(|state, body| {
+        if state.contains("Note: The page could not be read (the page failed to load)") {
+            assert_eq!(offered_actions(body), ["navigate", "done"], "no element actions on an unreadable page");
+            return output("Go to the log-in page", json!([{"navigate": {"url": LOGIN_URL}}]));
+        }
+        login_policy(state, body)
+    });
+    let site = FakeSite::at(BROKEN_URL);
+    let run = run_task(site.clone(), llm, 10, StopSignal::new());
+    assert!(run.history.steps[0].error.as_deref().unwrap().contains("could not be read"));
+    assert_eq!(run.history.steps[0].actions[0].name, "navigate");
+    assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"));
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }));
+}
+
+/// Yields to the executor `n` times, so another future can reach a pending point first.
+async fn yield_times(n: usize) {
+    for _ in 0..n {
+        let mut yielded = false;
+        std::future::poll_fn(|cx| {
+            if yielded {
+                std::task::Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+        })
+        .await;
+    }
+}
+
+/// Runs the agent and, concurrently, stops it once it is waiting; returns the history.
+fn run_and_stop_while_waiting(site: FakeSite, llm: ScriptedLlm) -> (TaskHistory, usize) {
+    let stop = StopSignal::new();
+    let requests = llm.requests.clone();
+    let ports = Ports { browser: site, transport: llm, events: |_e: AgentEvent| {}, clock: || 0.0 };
+    let agent = Agent::new("t".into(), "Log in".into(), settings(10), ports, stop.clone());
+    let (history, ()) = block_on(async {
+        futures::join!(agent.run(), async {
+            yield_times(20).await;
+            stop.stop();
+        })
+    });
+    let asked = requests.borrow().len();
+    (history, asked)
+}
+
+#[test]
+fn stop_from_outside_ends_a_task_whose_llm_never_answers() {
+    let (history, asked) = run_and_stop_while_waiting(FakeSite::at(LOGIN_URL), ScriptedLlm::new(|_, _| Reply::Hang));
+    assert_eq!(history.end, TaskEnd::Stopped);
+    assert_eq!(asked, 1, "the LLM was being waited on when the stop came");
+}
+
+#[test]
+fn stop_from_outside_ends_a_task_whose_page_never_answers() {
+    let mut site = FakeSite::at(LOGIN_URL);
+    site.hang_after = Some(1);
+    let llm = ScriptedLlm::new(|_, _| output("Wander", json!([{"navigate": {"url": LOGIN_URL}}])));
+    let (history, asked) = run_and_stop_while_waiting(site, llm);
+    assert_eq!(history.end, TaskEnd::Stopped);
+    assert_eq!(asked, 1, "step 1 ran; step 2 hung observing the page");
+    assert_eq!(history.steps.len(), 1);
 }

@@ -17,7 +17,7 @@
     '[role=button]', '[role=link]', '[role=checkbox]', '[role=tab]', '[role=menuitem]',
     '[contenteditable=""]', '[contenteditable=true]',
   ].join(',');
-  const SHOWN_ATTRIBUTES = ['type', 'name', 'role', 'aria-label', 'placeholder', 'title', 'alt', 'href', 'aria-expanded'];
+  const SHOWN_ATTRIBUTES = ['type', 'name', 'role', 'aria-label', 'placeholder', 'title', 'alt', 'href', 'aria-expanded', 'autocomplete'];
   const MAX_TEXT = 200;
 
   const indexOf = new WeakMap(); // element → index
@@ -51,7 +51,7 @@
     if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
       out.checked = String(el.checked);
     }
-    if (el instanceof HTMLSelectElement && el.selectedOptions.length) {
+    if (el instanceof HTMLSelectElement && el.selectedOptions.length && !isSecretField(el)) {
       out.value = el.selectedOptions[0].textContent.trim().slice(0, MAX_TEXT);
     }
     if (el.disabled) out.disabled = 'true';

@@ -28,6 +28,14 @@ impl ActionDef for Input {
         terminates_sequence: false,
     };
 
+    fn recorded_params(params: &InputParams, page: &PageState) -> serde_json::Value {
+        let mut value = serde_json::to_value(params).unwrap_or_default();
+        if is_secret_field(page, params.index) {
+            value["text"] = serde_json::Value::String("•••".into());
+        }
+        value
+    }
+
     fn describe(params: &InputParams, page: &PageState) -> String {
         format!("type {} into {}", shown_text(params, page), element_label(page, params.index))
     }
@@ -52,5 +60,50 @@ fn shown_text(params: &InputParams, page: &PageState) -> String {
         "•••".to_string()
     } else {
         format!("{:?}", params.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::{Element, Snapshot};
+
+    fn page_with(attrs: &[(&str, &str)]) -> PageState {
+        let element = Element {
+            index: 4,
+            tag: "input".into(),
+            attributes: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            text: String::new(),
+            is_new: false,
+        };
+        let snapshot = Snapshot {
+            version: 1,
+            url: "https://x/".into(),
+            title: String::new(),
+            scroll: Default::default(),
+            elements: vec![element],
+        };
+        PageState::new(1, snapshot)
+    }
+
+    fn params(text: &str) -> InputParams {
+        InputParams { index: 4, text: text.into(), clear: None }
+    }
+
+    #[test]
+    fn text_typed_into_password_and_card_fields_is_masked_in_descriptions_and_records() {
+        for attrs in [&[("type", "password")][..], &[("autocomplete", "cc-number"), ("name", "card")][..]] {
+            let page = page_with(attrs);
+            let description = Input::describe(&params("4111 1111 1111 1111"), &page);
+            assert!(description.starts_with("type ••• into [4]"), "{description}");
+            assert_eq!(Input::recorded_params(&params("4111 1111 1111 1111"), &page)["text"], "•••");
+        }
+    }
+
+    #[test]
+    fn text_typed_into_ordinary_fields_is_shown() {
+        let page = page_with(&[("name", "q"), ("placeholder", "Search")]);
+        assert_eq!(Input::describe(&params("shoes"), &page), "type \"shoes\" into [4] Search");
+        assert_eq!(Input::recorded_params(&params("shoes"), &page)["text"], "shoes");
     }
 }

@@ -47,6 +47,11 @@ pub trait ActionDef {
     const SPEC: ActionSpec;
     /// A short description for people ("click [12] Submit"), with secrets masked.
     fn describe(params: &Self::Params, page: &PageState) -> String;
+    /// The parameters as kept in history, events and later prompts. Actions that can carry a
+    /// secret (text typed into a password field) mask it here.
+    fn recorded_params(params: &Self::Params, _page: &PageState) -> serde_json::Value {
+        serde_json::to_value(params).unwrap_or_default()
+    }
     /// Runs the action. `Err` is kept for browser errors; the loop decides whether they end the
     /// task or go back to the LLM as the action's result.
     async fn execute<B: Browser>(
@@ -91,7 +96,7 @@ impl ActionResult {
 
     fn with_navigation(mut self, navigated_to: Option<String>) -> Self {
         if let Some(url) = &navigated_to {
-            self.message.push_str(&format!("; the page navigated to {url}"));
+            self.message.push_str(&format!("; the page navigated to {}", crate::dom::untrusted(url, 300)));
         }
         self.navigated_to = navigated_to;
         self
@@ -139,9 +144,9 @@ macro_rules! registry {
                 match self { $(Action::$def(_) => &$def::SPEC),+ }
             }
 
-            /// The parameters as JSON, for history and the side panel.
-            pub fn params_json(&self) -> serde_json::Value {
-                match self { $(Action::$def(p) => serde_json::to_value(p).unwrap_or_default()),+ }
+            /// The parameters as kept in history and shown in the side panel, secrets masked.
+            pub fn recorded_params(&self, page: &PageState) -> serde_json::Value {
+                match self { $(Action::$def(p) => $def::recorded_params(p, page)),+ }
             }
 
             /// A short description for people, e.g. `click [12] Submit`.
@@ -218,9 +223,11 @@ fn is_secret_field(page: &PageState, index: u32) -> bool {
     })
 }
 
-/// Checks that `index` is on the observed page, giving the element's line for result messages.
+/// Checks that `index` is on the observed page, giving a reference for result messages:
+/// `[3] <button>`. Results go into the prompt's history, outside the fence around page text,
+/// so they name the element by index and tag only, never by page-controlled text.
 fn observed_element(page: &PageState, index: u32) -> Result<String, ActionResult> {
-    page.snapshot.element(index).map(crate::dom::element_line).ok_or_else(|| {
+    page.snapshot.element(index).map(|el| format!("[{index}] <{}>", el.tag)).ok_or_else(|| {
         ActionResult::error(format!(
             "There is no element [{index}] on the current page. Use an index from the interactive elements listed in the browser state."
         ))

@@ -152,9 +152,9 @@ mod tests {
     use crate::dom::{Element, Snapshot};
 
     fn page(url: &str, elements: usize) -> PageState {
-        PageState {
-            tab_id: 1,
-            snapshot: Snapshot {
+        PageState::new(
+            1,
+            Snapshot {
                 version: 1,
                 url: url.into(),
                 title: String::new(),
@@ -169,7 +169,7 @@ mod tests {
                     })
                     .collect(),
             },
-        }
+        )
     }
 
     fn branch_names(schema: &Value) -> Vec<String> {

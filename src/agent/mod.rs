@@ -140,24 +140,24 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// One step, top to bottom. Returns the step's record (none if it was stopped before it
     /// could observe the page) and whether the task goes on.
     async fn step(&mut self, n: u32) -> (Option<StepRecord>, StepEnd) {
-        // Observe.
+        // Observe. A page that cannot be read still goes to the LLM, empty and with the reason,
+        // so it can navigate away or finish; only errors nothing can fix end the task.
         let started = self.clock.now_ms();
+        let mut record = StepRecord::blank(n);
         let page = match self.stop.unless_stopped(self.browser.observe()).await {
             None => return (None, StepEnd::End(TaskEnd::Stopped)),
             Some(Ok(page)) => page,
-            Some(Err(e)) => {
-                let mut record = StepRecord::blank(n);
+            Some(Err(e)) if e.ends_task() => {
                 record.error = Some(e.to_string());
                 record.timings.observe_ms = self.clock.now_ms() - started;
-                let end = if e.ends_task() {
-                    StepEnd::End(TaskEnd::Error { message: e.to_string() })
-                } else {
-                    StepEnd::Continue
-                };
-                return (Some(record), end);
+                return (Some(record), StepEnd::End(TaskEnd::Error { message: e.to_string() }));
+            }
+            Some(Err(e)) => {
+                record.error = Some(e.to_string());
+                let last_url = self.history.iter().rev().map(|r| r.url.as_str()).find(|u| !u.is_empty()).unwrap_or("");
+                PageState::unreadable(0, last_url, e.to_string())
             }
         };
-        let mut record = StepRecord::blank(n);
         record.url = page.url().to_string();
         record.title = page.snapshot.title.clone();
         record.timings.observe_ms = self.clock.now_ms() - started;
@@ -220,7 +220,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 .map(|a| PlannedAction {
                     name: a.name().into(),
                     description: a.describe(&page),
-                    params: a.params_json(),
+                    params: a.recorded_params(&page),
                 })
                 .collect(),
         });
@@ -240,7 +240,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let total = actions.len();
         for (i, action) in actions.into_iter().enumerate() {
             let (name, params, terminates) =
-                (action.name().to_string(), action.params_json(), action.spec().terminates_sequence);
+                (action.name().to_string(), action.recorded_params(page), action.spec().terminates_sequence);
             let description = action.describe(page);
             let mut ctx = ActionContext { browser: &mut self.browser, page };
             let result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {

@@ -100,9 +100,9 @@ mod tests {
     use serde_json::json;
 
     fn union() -> ActionUnion {
-        let page = PageState {
-            tab_id: 1,
-            snapshot: Snapshot {
+        let page = PageState::new(
+            1,
+            Snapshot {
                 version: 1,
                 url: "https://example.com".into(),
                 title: String::new(),
@@ -115,7 +115,7 @@ mod tests {
                     is_new: false,
                 }],
             },
-        };
+        );
         ActionUnion::for_page(&registered(), &page, false)
     }
 

@@ -8,7 +8,7 @@
 
 mod serialize;
 
-pub use serialize::{element_line, page_text};
+pub use serialize::{element_line, page_text, untrusted};
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};

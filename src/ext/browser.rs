@@ -141,7 +141,7 @@ impl Browser for ChromeBrowser {
                 scroll: Default::default(),
                 elements: Vec::new(),
             };
-            return Ok(PageState { tab_id: self.tab_id, snapshot });
+            return Ok(PageState::new(self.tab_id, snapshot));
         }
         if is_restricted(&url) {
             return Err(BrowserError::RestrictedPage { url });
@@ -156,7 +156,7 @@ impl Browser for ChromeBrowser {
             }
         };
         let snapshot = Snapshot::from_json(raw).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })?;
-        Ok(PageState { tab_id: self.tab_id, snapshot })
+        Ok(PageState::new(self.tab_id, snapshot))
     }
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {

@@ -7,7 +7,7 @@
 
 use crate::agent::StepRecord;
 use crate::browser::PageState;
-use crate::dom::page_text;
+use crate::dom::{page_text, untrusted};
 use std::fmt::Write;
 
 /// The system prompt, kept as a markdown file beside this module.
@@ -15,6 +15,10 @@ pub const SYSTEM_PROMPT: &str = include_str!("system_prompt.md");
 
 /// The element list is cut past this many characters (a few thousand tokens).
 const MAX_PAGE_CHARS: usize = 40_000;
+/// Title and URL are cut past this many characters.
+const MAX_FIELD_CHARS: usize = 300;
+/// Only this many recent steps are listed in full; older ones are counted.
+const HISTORY_STEPS: usize = 30;
 
 /// Everything one state message is made of.
 pub struct StateInput<'a> {
@@ -34,7 +38,11 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     if input.history.is_empty() {
         out.push_str("(no steps yet)\n");
     }
-    for record in input.history {
+    let skipped = input.history.len().saturating_sub(HISTORY_STEPS);
+    if skipped > 0 {
+        let _ = writeln!(out, "({skipped} earlier steps not shown)");
+    }
+    for record in &input.history[skipped..] {
         let _ = write!(out, "Step {}:", record.step);
         if let Some(output) = &record.output {
             let _ = write!(out, " goal: {}", output.next_goal);
@@ -67,11 +75,14 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     let snapshot = &input.page.snapshot;
     let _ = writeln!(
         out,
-        "<browser_state>\nURL: {}\nTitle: {}\nInteractive elements:\n{}</browser_state>\n",
-        snapshot.url,
-        snapshot.title,
-        page_text(snapshot, MAX_PAGE_CHARS)
+        "<browser_state>\nURL: {}\nTitle: {}",
+        untrusted(&snapshot.url, MAX_FIELD_CHARS),
+        untrusted(&snapshot.title, MAX_FIELD_CHARS)
     );
+    if let Some(notice) = &input.page.notice {
+        let _ = writeln!(out, "Note: {}", untrusted(notice, MAX_FIELD_CHARS * 2));
+    }
+    let _ = writeln!(out, "Interactive elements:\n{}</browser_state>\n", page_text(snapshot, MAX_PAGE_CHARS));
 
     let _ = write!(out, "<step_info>\nStep {} of {}.", input.step, input.max_steps);
     if input.step >= input.max_steps {

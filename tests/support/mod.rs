@@ -49,6 +49,8 @@ pub struct FakeSite {
 
 pub const LOGIN_URL: &str = "https://app.example.com/login";
 pub const HOME_URL: &str = "https://app.example.com/home";
+/// A page that cannot be read (an error page).
+pub const BROKEN_URL: &str = "https://app.example.com/broken";
 
 impl FakeSite {
     pub fn at(url: &str) -> Self {
@@ -107,7 +109,10 @@ impl Browser for FakeSite {
         if url.starts_with("chrome://") {
             return Err(BrowserError::RestrictedPage { url });
         }
-        Ok(PageState { tab_id: 1, snapshot: self.snapshot() })
+        if url == BROKEN_URL {
+            return Err(BrowserError::ContentScript { reason: "the page failed to load".into() });
+        }
+        Ok(PageState::new(1, self.snapshot()))
     }
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
