@@ -11,12 +11,14 @@ import init, { handle_panel_message } from './pkg/tabwright.js';
 const ready = init({ module_or_path: new URL('./pkg/tabwright_bg.wasm', import.meta.url) });
 const PANEL_PORT = 'tabwright-panel';
 const panelPorts = new Set();
+// Set when the core stops working (failed to load, or trapped): every later request gets this.
+let coreFailure = null;
 
-/** Sends a task event to every open panel. */
-function broadcast(event) {
+/** Sends a task event, with its task and position in the task's log, to every open panel. */
+function broadcast(event, seq, taskId) {
   for (const port of panelPorts) {
     try {
-      port.postMessage({ event });
+      port.postMessage({ task_id: taskId, seq, event });
     } catch {
       panelPorts.delete(port);
     }
@@ -29,6 +31,25 @@ function fromOwnPage(sender) {
     && sender.url.startsWith(chrome.runtime.getURL(''));
 }
 
+function refusal(message) {
+  return { type: 'refused', v: 1, message };
+}
+
+/** A WebAssembly trap leaves the core unusable: say so, and end the task in open panels. */
+function noteCrash(error) {
+  if (!(error instanceof WebAssembly.RuntimeError)) return;
+  coreFailure = `The Tabwright core crashed (${error.message}). Reload the extension in chrome://extensions; your settings are kept.`;
+  for (const port of panelPorts) {
+    try {
+      port.postMessage({ crashed: coreFailure });
+    } catch {
+      panelPorts.delete(port);
+    }
+  }
+}
+self.addEventListener('error', (e) => noteCrash(e.error));
+self.addEventListener('unhandledrejection', (e) => noteCrash(e.reason));
+
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== PANEL_PORT || !fromOwnPage(port.sender)) {
     port.disconnect();
@@ -40,12 +61,20 @@ chrome.runtime.onConnect.addListener((port) => {
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   if (!fromOwnPage(sender) || message?.to !== 'core') return false;
-  ready
-    .then(() => handle_panel_message(message.request, broadcast))
-    .then(sendResponse, (error) => sendResponse({
-      type: 'refused', v: 1,
-      message: `The Tabwright core failed to load (${error?.message ?? error}). Rebuild the extension with scripts/build and reload it.`,
-    }));
+  if (coreFailure) {
+    sendResponse(refusal(coreFailure));
+    return false;
+  }
+  ready.then(
+    () => handle_panel_message(message.request, broadcast).then(sendResponse, (error) => {
+      noteCrash(error);
+      sendResponse(refusal(coreFailure ?? `The Tabwright core failed: ${error?.message ?? error}`));
+    }),
+    (error) => {
+      coreFailure = `The Tabwright core failed to load (${error?.message ?? error}). Rebuild it with scripts/build and reload the extension.`;
+      sendResponse(refusal(coreFailure));
+    },
+  );
   return true;
 });
 

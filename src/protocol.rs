@@ -51,9 +51,20 @@ impl PanelRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PanelReply {
-    Accepted { v: u32 },
-    Refused { v: u32, message: String },
-    Status { v: u32, running: bool, events: Vec<AgentEvent> },
+    Accepted {
+        v: u32,
+    },
+    Refused {
+        v: u32,
+        message: String,
+    },
+    /// The running (or last) task and its events so far; `events[n]` was broadcast with seq n.
+    Status {
+        v: u32,
+        task_id: Option<String>,
+        running: bool,
+        events: Vec<AgentEvent>,
+    },
 }
 
 /// What a running task reports, in order.

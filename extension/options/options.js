@@ -4,6 +4,8 @@
 const form = document.getElementById('settings');
 const saved = document.getElementById('saved');
 const field = (id) => document.getElementById(id);
+// Limit fields and their keys in the stored settings; empty means the default.
+const LIMITS = [['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures']];
 
 async function load() {
   const { settings = {} } = await chrome.storage.local.get('settings');
@@ -12,13 +14,12 @@ async function load() {
   field('base-url').value = llm.base_url ?? '';
   field('model').value = llm.model ?? '';
   field('api-key').value = llm.api_key ?? '';
-  field('max-steps').value = settings.max_steps ?? '';
+  for (const [id, key] of LIMITS) field(id).value = settings[key] ?? '';
 }
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   const { settings: previous = {} } = await chrome.storage.local.get('settings');
-  const maxSteps = field('max-steps').value.trim();
   const settings = {
     ...previous,
     llm: {
@@ -28,8 +29,11 @@ form.addEventListener('submit', async (event) => {
       model: field('model').value.trim(),
       api_key: field('api-key').value.trim(),
     },
-    max_steps: maxSteps === '' ? null : Number(maxSteps),
   };
+  for (const [id, key] of LIMITS) {
+    const value = field(id).value.trim();
+    settings[key] = value === '' ? null : Number(value);
+  }
   try {
     await chrome.storage.local.set({ settings });
     saved.className = '';

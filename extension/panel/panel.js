@@ -49,14 +49,6 @@ function scrollToEnd() {
   log.scrollTop = log.scrollHeight;
 }
 
-function describeAction(action) {
-  const params = action.params && typeof action.params === 'object' ? action.params : {};
-  const parts = Object.entries(params)
-    .filter(([, v]) => v !== null && v !== undefined)
-    .map(([k, v]) => (k === 'index' ? `[${v}]` : `${k}: ${JSON.stringify(v)}`));
-  return `${action.name} ${parts.join(' ')}`.trim();
-}
-
 function stepCard(step) {
   let card = stepCards.get(step);
   if (!card) {
@@ -76,7 +68,7 @@ function renderActions(card, actions) {
   const list = el('ul', 'actions');
   for (const action of actions) {
     const item = el('li', 'action');
-    item.append(el('code', '', action.description || describeAction(action)));
+    item.append(el('code', '', action.description));
     if (action.result) {
       item.classList.toggle('error', Boolean(action.result.is_error));
       item.append(el('span', 'result', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`));
@@ -176,25 +168,37 @@ async function targetTabId() {
   return tabs[0]?.id ?? null;
 }
 
+let starting = false;
+
 async function startTask() {
   const task = taskBox.value.trim();
-  if (!task || running) return;
+  if (!task || running || starting) return;
+  starting = true;
   showNotice('');
   runButton.disabled = true;
-  const tabId = await targetTabId();
-  const reply = await ask({ type: 'start_task', task, tab_id: tabId, start_url: null });
-  runButton.disabled = false;
-  if (reply.type === 'refused') {
-    showNotice(reply.message);
-    return;
+  try {
+    const tabId = await targetTabId();
+    const reply = await ask({ type: 'start_task', task, tab_id: tabId, start_url: null });
+    if (reply.type === 'refused') {
+      showNotice(reply.message);
+      return;
+    }
+    taskBox.value = '';
+  } catch (error) {
+    showNotice(`Could not start the task: ${error?.message ?? error}`);
+  } finally {
+    starting = false;
+    runButton.disabled = false;
   }
-  taskBox.value = '';
 }
 
 async function stopTask() {
   stopButton.disabled = true;
   const reply = await ask({ type: 'stop_task' });
-  if (reply.type === 'refused') showNotice(reply.message);
+  if (reply.type === 'refused') {
+    showNotice(reply.message);
+    stopButton.disabled = false;
+  }
 }
 
 $('composer').addEventListener('submit', (e) => {
@@ -209,33 +213,77 @@ taskBox.addEventListener('keydown', (e) => {
 });
 stopButton.addEventListener('click', stopTask);
 
-// Live events. Events that arrive while the status request is in flight are held back and
-// replayed after it, skipping those the status already contained.
-let pending = [];
-const port = chrome.runtime.connect({ name: 'tabwright-panel' });
-port.onMessage.addListener(({ event }) => {
-  if (!event) return;
-  if (pending) pending.push(event);
-  else render(event);
-});
-port.onDisconnect.addListener(() => {
-  setRunning(false, 'Disconnected');
-  showNotice('Lost the connection to the Tabwright service worker. Reopen the side panel.');
-});
+// Keeping in step with the worker. Every event comes with its task id and its position (seq) in
+// that task's log; `get_status` returns the whole log. The panel renders each event once, in
+// order: repeats are skipped, and a gap (or a task it never saw start) triggers a resync. The
+// port drops whenever Chrome stops the idle worker; the panel reconnects and resyncs.
+const sync = { taskId: null, next: 0, syncing: null, held: [] };
 
-(async () => {
-  const status = await ask({ type: 'get_status' });
-  const known = new Set();
-  if (status.type === 'status') {
-    for (const event of status.events) {
-      known.add(JSON.stringify(event));
-      render(event);
-    }
-    setRunning(status.running, status.running ? undefined : statusPill.textContent);
-  } else if (status.type === 'refused') {
-    showNotice(status.message);
+function accept(taskId, seq, event) {
+  if (sync.syncing) {
+    sync.held.push({ taskId, seq, event });
+    return;
   }
-  const held = pending;
-  pending = null;
-  for (const event of held) if (!known.has(JSON.stringify(event))) render(event);
-})();
+  if (taskId !== sync.taskId) {
+    if (seq !== 0) {
+      resync();
+      return;
+    }
+    sync.taskId = taskId;
+    sync.next = 0;
+  }
+  if (seq < sync.next) return;
+  if (seq > sync.next) {
+    resync();
+    return;
+  }
+  render(event);
+  sync.next += 1;
+}
+
+function resync() {
+  if (sync.syncing) return sync.syncing;
+  sync.syncing = (async () => {
+    const status = await ask({ type: 'get_status' });
+    if (status.type === 'status' && status.task_id) {
+      if (status.task_id !== sync.taskId) {
+        sync.taskId = status.task_id;
+        sync.next = 0;
+      }
+      for (const event of status.events.slice(sync.next)) render(event);
+      sync.next = Math.max(sync.next, status.events.length);
+      if (!status.running && running) setRunning(false);
+    } else if (status.type === 'refused') {
+      showNotice(status.message);
+    }
+    const held = sync.held;
+    sync.syncing = null;
+    sync.held = [];
+    for (const h of held) accept(h.taskId, h.seq, h.event);
+  })();
+  return sync.syncing;
+}
+
+let reconnectDelay = 250;
+function connect() {
+  const port = chrome.runtime.connect({ name: 'tabwright-panel' });
+  port.onMessage.addListener((message) => {
+    reconnectDelay = 250;
+    if (message?.crashed) {
+      showNotice(message.crashed);
+      setRunning(false, 'Error');
+      return;
+    }
+    if (message?.event) accept(message.task_id, message.seq, message.event);
+  });
+  port.onDisconnect.addListener(() => {
+    setTimeout(() => {
+      connect();
+      resync();
+    }, reconnectDelay);
+    reconnectDelay = Math.min(reconnectDelay * 2, 5_000);
+  });
+}
+
+connect();
+resync();

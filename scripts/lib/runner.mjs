@@ -25,27 +25,21 @@ if (!args.task) {
   process.exit(1);
 }
 
-function describe(action) {
-  if (action.description) return action.description;
-  const params = Object.entries(action.params ?? {})
-    .filter(([, v]) => v !== null && v !== undefined)
-    .map(([k, v]) => (k === 'index' ? `[${v}]` : `${k}=${JSON.stringify(v)}`));
-  return [action.name, ...params].join(' ');
-}
-
 function print(event) {
   switch (event.type) {
     case 'step_planned':
       console.log(`Step ${event.step}: ${event.thoughts.next_goal}`);
       break;
     case 'step_finished':
-      for (const a of event.record.actions) console.log(`  ${a.result.is_error ? '✗' : '✓'} ${describe(a)} — ${a.result.message}`);
+      for (const a of event.record.actions) console.log(`  ${a.result.is_error ? '✗' : '✓'} ${a.description} — ${a.result.message}`);
       if (event.record.error) console.log(`  ✗ ${event.record.error}`);
       break;
     default:
       break;
   }
 }
+
+class UsageError extends Error {}
 
 const temporaryProfile = !args.profile;
 const profile = args.profile ?? mkdtempSync(path.join(os.tmpdir(), 'tabwright-run-'));
@@ -54,45 +48,51 @@ const browser = await launchWithExtension(profile, { headless: true });
 let exitCode = 1;
 try {
   const env = process.env;
-  if (env.TABWRIGHT_LLM_BASE_URL || env.TABWRIGHT_LLM_MODEL) {
+  const llmVars = ['TABWRIGHT_LLM_BASE_URL', 'TABWRIGHT_LLM_MODEL', 'TABWRIGHT_LLM_API_KEY', 'TABWRIGHT_LLM_PROVIDER', 'TABWRIGHT_MAX_STEPS'];
+  if (llmVars.some((name) => env[name])) {
+    const missing = ['TABWRIGHT_LLM_BASE_URL', 'TABWRIGHT_LLM_MODEL'].filter((name) => !env[name]);
+    if (missing.length) throw new UsageError(`Set ${missing.join(' and ')} too (or none of the TABWRIGHT_LLM_* variables, to use the profile's saved options).`);
     await saveSettings(browser.context, browser.extensionId, {
       provider: env.TABWRIGHT_LLM_PROVIDER || 'openai',
-      baseUrl: env.TABWRIGHT_LLM_BASE_URL ?? '',
-      model: env.TABWRIGHT_LLM_MODEL ?? '',
+      baseUrl: env.TABWRIGHT_LLM_BASE_URL,
+      model: env.TABWRIGHT_LLM_MODEL,
       apiKey: env.TABWRIGHT_LLM_API_KEY ?? '',
       maxSteps: env.TABWRIGHT_MAX_STEPS ?? '',
     });
   }
   const panel = await browser.context.newPage();
   await panel.goto(`chrome-extension://${browser.extensionId}/panel/panel.html`);
+  const ask = (request) => panel.evaluate((r) => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, ...r } }), request);
 
-  const steps = [];
-  const finished = new Promise((resolve) => {
-    panel.exposeFunction('tabwrightRunnerEvent', (event) => {
-      print(event);
-      if (event.type === 'step_finished') steps.push(event.record);
-      if (event.type === 'task_finished') resolve(event);
-    });
-  });
-  await panel.evaluate(() => {
-    const port = chrome.runtime.connect({ name: 'tabwright-panel' });
-    port.onMessage.addListener(({ event }) => event && window.tabwrightRunnerEvent(event));
-  });
   // With --url the core opens the tab; without, the task starts on a new blank tab.
-  const reply = await panel.evaluate(async ({ task, startUrl }) => {
-    const blank = startUrl ? null : await chrome.tabs.create({ url: 'about:blank', active: true });
-    return chrome.runtime.sendMessage({
-      to: 'core',
-      request: { v: 1, type: 'start_task', task, tab_id: blank?.id ?? null, start_url: startUrl },
-    });
-  }, { task: args.task, startUrl: args.url ?? null });
+  const blankTab = args.url ? null : await panel.evaluate(async () => (await chrome.tabs.create({ url: 'about:blank', active: true })).id);
+  const reply = await ask({ type: 'start_task', task: args.task, tab_id: blankTab, start_url: args.url ?? null });
   if (reply?.type !== 'accepted') {
     console.error(`Tabwright refused the task: ${reply?.message ?? JSON.stringify(reply)}`);
     if (/No LLM is configured/.test(reply?.message ?? '')) {
       console.error('For the headless runner, set TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL and, if needed, TABWRIGHT_LLM_API_KEY.');
     }
   } else {
-    const end = await finished;
+    // Follow the task's log: print each new event as it appears. Asking also keeps the worker
+    // awake; if the worker lost the task (it was stopped), say so instead of waiting forever.
+    const steps = [];
+    let seen = 0;
+    let taskId = null;
+    let end = null;
+    while (!end) {
+      const status = await ask({ type: 'get_status' });
+      if (status?.type !== 'status') throw new Error(`the core did not report the task's status: ${JSON.stringify(status)}`);
+      taskId ??= status.task_id;
+      if (!status.task_id || status.task_id !== taskId) throw new Error('the service worker restarted and the task was lost');
+      for (const event of status.events.slice(seen)) {
+        print(event);
+        if (event.type === 'step_finished') steps.push(event.record);
+        if (event.type === 'task_finished') end = event;
+      }
+      seen = status.events.length;
+      if (!end && !status.running) throw new Error('the task stopped without reporting its end');
+      if (!end) await new Promise((r) => setTimeout(r, 200));
+    }
     const text = end.end.kind === 'done' ? end.end.text
       : end.end.kind === 'error' ? end.end.message : JSON.stringify(end.end);
     console.log(`\nFinal answer (${end.end.kind}${end.end.kind === 'done' ? (end.end.success ? ', success' : ', no success') : ''}):\n${text}`);
@@ -103,6 +103,9 @@ try {
     }
     exitCode = end.end.kind === 'done' ? (end.end.success ? 0 : 2) : end.end.kind === 'error' ? 1 : 2;
   }
+} catch (error) {
+  console.error(error instanceof UsageError ? error.message : `The run failed: ${error?.message ?? error}`);
+  exitCode = 1;
 } finally {
   await browser.close();
   if (temporaryProfile) rmSync(profile, { recursive: true, force: true });

@@ -111,8 +111,8 @@ pub struct RegisteredAction {
     pub params_schema: fn() -> serde_json::Value,
 }
 
-/// The JSON Schema of a parameter type: inlined (no `$ref`), no meta keys.
-fn params_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+/// The JSON Schema of a type as the LLM sees it: inlined (no `$ref`), no meta keys or title.
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
@@ -175,7 +175,7 @@ macro_rules! registry {
 
         /// Every registered action, in the order they are offered to the LLM.
         pub fn registered() -> Vec<RegisteredAction> {
-            vec![$(RegisteredAction { spec: &$def::SPEC, params_schema: params_schema::<<$def as ActionDef>::Params> }),+]
+            vec![$(RegisteredAction { spec: &$def::SPEC, params_schema: schema_of::<<$def as ActionDef>::Params> }),+]
         }
     };
 }

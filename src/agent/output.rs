@@ -47,15 +47,8 @@ impl AgentOutput {
     /// The JSON Schema of an answer on this page: the reasoning fields, then `action`, a list
     /// of the page's action union.
     pub fn schema(union: &ActionUnion) -> Value {
-        let generator = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|s| {
-                s.inline_subschemas = true;
-                s.meta_schema = None;
-            })
-            .into_generator();
-        let mut schema = generator.into_root_schema_for::<AgentOutputShape>().to_value();
+        let mut schema = crate::actions::schema_of::<AgentOutputShape>();
         if let Some(obj) = schema.as_object_mut() {
-            obj.remove("title");
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }
         if let Some(items) = schema.pointer_mut("/properties/action/items") {

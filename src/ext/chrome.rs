@@ -27,6 +27,8 @@ extern "C" {
     fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo, catch)]
     fn runtime_get_platform_info() -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest, catch)]
+    fn runtime_get_manifest() -> Result<JsValue, JsValue>;
 }
 
 /// A tab as far as Tabwright cares.
@@ -88,9 +90,23 @@ pub async fn send_to_tab<T: Serialize>(tab_id: i32, message: &T) -> Result<JsVal
     settle(tabs_send_message(tab_id, &to_js(message), &options)).await
 }
 
+/// The content-script files the manifest declares, in order: the one list of them.
+pub fn content_script_files() -> Result<Vec<String>, String> {
+    let manifest: serde_json::Value = from_js(runtime_get_manifest().map_err(|e| js_error_text(&e))?)?;
+    let files: Vec<String> = manifest
+        .pointer("/content_scripts/0/js")
+        .and_then(|v| v.as_array())
+        .map(|files| files.iter().filter_map(|f| f.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    if files.is_empty() {
+        return Err("the manifest declares no content scripts".into());
+    }
+    Ok(files)
+}
+
 /// Injects the content scripts into the tab's top frame (for tabs opened before the extension
 /// was installed or reloaded, where the manifest's content scripts never ran).
-pub async fn inject_content_scripts(tab_id: i32, files: &[&str]) -> Result<(), String> {
+pub async fn inject_content_scripts(tab_id: i32, files: &[String]) -> Result<(), String> {
     let injection = serde_json::json!({"target": {"tabId": tab_id}, "files": files});
     settle(scripting_execute_script(&to_js(&injection))).await.map(|_| ())
 }

@@ -23,6 +23,7 @@ const LLM_TIMEOUT_MS: u32 = 60_000;
 const KEEP_ALIVE_MS: u32 = 25_000;
 
 struct TaskSlot {
+    task_id: String,
     stop: StopSignal,
     events: Rc<RefCell<Vec<AgentEvent>>>,
     running: Rc<Cell<bool>>,
@@ -56,10 +57,13 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
             _ => refused("No task is running."),
         }),
         Ok(PanelRequest::GetStatus { .. }) => CURRENT.with_borrow(|slot| match slot {
-            Some(slot) => {
-                PanelReply::Status { v: V, running: slot.running.get(), events: slot.events.borrow().clone() }
-            }
-            None => PanelReply::Status { v: V, running: false, events: Vec::new() },
+            Some(slot) => PanelReply::Status {
+                v: V,
+                task_id: Some(slot.task_id.clone()),
+                running: slot.running.get(),
+                events: slot.events.borrow().clone(),
+            },
+            None => PanelReply::Status { v: V, task_id: None, running: false, events: Vec::new() },
         }),
     };
     to_js(&reply)
@@ -71,37 +75,47 @@ async fn start_task(
     start_url: Option<String>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
-    if CURRENT.with_borrow(|slot| slot.as_ref().is_some_and(|s| s.running.get())) {
-        return refused("A task is already running. Stop it before starting another.");
-    }
     let task = task.trim().to_string();
     if task.is_empty() {
         return refused("Type a task first.");
     }
-    let settings = match chrome::stored_settings().await {
-        Err(e) => return refused(format!("The settings could not be read ({e}). Reload the extension.")),
-        Ok(raw) => match StoredSettings::from_json(raw).and_then(|s| s.validate()) {
-            Ok(settings) => settings,
-            Err(e) => return refused(e.to_string()),
-        },
+    // Claim the slot before the first await, so two start requests cannot both pass the check.
+    let claim = CURRENT.with_borrow_mut(|slot| {
+        if slot.as_ref().is_some_and(|s| s.running.get()) {
+            return None;
+        }
+        let claimed = TaskSlot {
+            task_id: format!("task-{}", js_sys::Date::now() as u64),
+            stop: StopSignal::new(),
+            events: Rc::new(RefCell::new(Vec::new())),
+            running: Rc::new(Cell::new(true)),
+        };
+        let handles = (claimed.task_id.clone(), claimed.stop.clone(), claimed.events.clone(), claimed.running.clone());
+        *slot = Some(claimed);
+        Some(handles)
+    });
+    let Some((task_id, stop, events, running)) = claim else {
+        return refused("A task is already running. Stop it before starting another.");
     };
-    let tab_id = match pick_tab(tab_id, start_url.as_deref()).await {
-        Ok(id) => id,
-        Err(message) => return refused(message),
+    let prepared = prepare(tab_id, start_url.as_deref()).await;
+    let (settings, tab_id) = match prepared {
+        Ok(ready) => ready,
+        Err(message) => {
+            running.set(false);
+            return refused(message);
+        }
     };
 
-    let events = Rc::new(RefCell::new(Vec::new()));
-    let running = Rc::new(Cell::new(true));
-    let stop = StopSignal::new();
-    CURRENT.with_borrow_mut(|slot| {
-        *slot = Some(TaskSlot { stop: stop.clone(), events: events.clone(), running: running.clone() });
-    });
+    // Each event goes out with its task and its position in the task's log, so a panel can
+    // tell a repeat from a gap and resynchronise with `get_status`.
     let sink = {
         let events = events.clone();
+        let task_id = JsValue::from_str(&task_id);
         move |event: AgentEvent| {
+            let seq = events.borrow().len();
             events.borrow_mut().push(event.clone());
             // A closed panel makes the call throw; the task goes on and the event is kept.
-            let _ = broadcast.call1(&JsValue::NULL, &to_js(&event));
+            let _ = broadcast.call3(&JsValue::NULL, &to_js(&event), &JsValue::from(seq as u32), &task_id);
         }
     };
     let ports = Ports {
@@ -110,7 +124,6 @@ async fn start_task(
         events: sink,
         clock: js_sys::Date::now,
     };
-    let task_id = format!("task-{}", js_sys::Date::now() as u64);
     let agent = Agent::new(task_id, task, settings, ports, stop);
     {
         let running = running.clone();
@@ -126,6 +139,16 @@ async fn start_task(
         }
     });
     PanelReply::Accepted { v: V }
+}
+
+/// Reads and checks the settings and picks the tab, or says why the task cannot start.
+async fn prepare(tab_id: Option<i32>, start_url: Option<&str>) -> Result<(crate::settings::Settings, i32), String> {
+    let raw = chrome::stored_settings()
+        .await
+        .map_err(|e| format!("The settings could not be read ({e}). Reload the extension."))?;
+    let settings = StoredSettings::from_json(raw).and_then(|s| s.validate()).map_err(|e| e.to_string())?;
+    let tab_id = pick_tab(tab_id, start_url).await?;
+    Ok((settings, tab_id))
 }
 
 /// The tab the task runs on: a new tab at `start_url`, the tab the panel named, or the active

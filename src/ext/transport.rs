@@ -1,35 +1,58 @@
 //! `FetchTransport`: the LLM transport over the service worker's fetch, through gloo-net.
 //!
-//! Each request is aborted after a timeout, so a provider that never answers cannot hang a task.
+//! Each request is aborted after a timeout, so a provider that never answers cannot hang a task,
+//! and when the request's future is dropped (the user pressed Stop), so the provider stops
+//! generating (and billing) at once.
 
 use crate::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
 use gloo_net::http::Request;
+use web_sys::{AbortController, AbortSignal};
 
 pub struct FetchTransport {
     pub timeout_ms: u32,
 }
 
+/// Aborts the fetch it guards when dropped, unless disarmed first.
+struct AbortOnDrop {
+    controller: AbortController,
+    armed: bool,
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.controller.abort();
+        }
+    }
+}
+
 impl LlmTransport for FetchTransport {
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
-        let controller =
-            web_sys::AbortController::new().map_err(|e| TransportError(super::chrome::js_error_text(&e)))?;
-        let signal = controller.signal();
-        let timeout_ms = self.timeout_ms;
-        let _timer = gloo_timers::callback::Timeout::new(timeout_ms, move || controller.abort());
-        let mut builder = Request::post(&request.url).abort_signal(Some(&signal));
-        for (name, value) in &request.headers {
-            builder = builder.header(name, value);
-        }
+        let controller = AbortController::new().map_err(|e| TransportError(super::chrome::js_error_text(&e)))?;
+        let signal: AbortSignal = controller.signal();
+        let mut guard = AbortOnDrop { controller, armed: true };
+        let timer = {
+            let controller = guard.controller.clone();
+            gloo_timers::callback::Timeout::new(self.timeout_ms, move || controller.abort())
+        };
+        let timeout_s = self.timeout_ms / 1000;
         let describe = |e: gloo_net::Error| {
             if signal.aborted() {
-                TransportError(format!("no answer within {} s", timeout_ms / 1000))
+                TransportError(format!("no answer within {timeout_s} s"))
             } else {
                 TransportError(e.to_string())
             }
         };
+        let mut builder = Request::post(&request.url).abort_signal(Some(&signal));
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
         let response = builder.body(request.body.clone()).map_err(describe)?.send().await.map_err(describe)?;
         let status = response.status();
         let body = response.text().await.map_err(describe)?;
+        // Finished: neither the timer nor the guard may abort anything now.
+        timer.cancel();
+        guard.armed = false;
         Ok(HttpResponse { status, body })
     }
 }

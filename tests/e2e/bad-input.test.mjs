@@ -34,7 +34,6 @@ test('with no LLM configured the panel says what to set and where', async () => 
   assert.match(text, /No LLM is configured/);
   assert.match(text, /base URL/);
   assert.match(text, /Options/);
-  assert.equal(llm.requests.length, 0);
   assert.equal(await panel.locator('#task').inputValue(), 'Log in as alice', 'the task text is kept');
   await h.screenshot(panel, 'no-llm-configured');
   const [options] = await Promise.all([
@@ -105,7 +104,29 @@ test('stop ends a task while the LLM is still answering', async () => {
   await final.waitFor({ timeout: 10_000 });
   assert.ok(Date.now() - stoppedAt < 5_000, 'stop does not wait for the LLM');
   assert.match(await final.innerText(), /Stopped/);
+  const pendingRequest = llm.requests[requestsBefore];
+  for (let i = 0; i < 50 && !pendingRequest.abandoned; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(pendingRequest.abandoned, true, 'the LLM request was aborted, so the provider stops generating');
   release();
   assert.equal(await panel.locator('#run').isVisible(), true);
+  await closeAllButOne();
+});
+
+test('a page that failed to load still goes to the LLM, which navigates away', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
+  const seen = [];
+  policy = (state) => {
+    seen.push(state);
+    if (/Note: The page failed to load/.test(state)) {
+      return answer('Leave the broken page', [{ navigate: { url: `${h.fixtures.url}/login.html` } }]);
+    }
+    return answer('Report', [{ done: { text: `Now on: ${/^Title: (.*)$/m.exec(state)?.[1]}`, success: true } }]);
+  };
+  const broken = await h.context.newPage();
+  await broken.goto('http://127.0.0.1:9/').catch(() => {}); // nothing listens there: Chrome's error page
+  const panel = await h.openPanel();
+  const text = await runTaskToEnd(panel, 'Get to the sign-in page', 30_000);
+  assert.match(text, /Now on: Sign in — Fixture Bank/);
+  assert.match(seen[0], /URL: http:\/\/127\.0\.0\.1:9\//);
   await closeAllButOne();
 });

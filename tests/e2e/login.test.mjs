@@ -9,28 +9,24 @@ import { findIndex, field, offeredActions } from './lib/state.mjs';
 
 let h;
 let llm;
-const answers = [];
 
-/** A model that reads the page: fills the fields found by placeholder, presses the button
- * found by its text, and reports success once the page welcomes alice. */
+/** A model that reads the page: fills the fields found by placeholder, then (seeing the filled
+ * form) presses the button found by its text, and reports success once the page welcomes alice. */
 function loginPolicy(state) {
-  let reply;
+  const user = findIndex(state, 'placeholder=Username');
+  const pass = findIndex(state, 'placeholder=Password');
+  const submit = findIndex(state, />Submit \/>$/);
   if (field(state, 'Title').startsWith('Welcome, alice')) {
-    reply = answer('Report that alice is logged in', [{ done: { text: 'Logged in as alice.', success: true } }]);
-  } else {
-    const user = findIndex(state, 'placeholder=Username');
-    const pass = findIndex(state, 'placeholder=Password');
-    const submit = findIndex(state, />Submit \/>$/);
-    reply = user && pass && submit
-      ? answer('Fill in the log-in form and submit it', [
-        { input: { index: user, text: 'alice', clear: null } },
-        { input: { index: pass, text: 'hunter2', clear: true } },
-        { click: { index: submit } },
-      ])
-      : answer('No log-in form here', [{ done: { text: 'No log-in form found.', success: false } }]);
+    return answer('Report that alice is logged in', [{ done: { text: 'Logged in as alice.', success: true } }]);
   }
-  answers.push(reply.output);
-  return reply;
+  if (user && pass && submit && !/value=alice/.test(state)) {
+    return answer('Fill in the log-in form', [
+      { input: { index: user, text: 'alice', clear: null } },
+      { input: { index: pass, text: 'hunter2', clear: true } },
+    ]);
+  }
+  if (submit) return answer('Submit the form', [{ click: { index: submit } }]);
+  return answer('No log-in form here', [{ done: { text: 'No log-in form found.', success: false } }]);
 }
 
 before(async () => {
@@ -59,20 +55,20 @@ test('log in as alice through the side panel: the page welcomes her and the loop
   // The panel shows the task, each step with its goal and actions, and the final answer.
   assert.equal(await panel.locator('.bubble').innerText(), 'Log in as alice with password hunter2');
   const steps = panel.locator('.step');
-  assert.equal(await steps.count(), 2);
-  const first = await steps.nth(0).innerText();
-  assert.match(first, /Fill in the log-in form and submit it/);
-  assert.match(first, /click \[\d+\] Submit/);
-  assert.match(first, /type "alice" into \[\d+\] Username/);
-  assert.match(first, /type ••• into \[\d+\] Password/);
-  assert.doesNotMatch(first, /hunter2/, 'the panel masks what is typed into a password field');
-  assert.match(first, /Clicked \[\d+\] <button>/);
-  assert.match(first, /navigated to http:\/\/127\.0\.0\.1:\d+\/welcome\?user=alice/);
+  assert.equal(await steps.count(), 3);
+  const [fill, submit, finish] = await Promise.all([0, 1, 2].map((i) => steps.nth(i).innerText()));
+  assert.match(fill, /Fill in the log-in form/);
+  assert.match(fill, /type "alice" into \[\d+\] Username/);
+  assert.match(fill, /type ••• into \[\d+\] Password/);
+  assert.match(submit, /click \[\d+\] Submit/);
+  assert.match(submit, /Clicked \[\d+\] <button>; the page navigated to http:\/\/127\.0\.0\.1:\d+\/welcome\?user=alice/);
+  assert.match(finish, /finish: task done/);
   assert.match(await panel.locator('.final').innerText(), /Done\s+Logged in as alice\./);
+  for (const text of [fill, submit, finish]) assert.doesNotMatch(text, /hunter2/, 'the panel masks the password');
 
   // What the LLM received: the real page, in the OpenAI wire format, with the strict schema
   // holding exactly the registered actions.
-  assert.equal(llm.requests.length, 2);
+  assert.equal(llm.requests.length, 3);
   const [firstRequest] = llm.requests;
   assert.equal(firstRequest.headers.authorization, 'Bearer sk-mock-key');
   assert.equal(firstRequest.body.model, 'mock-model');
@@ -84,15 +80,17 @@ test('log in as alice through the side panel: the page welcomes her and the loop
   for (const { body } of llm.requests) {
     assert.deepEqual(offeredActions(body), ['navigate', 'click', 'input', 'done']);
   }
+  // The second request sees the filled form: the user name's value, never the password's, and
+  // the history of step 1 with the password masked.
   const secondState = llm.requests[1].body.messages[1].content;
-  assert.match(secondState, /Title: Welcome, alice/);
-  assert.match(secondState, /Fill in the log-in form and submit it/, 'history carries the previous step');
-  assert.doesNotMatch(secondState, /value=hunter2/, 'the password value never leaves the page');
+  assert.match(secondState, /value=alice/);
+  assert.match(secondState, /Fill in the log-in form/, 'history carries the previous step');
+  assert.doesNotMatch(secondState.replace('Log in as alice with password hunter2', ''), /hunter2/);
+  assert.match(llm.requests[2].body.messages[1].content, /Title: Welcome, alice/);
 
-  // The loop stopped on done: done was the last answer and no request followed it.
-  assert.ok('done' in answers.at(-1).action[0]);
+  // The loop stopped on done: no request followed it, and the panel is ready for a new task.
   await new Promise((r) => setTimeout(r, 1_000));
-  assert.equal(llm.requests.length, 2);
+  assert.equal(llm.requests.length, 3);
   assert.equal(await panel.locator('#stop').isHidden(), true);
   assert.equal(await panel.locator('#run').isVisible(), true);
 });

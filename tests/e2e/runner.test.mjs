@@ -77,3 +77,11 @@ test('scripts/run --task without an LLM says which variables to set', async () =
   assert.match(stderr, /No LLM is configured/);
   assert.match(stderr, /TABWRIGHT_LLM_BASE_URL/);
 });
+
+test('scripts/run --task with half an LLM configuration names the missing variable', async () => {
+  const { code, stderr } = await run(['--task', 'anything', '--url', `${fixtures.url}/login.html`], {
+    TABWRIGHT_LLM_BASE_URL: llm.baseUrl, TABWRIGHT_LLM_MODEL: '',
+  });
+  assert.equal(code, 1);
+  assert.match(stderr, /Set TABWRIGHT_LLM_MODEL too/);
+});

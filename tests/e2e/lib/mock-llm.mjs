@@ -6,6 +6,9 @@
 import http from 'node:http';
 
 /**
+ * Each recorded request is {headers, body, abandoned}; `abandoned` turns true when the client
+ * closed the connection before the answer was sent.
+ *
  * policy(state, body) returns one of:
  *   {output: {...AgentOutput}}            → 200 with that JSON as the assistant message
  *   {status: 401, body: {...}}            → that HTTP error
@@ -26,7 +29,10 @@ export async function startMockLlm(policy) {
       res.writeHead(400).end('{"error":{"message":"invalid JSON"}}');
       return;
     }
-    requests.push({ headers: req.headers, body });
+    const record = { headers: req.headers, body, abandoned: false };
+    requests.push(record);
+    // The client hung up before the answer: it aborted the request (e.g. the user pressed Stop).
+    res.on('close', () => { if (!res.writableEnded) record.abandoned = true; });
     const state = body.messages?.find((m) => m.role === 'user')?.content ?? '';
     let reply;
     try {

@@ -1,0 +1,81 @@
+// The side panel stays in step with the worker: a panel opened mid-task shows the steps so far
+// and then the rest live, and a panel whose worker Chrome stopped reconnects on its own.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { findIndex } from './lib/state.mjs';
+
+let h;
+let llm;
+let gate = null; // when set, the mock waits for it before answering
+
+after(() => gate?.release());
+
+before(async () => {
+  h = await startHarness();
+  llm = await startMockLlm(async (state) => {
+    if (gate) await gate.promise;
+    const asked = llm.requests.length;
+    if (asked < 3) {
+      return answer(`Type attempt ${asked}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${asked}`, clear: true } }]);
+    }
+    return answer('Finish', [{ done: { text: `Finished after ${asked} answers.`, success: true } }]);
+  });
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+after(async () => {
+  await h?.close();
+  await llm?.close();
+});
+
+function openGate() {
+  let release;
+  const promise = new Promise((r) => { release = r; });
+  gate = { promise, release };
+  return gate;
+}
+
+test('a panel opened in the middle of a task shows the steps so far, then the rest live', async () => {
+  llm.requests.length = 0;
+  const g = openGate();
+  await h.openFixture('login.html');
+  const first = await h.openPanel();
+  await runTask(first, 'Type into the user name field three times');
+  await first.locator('.step').first().waitFor();
+  // Let the first step finish, then hold the second answer.
+  const next = openGate();
+  g.release();
+  await first.locator('.step .goal', { hasText: 'Type attempt 1' }).waitFor({ timeout: 15_000 });
+  await first.locator('.step').nth(1).waitFor();
+
+  const second = await h.openPanel();
+  await second.locator('.step .goal', { hasText: 'Type attempt 1' }).waitFor({ timeout: 10_000 });
+  assert.equal(await second.locator('.bubble').innerText(), 'Type into the user name field three times');
+  assert.equal(await second.locator('#stop').isVisible(), true, 'the reopened panel knows the task runs');
+
+  gate = null;
+  next.release();
+  await second.locator('.final').waitFor({ timeout: 15_000 });
+  assert.match(await second.locator('.final').innerText(), /Finished after 3 answers\./);
+  assert.equal(await second.locator('.step').count(), 3, 'each step shown once');
+  assert.equal(await first.locator('.step').count(), 3);
+  await h.screenshot(second, 'panel-reopened-mid-task');
+});
+
+test('after Chrome stops the service worker, the open panel reconnects and shows the next task live', async () => {
+  llm.requests.length = 0;
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const cdp = await h.context.newCDPSession(panel);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await new Promise((r) => setTimeout(r, 1_000));
+
+  const final = await runTaskToEnd(panel, 'Type into the user name field three times', 30_000);
+  assert.match(final, /Finished after 3 answers\./);
+  const stepsOfThisTask = await panel.locator('.step').evaluateAll((cards) => cards.length);
+  assert.ok(stepsOfThisTask >= 3, `steps shown live: ${stepsOfThisTask}`);
+  assert.equal(await panel.locator('#notice').isHidden(), true, 'no error shown for a routine reconnect');
+});
