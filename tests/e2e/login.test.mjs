@@ -47,6 +47,9 @@ test('log in as alice through the side panel: the page welcomes her and the loop
 
   await panel.locator('.final').waitFor({ timeout: 60_000 });
   await h.screenshot(panel, 'login-panel');
+  await panel.emulateMedia({ colorScheme: 'dark' });
+  await h.screenshot(panel, 'login-panel-dark');
+  await panel.emulateMedia({ colorScheme: 'light' });
 
   // The page really logged in (a real form submit to the fixture server).
   await site.getByRole('heading', { name: 'Welcome, alice' }).waitFor({ timeout: 5_000 });
