@@ -44,7 +44,8 @@ test('a panel opened in the middle of a task shows the steps so far, then the re
   const first = await h.openPanel();
   await runTask(first, 'Type into the user name field three times');
   await first.locator('.step').first().waitFor();
-  // Let the first step finish, then hold the second answer.
+  // Once the first request is waiting on the gate, let it through and hold the second answer.
+  while (llm.requests.length < 1) await new Promise((r) => setTimeout(r, 20));
   const next = openGate();
   g.release();
   await first.locator('.step .goal', { hasText: 'Type attempt 1' }).waitFor({ timeout: 15_000 });
@@ -65,6 +66,8 @@ test('a panel opened in the middle of a task shows the steps so far, then the re
 });
 
 test('after Chrome stops the service worker, the open panel reconnects and shows the next task live', async () => {
+  gate?.release();
+  gate = null;
   llm.requests.length = 0;
   await h.openFixture('login.html');
   const panel = await h.openPanel();
