@@ -24,14 +24,7 @@ impl PageState {
 
     /// A page that could not be read, at the last URL known.
     pub fn unreadable(tab_id: i32, url: &str, why: String) -> Self {
-        let snapshot = Snapshot {
-            version: crate::dom::SNAPSHOT_VERSION,
-            url: url.to_string(),
-            title: String::new(),
-            scroll: Default::default(),
-            elements: Vec::new(),
-        };
-        PageState { tab_id, snapshot, notice: Some(why) }
+        PageState { tab_id, snapshot: Snapshot::with_elements(url, "", Vec::new()), notice: Some(why) }
     }
 
     pub fn url(&self) -> &str {
@@ -84,4 +77,7 @@ pub trait Browser {
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError>;
     /// Types `text` into the element with this index, replacing its content when `clear`.
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError>;
+    /// The task is over: remove whatever the browser shows for it (highlights) and let go of
+    /// what it holds. Best effort; never fails.
+    async fn finish(&mut self) {}
 }

@@ -110,12 +110,23 @@ pub struct PlannedAction {
     pub params: serde_json::Value,
 }
 
-/// Requests the worker sends to the content script of a tab.
+/// Requests the worker sends to the content script of one frame. Indices are the frame's own
+/// (local) indices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentRequest {
-    /// Index the page; the reply carries a `dom::Snapshot`.
+    /// Index the frame; the reply carries a `dom::FrameSnapshot`. `viewport_expansion` is in CSS
+    /// pixels, -1 for the whole page.
     Snapshot {
+        v: u32,
+        viewport_expansion: i32,
+    },
+    /// Draw numbered boxes: `(local index, page-wide index)` pairs.
+    Highlight {
+        v: u32,
+        labels: Vec<(u32, u32)>,
+    },
+    ClearHighlights {
         v: u32,
     },
     Click {

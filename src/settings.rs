@@ -14,6 +14,10 @@ pub struct StoredSettings {
     pub max_steps: Option<u32>,
     pub max_actions_per_step: Option<u32>,
     pub max_failures: Option<u32>,
+    /// How far beyond the viewport elements are listed, in CSS pixels; -1 = the whole page.
+    pub viewport_expansion: Option<i32>,
+    /// Numbered boxes over the elements while a task runs.
+    pub highlights: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -32,6 +36,20 @@ pub struct StoredLlm {
 pub struct Settings {
     pub llm: LlmSettings,
     pub limits: Limits,
+    pub page: PageOptions,
+}
+
+/// How pages are looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageOptions {
+    pub viewport_expansion: i32,
+    pub highlights: bool,
+}
+
+impl Default for PageOptions {
+    fn default() -> Self {
+        PageOptions { viewport_expansion: 500, highlights: true }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +79,8 @@ impl Default for Limits {
 pub enum SettingsError {
     #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's options (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
     UnknownProvider(String),
+    #[error("The viewport expansion must be -1 (the whole page) or between 0 and 100000 pixels; it is {0}. Fix it in Tabwright's options.")]
+    BadExpansion(i32),
     #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
     NoLlm { missing: &'static str },
     #[error(
@@ -121,6 +141,14 @@ impl StoredSettings {
                     20,
                 )?,
                 max_failures: ranged("max consecutive failures", self.max_failures, d.max_failures, 1, 20)?,
+            },
+            page: PageOptions {
+                viewport_expansion: match self.viewport_expansion {
+                    None => PageOptions::default().viewport_expansion,
+                    Some(v) if v == -1 || (0..=100_000).contains(&v) => v,
+                    Some(v) => return Err(SettingsError::BadExpansion(v)),
+                },
+                highlights: self.highlights.unwrap_or(true),
             },
         })
     }

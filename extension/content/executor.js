@@ -6,7 +6,6 @@
 // track the value through that setter and ignore a plain `.value =`.
 (() => {
   const tw = (globalThis.tabwright ??= {});
-  if (tw.click) return;
 
   const gone = (index) => ({ ok: false, code: 'element_gone', message: `element [${index}] is no longer on the page` });
   const unsuitable = (message) => ({ ok: false, code: 'unsuitable', message });

@@ -1,113 +1,212 @@
-// The eyes, first version: finds the visible interactive elements of the page and numbers them.
+// The eyes: what a person can see and use in this frame, as a compact snapshot.
 //
-// Interface (the seam the full indexer keeps): `tabwright.snapshot()` returns a snapshot of
-// format version 1 — {version, url, title, scroll: {above_px, below_px}, elements: [{index, tag,
-// attributes, text, is_new}]} — and `tabwright.elementAt(index)` returns the live element
-// behind an index, or null once it has left the document.
+// tabwright.snapshot({viewportExpansion}) walks the frame's flat tree — light DOM, open and
+// closed shadow roots (closed ones through chrome.dom.openOrClosedShadowRoot, without touching
+// the page), slotted content where it is shown — and lists, in page order:
+//   - interactive elements (interactive.js) that are rendered, have a box, lie in the expanded
+//     viewport and are top-most at their visible point (visibility.js), each with a local index;
+//   - scrollable containers, with how far they scroll;
+//   - free text that belongs to no indexed element;
+//   - a placeholder for each visible child frame, named by Chrome's exact frame id
+//     (chrome.runtime.getFrameId on the iframe element), which the worker fills with that
+//     frame's own snapshot.
+// Text inside an indexed element belongs to it, up to the next indexed descendant. An element
+// inside an indexed one gets its own index only when it is a distinct interaction (a 'strong'
+// classification): a link inside a clickable card does, a span inside a link does not.
 //
-// Indices are stable: an element keeps its number for as long as it stays in the document, so
-// the model can refer to it across steps. Elements not in the previous snapshot are marked new.
+// Indices are stable: an element keeps its number while it stays in the document; numbers not
+// in this document's previous snapshot are marked new. The format (version 2) is documented in
+// src/dom/frame.rs, which validates it.
 (() => {
   const tw = (globalThis.tabwright ??= {});
-  if (tw.snapshot) return; // already injected into this page
 
-  const SNAPSHOT_VERSION = 1;
-  const CANDIDATES = [
-    'a[href]', 'button', 'input:not([type=hidden])', 'textarea', 'select', 'summary',
-    '[role=button]', '[role=link]', '[role=checkbox]', '[role=tab]', '[role=menuitem]',
-    '[contenteditable=""]', '[contenteditable=true]',
-  ].join(',');
-  const SHOWN_ATTRIBUTES = ['type', 'name', 'role', 'aria-label', 'placeholder', 'title', 'alt', 'href', 'aria-expanded', 'autocomplete'];
-  const MAX_TEXT = 200;
+  const SNAPSHOT_VERSION = 2;
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'svg', 'math', 'canvas', 'video', 'audio', 'object', 'embed']);
+  const FRAMES = new Set(['iframe', 'frame']);
+  // Elements that may host a shadow root (besides custom elements, whose names have a dash).
+  const SHADOW_HOSTS = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
+  const MAX_DEPTH = 400;
 
-  const indexOf = new WeakMap(); // element → index
-  const byIndex = new Map(); // index → WeakRef(element)
-  let nextIndex = 1;
-  let previous = new Set(); // indices in the last snapshot
-
-  /** Has a box and is not hidden by CSS. */
-  function isVisible(el) {
-    const rect = el.getBoundingClientRect();
-    if (rect.width <= 0 || rect.height <= 0) return false;
-    const style = getComputedStyle(el);
-    return style.visibility !== 'hidden' && style.display !== 'none' && Number(style.opacity) !== 0;
-  }
-
-  /** Values that must never leave the page: passwords and payment-card fields. */
-  function isSecretField(el) {
-    const autocomplete = (el.getAttribute('autocomplete') || '').toLowerCase();
-    return (el instanceof HTMLInputElement && el.type === 'password') || autocomplete.startsWith('cc-');
-  }
-
-  function attributesOf(el) {
-    const out = {};
-    for (const name of SHOWN_ATTRIBUTES) {
-      const value = el.getAttribute(name);
-      if (value !== null && value !== '') out[name] = value.slice(0, MAX_TEXT);
-    }
-    if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !isSecretField(el) && el.value) {
-      out.value = el.value.slice(0, MAX_TEXT);
-    }
-    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) {
-      out.checked = String(el.checked);
-    }
-    if (el instanceof HTMLSelectElement && el.selectedOptions.length && !isSecretField(el)) {
-      out.value = el.selectedOptions[0].textContent.trim().slice(0, MAX_TEXT);
-    }
-    if (el.disabled) out.disabled = 'true';
-    return out;
-  }
-
-  function textOf(el) {
-    if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) return '';
-    return (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim().slice(0, MAX_TEXT);
-  }
+  const registry = (tw.registry ??= {
+    doc: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`,
+    indexOf: new WeakMap(), // element → index
+    byIndex: new Map(), // index → WeakRef(element)
+    next: 1,
+    previous: null, // indices in the last snapshot, null before the first
+    shadowRoots: [], // WeakRefs to the shadow roots seen, for listener collection
+  });
 
   function indexFor(el) {
-    let index = indexOf.get(el);
+    let index = registry.indexOf.get(el);
     if (index === undefined) {
-      index = nextIndex++;
-      indexOf.set(el, index);
-      byIndex.set(index, new WeakRef(el));
+      index = registry.next++;
+      registry.indexOf.set(el, index);
+      registry.byIndex.set(index, new WeakRef(el));
     }
     return index;
   }
 
-  tw.snapshot = function snapshot() {
-    const elements = [];
-    const current = new Set();
-    for (const el of document.querySelectorAll(CANDIDATES)) {
-      if (!isVisible(el)) continue;
-      const index = indexFor(el);
-      current.add(index);
-      elements.push({
-        index,
-        tag: el.tagName.toLowerCase(),
-        attributes: attributesOf(el),
-        text: textOf(el),
-        is_new: previous.size > 0 && !previous.has(index),
-      });
+  tw.elementAt = function elementAt(index) {
+    const el = registry.byIndex.get(index)?.deref();
+    if (!el || !el.isConnected) {
+      registry.byIndex.delete(index);
+      return null;
     }
-    previous = current;
+    return el;
+  };
+
+  function shadowRootOf(el) {
+    if (el.shadowRoot) return el.shadowRoot;
+    if (!el.localName.includes('-') && !SHADOW_HOSTS.has(el.localName)) return null;
+    try {
+      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The children a person sees, in order: the shadow tree instead of the light children, and
+   * a slot's assigned nodes in place of the slot. */
+  function renderedChildren(el, ctx) {
+    const root = shadowRootOf(el);
+    if (root) {
+      ctx.shadowRoots.push(root);
+      return root.childNodes;
+    }
+    if (el.localName === 'slot') {
+      const assigned = el.assignedNodes({ flatten: true });
+      if (assigned.length) return assigned;
+    }
+    return el.childNodes;
+  }
+
+  /** Elements that have a click listener, as the page-world script reports them. The event it
+   * dispatches is seen by capture listeners on the document and on every known shadow root; the
+   * deepest target any of them sees is the element itself, even inside a closed shadow root. */
+  function elementsWithListeners() {
+    const deepest = new Map();
+    const note = (event) => deepest.set(event, event.composedPath()[0]);
+    const roots = [document];
+    for (const ref of registry.shadowRoots) {
+      const root = ref.deref();
+      if (root) roots.push(root);
+    }
+    for (const root of roots) root.addEventListener('tabwright:has-listener', note, true);
+    document.dispatchEvent(new CustomEvent('tabwright:collect-listeners'));
+    for (const root of roots) root.removeEventListener('tabwright:has-listener', note, true);
+    return new Set(deepest.values());
+  }
+
+  function isVisibleText(parent, ctx) {
+    let visible = ctx.textParents.get(parent);
+    if (visible === undefined) {
+      const rect = parent.getBoundingClientRect();
+      visible = tw.isRendered(parent) && tw.inExpandedViewport(rect, ctx.expansion)
+        && (tw.hasSize(rect) || parent.getClientRects().length > 0);
+      ctx.textParents.set(parent, visible);
+    }
+    return visible;
+  }
+
+  function addText(textNode, parent, depth, owner, ctx) {
+    const text = textNode.data;
+    if (!text.trim() || !isVisibleText(parent, ctx)) return;
+    if (owner) {
+      tw.appendText(owner, text);
+      return;
+    }
+    const last = ctx.nodes[ctx.nodes.length - 1];
+    if (last && last === ctx.openText && last.d === depth) tw.appendText(last, text);
+    else {
+      const node = { d: depth, text: '' };
+      tw.appendText(node, text);
+      ctx.nodes.push(node);
+      ctx.openText = node;
+    }
+  }
+
+  function addFrame(el, depth, ctx) {
+    const rect = el.getBoundingClientRect();
+    if (!tw.hasSize(rect) || !tw.inExpandedViewport(rect, ctx.expansion) || !tw.isRendered(el) || !tw.isTopMost(el, rect)) return;
+    let frameId = -1;
+    try {
+      frameId = chrome.runtime.getFrameId(el);
+    } catch {
+      return;
+    }
+    if (frameId < 0) return;
+    ctx.nodes.push({ d: depth, frame: frameId, at: [rect.left + el.clientLeft, rect.top + el.clientTop] });
+    ctx.openText = null;
+  }
+
+  function walk(el, depth, owner, parentCursor, level, ctx) {
+    const tag = el.localName;
+    if (SKIP.has(tag) || el === tw.highlightHost || level > MAX_DEPTH) {
+      if (tag === 'svg' && owner) tw.appendText(owner, el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '');
+      return;
+    }
+    const style = getComputedStyle(el);
+    if (style.display === 'none') return;
+    if (FRAMES.has(tag)) {
+      addFrame(el, depth, ctx);
+      return;
+    }
+    if (tag === 'img' && owner) tw.appendText(owner, el.getAttribute('alt') || '');
+
+    let entry = null;
+    const kind = tw.classify(el, style, parentCursor, ctx.listeners.has(el));
+    const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, style) : null;
+    if (kind === 'strong' || (kind === 'weak' && !owner) || scroll) {
+      const rect = el.getBoundingClientRect();
+      if (tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && tw.isRendered(el) && tw.isTopMost(el, rect)) {
+        const index = indexFor(el);
+        entry = { d: depth, i: index, tag };
+        const attrs = tw.attributesOf(el);
+        if (Object.keys(attrs).length) entry.attrs = attrs;
+        if (registry.previous && !registry.previous.has(index)) entry.new = true;
+        if (scroll) entry.scroll = scroll;
+        ctx.nodes.push(entry);
+        ctx.indexed.push([index, el]);
+        ctx.openText = null;
+      }
+    }
+    const childDepth = entry ? depth + 1 : depth;
+    const childOwner = entry ?? owner;
+    for (const child of renderedChildren(el, ctx)) {
+      if (child.nodeType === Node.ELEMENT_NODE) walk(child, childDepth, childOwner, style.cursor, level + 1, ctx);
+      else if (child.nodeType === Node.TEXT_NODE) addText(child, el, childDepth, childOwner, ctx);
+    }
+    if (entry) ctx.openText = null;
+  }
+
+  tw.snapshot = function snapshot({ viewportExpansion = 500 } = {}) {
+    tw.clearHighlights?.();
     const scroller = document.scrollingElement || document.documentElement;
+    const ctx = {
+      expansion: viewportExpansion,
+      nodes: [],
+      indexed: [],
+      listeners: elementsWithListeners(),
+      shadowRoots: [],
+      textParents: new Map(),
+      openText: null,
+      pageScroller: scroller,
+    };
+    const start = document.body ?? document.documentElement;
+    if (start) walk(start, 0, null, 'auto', 0, ctx);
+    registry.previous = new Set(ctx.indexed.map(([index]) => index));
+    registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
+    for (const node of ctx.nodes) if (node.text === '') delete node.text;
     return {
       version: SNAPSHOT_VERSION,
+      doc: registry.doc,
       url: location.href,
       title: document.title,
       scroll: {
         above_px: Math.max(0, Math.round(scroller.scrollTop)),
         below_px: Math.max(0, Math.round(scroller.scrollHeight - scroller.scrollTop - innerHeight)),
       },
-      elements,
+      nodes: ctx.nodes,
     };
-  };
-
-  tw.elementAt = function elementAt(index) {
-    const el = byIndex.get(index)?.deref();
-    if (!el || !el.isConnected) {
-      byIndex.delete(index);
-      return null;
-    }
-    return el;
   };
 })();

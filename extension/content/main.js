@@ -1,5 +1,5 @@
 // The content script's message handler: answers the service worker's requests (protocol v1:
-// snapshot, click, input). Messages from anything but this extension are ignored, so a page
+// snapshot, highlight, clear_highlights, click, input), one content script per frame. Messages from anything but this extension are ignored, so a page
 // cannot drive Tabwright by posting messages.
 //
 // The worker injects these scripts only when no listener answered, e.g. after the extension was
@@ -15,7 +15,9 @@
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
     }
     switch (message.type) {
-      case 'snapshot': return { ok: true, snapshot: tw.snapshot() };
+      case 'snapshot': return { ok: true, snapshot: tw.snapshot({ viewportExpansion: Number(message.viewport_expansion ?? 500) }) };
+      case 'highlight': return { ok: true, shown: tw.showHighlights(Array.isArray(message.labels) ? message.labels : []) };
+      case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'click': return tw.click(message.index);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
       default: return { ok: false, code: 'unknown', message: `unknown request type ${message.type}` };

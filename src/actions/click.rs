@@ -20,7 +20,7 @@ impl ActionDef for Click {
         name: "click",
         description: "Click an interactive element by its index.",
         domains: &[],
-        page_filter: Some(|page| !page.snapshot.elements.is_empty()),
+        page_filter: Some(|page| page.snapshot.has_elements()),
         terminates_sequence: false,
     };
 

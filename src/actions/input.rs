@@ -24,7 +24,7 @@ impl ActionDef for Input {
         name: "input",
         description: "Type text into an input field, text area or editable element by its index.",
         domains: &[],
-        page_filter: Some(|page| !page.snapshot.elements.is_empty()),
+        page_filter: Some(|page| page.snapshot.has_elements()),
         terminates_sequence: false,
     };
 
@@ -69,21 +69,7 @@ mod tests {
     use crate::dom::{Element, Snapshot};
 
     fn page_with(attrs: &[(&str, &str)]) -> PageState {
-        let element = Element {
-            index: 4,
-            tag: "input".into(),
-            attributes: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            text: String::new(),
-            is_new: false,
-        };
-        let snapshot = Snapshot {
-            version: 1,
-            url: "https://x/".into(),
-            title: String::new(),
-            scroll: Default::default(),
-            elements: vec![element],
-        };
-        PageState::new(1, snapshot)
+        PageState::new(1, Snapshot::with_elements("https://x/", "", vec![Element::new(4, "input", attrs, "")]))
     }
 
     fn params(text: &str) -> InputParams {

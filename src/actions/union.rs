@@ -152,24 +152,8 @@ mod tests {
     use crate::dom::{Element, Snapshot};
 
     fn page(url: &str, elements: usize) -> PageState {
-        PageState::new(
-            1,
-            Snapshot {
-                version: 1,
-                url: url.into(),
-                title: String::new(),
-                scroll: Default::default(),
-                elements: (1..=elements as u32)
-                    .map(|i| Element {
-                        index: i,
-                        tag: "button".into(),
-                        attributes: Default::default(),
-                        text: "b".into(),
-                        is_new: false,
-                    })
-                    .collect(),
-            },
-        )
+        let elements = (1..=elements as u32).map(|i| Element::new(i, "button", &[], "b")).collect();
+        PageState::new(1, Snapshot::with_elements(url, "", elements))
     }
 
     fn branch_names(schema: &Value) -> Vec<String> {

@@ -96,6 +96,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             max_steps: self.limits.max_steps,
         });
         let end = self.run_steps().await;
+        self.browser.finish().await;
         self.events.emit(AgentEvent::TaskFinished {
             v: V,
             end: end.clone(),

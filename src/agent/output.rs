@@ -93,22 +93,8 @@ mod tests {
     use serde_json::json;
 
     fn union() -> ActionUnion {
-        let page = PageState::new(
-            1,
-            Snapshot {
-                version: 1,
-                url: "https://example.com".into(),
-                title: String::new(),
-                scroll: Default::default(),
-                elements: vec![Element {
-                    index: 1,
-                    tag: "a".into(),
-                    attributes: Default::default(),
-                    text: "x".into(),
-                    is_new: false,
-                }],
-            },
-        );
+        let page =
+            PageState::new(1, Snapshot::with_elements("https://example.com", "", vec![Element::new(1, "a", &[], "x")]));
         ActionUnion::for_page(&registered(), &page, false)
     }
 

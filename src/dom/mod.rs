@@ -1,43 +1,39 @@
 //! What the agent sees of a page.
 //!
-//! The content script indexes the page and sends a [`Snapshot`]: a small, versioned list of the
-//! interactive elements a person could use, each with a stable index. The core never trusts it —
-//! a page can be hostile and a content script can be out of date — so [`Snapshot::from_json`]
-//! checks the version, the shape and every bound, and returns a [`SnapshotError`] rather than
-//! panicking. [`serialize`] turns a valid snapshot into the text the LLM reads.
+//! Each frame's content script indexes what a person could see and use in that frame and sends
+//! a [`FrameSnapshot`]: a small, versioned, pre-order list of nodes (indexed elements, free text,
+//! and placeholders where a child frame sits). The worker collects the snapshots of the frames
+//! and [`Stitcher`] joins them into one page [`Snapshot`] with one numbering across frames — an
+//! element keeps its number for as long as it lives in its document — and remembers which frame
+//! and local index each number stands for, so actions reach the right element.
+//!
+//! Nothing from a page is trusted: [`FrameSnapshot::from_json`] checks the version, the shape and
+//! every bound, and returns a [`SnapshotError`] rather than panicking. [`page_text`] turns a page
+//! into the text the LLM reads.
 
+mod frame;
 mod serialize;
+mod stitch;
 
+pub use frame::{FrameNode, FrameSnapshot, SNAPSHOT_VERSION};
 pub use serialize::{element_line, page_text, untrusted};
+pub use stitch::{FrameSet, Stitcher, Target};
 
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
-
-/// The snapshot format version this core understands. The content script stamps every snapshot
-/// with the version it writes; a mismatch means the extension was half-updated.
-pub const SNAPSHOT_VERSION: u32 = 1;
+use std::collections::BTreeMap;
 
 /// Upper bounds that keep a hostile or broken page from exhausting memory or the prompt.
 pub mod limits {
-    pub const MAX_ELEMENTS: usize = 100_000;
+    pub const MAX_NODES: usize = 200_000;
     pub const MAX_ATTRIBUTES: usize = 64;
-    pub const MAX_TAG_LEN: usize = 64;
+    pub const MAX_NAME_LEN: usize = 64;
     pub const MAX_URL_LEN: usize = 16_384;
+    pub const MAX_TEXT_LEN: usize = 100_000;
+    pub const MAX_DEPTH: u16 = 512;
+    pub const MAX_FRAMES: usize = 256;
 }
 
-/// One page as the content script saw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Snapshot {
-    pub version: u32,
-    pub url: String,
-    pub title: String,
-    /// How far the page can scroll above and below the current viewport.
-    #[serde(default)]
-    pub scroll: ScrollInfo,
-    pub elements: Vec<Element>,
-}
-
+/// How far something can scroll, in CSS pixels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScrollInfo {
@@ -45,20 +41,47 @@ pub struct ScrollInfo {
     pub below_px: u32,
 }
 
-/// One interactive element. `index` stays the same for as long as the element lives in the
-/// document, so the LLM can refer to it across steps.
+/// A whole page as the agent sees it: every frame stitched into one list, in page order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    pub url: String,
+    pub title: String,
+    /// How far the top page can scroll above and below the viewport.
+    pub scroll: ScrollInfo,
+    pub nodes: Vec<Node>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Node {
+    Element(Element),
+    /// Visible text that belongs to no indexed element.
+    Text {
+        depth: u16,
+        text: String,
+    },
+    /// Where a frame's content begins; its nodes follow, one level deeper.
+    Frame {
+        depth: u16,
+        url: String,
+    },
+}
+
+/// One interactive element.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Element {
+    /// The element's number for the LLM, unique across the page's frames.
     pub index: u32,
     pub tag: String,
-    #[serde(default)]
     pub attributes: BTreeMap<String, String>,
-    #[serde(default)]
+    /// The visible text that belongs to this element (not to an indexed descendant).
     pub text: String,
-    /// True when the element was not in the previous snapshot of this page.
-    #[serde(default)]
+    /// Not in the previous snapshot of this document.
     pub is_new: bool,
+    /// Nesting among the listed nodes, for indentation.
+    pub depth: u16,
+    /// Set for a scrollable container: how far it can scroll.
+    pub scroll: Option<ScrollInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -72,127 +95,44 @@ pub enum SnapshotError {
 }
 
 impl Snapshot {
-    /// Parses and checks a snapshot sent by the content script.
-    pub fn from_json(value: serde_json::Value) -> Result<Self, SnapshotError> {
-        // Check the version before the shape, so a newer format says so instead of failing on
-        // an unknown field.
-        if let Some(found) = value.get("version").and_then(|v| v.as_u64()) {
-            if found != u64::from(SNAPSHOT_VERSION) {
-                return Err(SnapshotError::Version {
-                    found: u32::try_from(found).unwrap_or(u32::MAX),
-                    expected: SNAPSHOT_VERSION,
-                });
-            }
+    /// A page with no frames to stitch, e.g. a blank tab or a test page.
+    pub fn with_elements(url: &str, title: &str, elements: Vec<Element>) -> Self {
+        Snapshot {
+            url: url.to_string(),
+            title: title.to_string(),
+            scroll: ScrollInfo::default(),
+            nodes: elements.into_iter().map(Node::Element).collect(),
         }
-        let snapshot: Snapshot = serde_path_to_error::deserialize(value)
-            .map_err(|e| SnapshotError::Shape(format!("at {}: {}", e.path(), e.inner())))?;
-        snapshot.validate()?;
-        Ok(snapshot)
     }
 
-    fn validate(&self) -> Result<(), SnapshotError> {
-        let invalid = |m: String| Err(SnapshotError::Invalid(m));
-        if self.url.len() > limits::MAX_URL_LEN {
-            return invalid(format!("the URL is {} bytes long", self.url.len()));
-        }
-        if self.elements.len() > limits::MAX_ELEMENTS {
-            return invalid(format!(
-                "{} elements, more than the {} this core accepts",
-                self.elements.len(),
-                limits::MAX_ELEMENTS
-            ));
-        }
-        let mut seen = HashSet::with_capacity(self.elements.len());
-        for el in &self.elements {
-            if el.index == 0 {
-                return invalid("element index 0 (indices start at 1)".into());
-            }
-            if !seen.insert(el.index) {
-                return invalid(format!("element index {} appears twice", el.index));
-            }
-            let tag_ok = !el.tag.is_empty()
-                && el.tag.len() <= limits::MAX_TAG_LEN
-                && el.tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            if !tag_ok {
-                return invalid(format!("element [{}] has an unusable tag name", el.index));
-            }
-            if el.attributes.len() > limits::MAX_ATTRIBUTES {
-                return invalid(format!("element [{}] has {} attributes", el.index, el.attributes.len()));
-            }
-            for name in el.attributes.keys() {
-                let ok = !name.is_empty()
-                    && name.len() <= limits::MAX_TAG_LEN
-                    && name.bytes().all(|b| b.is_ascii_graphic() && b != b'=' && b != b'<' && b != b'>');
-                if !ok {
-                    return invalid(format!("element [{}] has an unusable attribute name", el.index));
-                }
-            }
-        }
-        Ok(())
+    pub fn elements(&self) -> impl Iterator<Item = &Element> {
+        self.nodes.iter().filter_map(|n| match n {
+            Node::Element(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    pub fn has_elements(&self) -> bool {
+        self.elements().next().is_some()
     }
 
     /// The element with this index, if the page still has it.
     pub fn element(&self, index: u32) -> Option<&Element> {
-        self.elements.iter().find(|e| e.index == index)
+        self.elements().find(|e| e.index == index)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn login_page() -> serde_json::Value {
-        json!({
-            "version": 1, "url": "http://127.0.0.1/login", "title": "Log in",
-            "scroll": {"above_px": 0, "below_px": 0},
-            "elements": [
-                {"index": 1, "tag": "input", "attributes": {"name": "username"}, "text": ""},
-                {"index": 2, "tag": "button", "attributes": {"type": "submit"}, "text": "Submit", "is_new": true}
-            ]
-        })
-    }
-
-    #[test]
-    fn a_well_formed_snapshot_parses_and_finds_elements_by_index() {
-        let snap = Snapshot::from_json(login_page()).unwrap();
-        assert_eq!(snap.element(2).unwrap().text, "Submit");
-        assert!(snap.element(3).is_none());
-    }
-
-    #[test]
-    fn a_snapshot_of_another_version_is_refused_with_the_versions_named() {
-        let mut v = login_page();
-        v["version"] = json!(2);
-        let err = Snapshot::from_json(v).unwrap_err();
-        assert_eq!(err, SnapshotError::Version { found: 2, expected: 1 });
-    }
-
-    #[test]
-    fn duplicate_and_zero_indices_are_malformed() {
-        let mut v = login_page();
-        v["elements"][1]["index"] = json!(1);
-        assert!(matches!(Snapshot::from_json(v).unwrap_err(), SnapshotError::Invalid(m) if m.contains("twice")));
-        let mut v = login_page();
-        v["elements"][0]["index"] = json!(0);
-        assert!(matches!(Snapshot::from_json(v), Err(SnapshotError::Invalid(_))));
-    }
-
-    #[test]
-    fn hostile_tag_and_attribute_names_are_refused() {
-        let mut v = login_page();
-        v["elements"][0]["tag"] = json!("input onfocus=alert(1)");
-        assert!(Snapshot::from_json(v).is_err());
-        let mut v = login_page();
-        v["elements"][0]["attributes"] = json!({"a>b": "x"});
-        assert!(Snapshot::from_json(v).is_err());
-    }
-
-    #[test]
-    fn wrong_types_name_the_path() {
-        let mut v = login_page();
-        v["elements"][1]["index"] = json!("two");
-        let err = Snapshot::from_json(v).unwrap_err().to_string();
-        assert!(err.contains("elements[1].index"), "{err}");
+impl Element {
+    /// A top-level element with no scroll, for pages built in code.
+    pub fn new(index: u32, tag: &str, attributes: &[(&str, &str)], text: &str) -> Self {
+        Element {
+            index,
+            tag: tag.to_string(),
+            attributes: attributes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            text: text.to_string(),
+            is_new: false,
+            depth: 0,
+            scroll: None,
+        }
     }
 }

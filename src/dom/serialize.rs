@@ -1,16 +1,22 @@
-//! The text form of a snapshot, the part of the prompt where the LLM sees the page.
+//! The text form of a page, the part of the prompt where the LLM sees it.
 //!
-//! One line per element: `[12]<button type=submit>Submit />`, `*[13]` when the element is new
-//! since the last step. Attribute values and text are whitespace-folded and truncated, so one
-//! element can never flood the prompt, and the whole list is capped with a visible marker.
-//! Angle brackets in page text are escaped, so a page cannot close the `<browser_state>` fence
-//! the prompt puts around it, nor forge an element line.
+//! One line per node, indented with tabs by nesting:
+//! - an element: `[12]<button type=submit>Submit />`, `*[13]` when it is new since the last
+//!   step, and `|scroll: 0 px above, 450 px below|` after a scrollable container;
+//! - free text that belongs to no element, as it is;
+//! - `<iframe src='…'>` where a frame's content begins (its nodes follow, one level deeper).
+//!
+//! Attribute values and text are whitespace-folded and truncated, so one element can never flood
+//! the prompt, and the whole list is capped with a visible marker. Angle brackets in page text
+//! are escaped, so a page cannot close the `<browser_state>` fence the prompt puts around it, nor
+//! forge an element line.
 
-use super::{Element, Snapshot};
+use super::{Element, Node, Snapshot};
 use std::fmt::Write;
 
 /// Text longer than this (in characters) is cut with an ellipsis.
 const MAX_TEXT_CHARS: usize = 100;
+const MAX_FREE_TEXT_CHARS: usize = 300;
 const MAX_ATTR_CHARS: usize = 80;
 
 /// Attributes worth showing to the LLM, in the order they are printed.
@@ -25,12 +31,15 @@ const SHOWN_ATTRIBUTES: &[&str] = &[
     "value",
     "href",
     "aria-expanded",
+    "aria-haspopup",
+    "aria-checked",
     "checked",
     "selected",
     "disabled",
+    "contenteditable",
 ];
 
-/// The element list for the prompt, capped at `max_chars` characters.
+/// The page for the prompt, capped at `max_chars` characters.
 pub fn page_text(snapshot: &Snapshot, max_chars: usize) -> String {
     let mut out = String::new();
     if snapshot.scroll.above_px > 0 {
@@ -38,17 +47,35 @@ pub fn page_text(snapshot: &Snapshot, max_chars: usize) -> String {
     } else {
         out.push_str("[Start of page]\n");
     }
-    if snapshot.elements.is_empty() {
+    if !snapshot.has_elements() {
         out.push_str("(no interactive elements are visible)\n");
     }
-    for (shown, el) in snapshot.elements.iter().enumerate() {
-        let line = element_line(el);
-        if out.len() + line.len() + 1 > max_chars {
-            let _ = writeln!(out, "[... truncated: {} more elements not shown ...]", snapshot.elements.len() - shown);
+    let total_elements = snapshot.elements().count();
+    let mut shown_elements = 0;
+    for node in &snapshot.nodes {
+        let line = match node {
+            Node::Element(el) => element_line(el),
+            Node::Text { text, .. } => untrusted(text, MAX_FREE_TEXT_CHARS),
+            Node::Frame { url, .. } if url.is_empty() => "<iframe> (its content could not be read)".to_string(),
+            Node::Frame { url, .. } => {
+                format!("<iframe src='{}'>", untrusted(url, MAX_ATTR_CHARS).replace('\'', "\\'"))
+            }
+        };
+        let depth = match node {
+            Node::Element(el) => el.depth,
+            Node::Text { depth, .. } | Node::Frame { depth, .. } => *depth,
+        };
+        let indent = usize::from(depth).min(20);
+        if out.len() + indent + line.len() + 1 > max_chars {
+            let _ = writeln!(out, "[... truncated: {} more elements not shown ...]", total_elements - shown_elements);
             return out;
         }
+        out.extend(std::iter::repeat_n('\t', indent));
         out.push_str(&line);
         out.push('\n');
+        if matches!(node, Node::Element(_)) {
+            shown_elements += 1;
+        }
     }
     if snapshot.scroll.below_px > 0 {
         let _ = writeln!(out, "... {} pixels below — scroll down to see more ...", snapshot.scroll.below_px);
@@ -87,6 +114,9 @@ pub fn element_line(el: &Element) -> String {
     } else {
         let _ = write!(line, ">{text} />");
     }
+    if let Some(scroll) = el.scroll {
+        let _ = write!(line, " |scroll: {} px above, {} px below|", scroll.above_px, scroll.below_px);
+    }
     line
 }
 
@@ -119,21 +149,10 @@ pub fn untrusted(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dom::{Element, ScrollInfo, Snapshot};
-    use std::collections::BTreeMap;
+    use crate::dom::{ScrollInfo, Snapshot};
 
     fn el(index: u32, tag: &str, attrs: &[(&str, &str)], text: &str, is_new: bool) -> Element {
-        Element {
-            index,
-            tag: tag.into(),
-            attributes: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
-            text: text.into(),
-            is_new,
-        }
-    }
-
-    fn snap(elements: Vec<Element>, scroll: ScrollInfo) -> Snapshot {
-        Snapshot { version: 1, url: "http://x/".into(), title: "X".into(), scroll, elements }
+        Element { is_new, ..Element::new(index, tag, attrs, text) }
     }
 
     #[test]
@@ -148,6 +167,11 @@ mod tests {
         assert_eq!(line, "[3]<input type=text placeholder='Your name' />");
         let line = element_line(&el(7, "button", &[("aria-label", "Submit")], "  Submit\n ", true));
         assert_eq!(line, "*[7]<button>Submit />");
+        let list = Element {
+            scroll: Some(ScrollInfo { above_px: 0, below_px: 450 }),
+            ..el(2, "div", &[("role", "list")], "", false)
+        };
+        assert_eq!(element_line(&list), "[2]<div role=list /> |scroll: 0 px above, 450 px below|");
     }
 
     #[test]
@@ -169,15 +193,18 @@ mod tests {
 
     #[test]
     fn page_text_marks_page_edges_and_scroll() {
-        let s = snap(vec![el(1, "a", &[], "Home", false)], ScrollInfo { above_px: 0, below_px: 900 });
-        let text = page_text(&s, 10_000);
-        assert_eq!(text, "[Start of page]\n[1]<a>Home />\n... 900 pixels below — scroll down to see more ...\n");
+        let mut s = Snapshot::with_elements("http://x/", "X", vec![el(1, "a", &[], "Home", false)]);
+        s.scroll = ScrollInfo { above_px: 0, below_px: 900 };
+        assert_eq!(
+            page_text(&s, 10_000),
+            "[Start of page]\n[1]<a>Home />\n... 900 pixels below — scroll down to see more ...\n"
+        );
     }
 
     #[test]
     fn page_text_is_capped_with_a_truncation_marker() {
         let els = (1..=500).map(|i| el(i, "button", &[], "Press me please", false)).collect();
-        let text = page_text(&snap(els, ScrollInfo::default()), 1_000);
+        let text = page_text(&Snapshot::with_elements("http://x/", "X", els), 1_000);
         assert!(text.len() < 1_100);
         assert!(text.contains("more elements not shown"), "{text}");
     }

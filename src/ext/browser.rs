@@ -1,16 +1,21 @@
-//! `ChromeBrowser`: the `Browser` port over chrome.tabs, chrome.scripting and the content script.
+//! `ChromeBrowser`: the `Browser` port over chrome.tabs, chrome.scripting and the content scripts.
 //!
-//! Clicks and typing are done by the content script in the page (it knows the elements by
-//! index); navigation and load waiting by chrome.tabs. After an action the tab is watched
-//! briefly: if a navigation starts, the action waits for it to finish (capped), so the next
-//! observation sees the new page rather than a half-loaded one.
+//! Observing asks the top frame's content script for its snapshot, then each child frame it
+//! names (by Chrome frame id) for theirs, nested frames included, and stitches them into one
+//! page with one numbering (`dom::Stitcher`); then it draws the highlights. Clicks and typing
+//! are done by the content script of the element's own frame, addressed by its local index.
+//! Navigation and load waiting use chrome.tabs. After an action the tab is watched briefly: if
+//! a navigation starts, the action waits for it to finish (capped), so the next observation sees
+//! the new page rather than a half-loaded one.
 
 use super::chrome::{self, from_js, Tab};
 use crate::actions::url::{is_blank_page, is_restricted};
 use crate::browser::{ActionEffect, Browser, BrowserError, PageState};
-use crate::dom::Snapshot;
+use crate::dom::{FrameNode, FrameSet, FrameSnapshot, Snapshot, Stitcher};
 use crate::protocol::{ContentReply, ContentRequest, PROTOCOL_VERSION};
+use crate::settings::PageOptions;
 use gloo_timers::future::TimeoutFuture;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How long a page may take to load before the step goes on without it.
 const LOAD_TIMEOUT_MS: f64 = 20_000.0;
@@ -19,15 +24,23 @@ const NAVIGATION_GRACE_MS: f64 = 400.0;
 /// How long after `navigate` the page may take to start loading.
 const NAVIGATION_START_MS: f64 = 5_000.0;
 const POLL_MS: u32 = 50;
-/// How long the content script may take to answer one request.
+/// How long the top frame's content script may take to answer one request.
 const CONTENT_TIMEOUT_MS: u32 = 15_000;
+/// A child frame that takes longer is left out of this step's page.
+const CHILD_FRAME_TIMEOUT_MS: u32 = 5_000;
+/// Frames read per page at most.
+const MAX_FRAMES: usize = crate::dom::limits::MAX_FRAMES;
 
 pub struct ChromeBrowser {
     tab_id: i32,
+    options: PageOptions,
+    stitcher: Stitcher,
+    /// Frames that show highlights, to clear when the task ends.
+    highlighted: Vec<i64>,
 }
 
 fn empty_snapshot(url: String, title: String) -> Snapshot {
-    Snapshot { version: crate::dom::SNAPSHOT_VERSION, url, title, scroll: Default::default(), elements: Vec::new() }
+    Snapshot::with_elements(&url, &title, Vec::new())
 }
 
 fn now_ms() -> f64 {
@@ -35,8 +48,8 @@ fn now_ms() -> f64 {
 }
 
 impl ChromeBrowser {
-    pub fn new(tab_id: i32) -> Self {
-        ChromeBrowser { tab_id }
+    pub fn new(tab_id: i32, options: PageOptions) -> Self {
+        ChromeBrowser { tab_id, options, stitcher: Stitcher::new(), highlighted: Vec::new() }
     }
 
     async fn tab(&self) -> Result<Tab, BrowserError> {
@@ -82,20 +95,23 @@ impl ChromeBrowser {
         }
     }
 
-    /// Sends a request to the content script, injecting it first if the tab has none. A page
-    /// that does not answer in time (blocked by a dialog or a busy script) is an error.
-    async fn ask_content(&self, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
-        super::timeout::within(CONTENT_TIMEOUT_MS, self.ask_content_unbounded(request)).await.unwrap_or_else(|| {
+    /// Sends a request to the content script of a frame. The top frame's script is injected
+    /// first if the tab has none (with every frame's). A frame that does not answer in time
+    /// (blocked by a dialog or a busy script) is an error.
+    async fn ask_frame(&self, frame_id: i64, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
+        let timeout = if frame_id == 0 { CONTENT_TIMEOUT_MS } else { CHILD_FRAME_TIMEOUT_MS };
+        super::timeout::within(timeout, self.ask_frame_unbounded(frame_id, request)).await.unwrap_or_else(|| {
             Err(BrowserError::Timeout {
                 what: "Waiting for the page to answer (it may be showing a dialog or running a long script)".into(),
-                seconds: CONTENT_TIMEOUT_MS / 1000,
+                seconds: timeout / 1000,
             })
         })
     }
 
-    async fn ask_content_unbounded(&self, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
-        let reply = match chrome::send_to_tab(self.tab_id, request).await {
+    async fn ask_frame_unbounded(&self, frame_id: i64, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
+        let reply = match chrome::send_to_frame(self.tab_id, frame_id, request).await {
             Ok(reply) => reply,
+            Err(reason) if frame_id != 0 => return Err(BrowserError::ContentScript { reason }),
             Err(first) => {
                 let tab = self.tab().await?;
                 let url = tab.url.unwrap_or_default();
@@ -104,11 +120,10 @@ impl ChromeBrowser {
                 }
                 // An http(s) page Chrome will not script is an error page (the site failed to
                 // load): the LLM can navigate away, so it is not a restricted page.
-                let files = chrome::content_script_files().map_err(|reason| BrowserError::ContentScript { reason })?;
-                chrome::inject_content_scripts(self.tab_id, &files).await.map_err(|e| BrowserError::ContentScript {
+                chrome::inject_content_scripts(self.tab_id).await.map_err(|e| BrowserError::ContentScript {
                     reason: format!("{first}; the content script could not be injected either: {e}"),
                 })?;
-                chrome::send_to_tab(self.tab_id, request)
+                chrome::send_to_frame(self.tab_id, frame_id, request)
                     .await
                     .map_err(|reason| BrowserError::ContentScript { reason })?
             }
@@ -116,28 +131,79 @@ impl ChromeBrowser {
         if reply.is_undefined() || reply.is_null() {
             return Err(BrowserError::ContentScript { reason: "the content script sent no answer".into() });
         }
-        from_js::<ContentReply>(reply)
-            .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable answer: {e}") })
+        let reply = from_js::<ContentReply>(reply)
+            .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable answer: {e}") })?;
+        Ok(reply)
     }
 
-    /// Asks the content script for a snapshot and checks it.
-    async fn read_page(&self) -> Result<Snapshot, BrowserError> {
-        let reply = self.ask_content(&ContentRequest::Snapshot { v: PROTOCOL_VERSION }).await?;
-        let raw = match (reply.ok, reply.snapshot) {
-            (true, Some(raw)) => raw,
-            _ => {
-                return Err(BrowserError::ContentScript {
-                    reason: reply.message.unwrap_or_else(|| "the page could not be indexed".into()),
-                })
+    /// One frame's snapshot, checked.
+    async fn frame_snapshot(&self, frame_id: i64) -> Result<FrameSnapshot, BrowserError> {
+        let request =
+            ContentRequest::Snapshot { v: PROTOCOL_VERSION, viewport_expansion: self.options.viewport_expansion };
+        let reply = self.ask_frame(frame_id, &request).await?;
+        match (reply.ok, reply.snapshot) {
+            (true, Some(raw)) => {
+                FrameSnapshot::from_json(raw).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
             }
-        };
-        Snapshot::from_json(raw).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
+            _ => Err(BrowserError::ContentScript {
+                reason: reply.message.unwrap_or_else(|| "the page could not be indexed".into()),
+            }),
+        }
     }
 
-    /// Runs an element action and maps the content script's failure codes to typed errors.
-    async fn element_action(&self, request: ContentRequest, index: u32) -> Result<ActionEffect, BrowserError> {
+    /// The whole page: the top frame, then every frame it (or a frame inside it) shows, read
+    /// breadth-first and stitched in page order. A child frame that cannot be read is shown
+    /// empty; the top frame's errors are the page's.
+    async fn read_page(&mut self) -> Result<Snapshot, BrowserError> {
+        let top = self.frame_snapshot(0).await?;
+        let mut queue: VecDeque<i64> = frame_ids(&top).collect();
+        let mut frames = FrameSet { top: Some(top), ..Default::default() };
+        let mut asked = 0;
+        while let Some(frame_id) = queue.pop_front() {
+            if frame_id == 0 || frames.children.contains_key(&frame_id) || asked >= MAX_FRAMES {
+                continue;
+            }
+            asked += 1;
+            if let Ok(snapshot) = self.frame_snapshot(frame_id).await {
+                queue.extend(frame_ids(&snapshot));
+                frames.children.insert(frame_id, snapshot);
+            }
+        }
+        let page = self.stitcher.stitch(&frames);
+        if self.options.highlights {
+            self.highlight(&page).await;
+        }
+        Ok(page)
+    }
+
+    /// Draws each frame's boxes, labelled with the page-wide numbers. Best effort: a frame that
+    /// cannot draw does not fail the step.
+    async fn highlight(&mut self, page: &Snapshot) {
+        let mut by_frame: BTreeMap<i64, Vec<(u32, u32)>> = BTreeMap::new();
+        for element in page.elements() {
+            if let Some(target) = self.stitcher.target(element.index) {
+                by_frame.entry(target.frame_id).or_default().push((target.local, element.index));
+            }
+        }
+        for (frame_id, labels) in by_frame {
+            if self.ask_frame(frame_id, &ContentRequest::Highlight { v: PROTOCOL_VERSION, labels }).await.is_ok()
+                && !self.highlighted.contains(&frame_id)
+            {
+                self.highlighted.push(frame_id);
+            }
+        }
+    }
+
+    /// Runs an element action in the element's frame and maps the content script's failure
+    /// codes to typed errors.
+    async fn element_action(
+        &self,
+        index: u32,
+        request: impl FnOnce(u32) -> ContentRequest,
+    ) -> Result<ActionEffect, BrowserError> {
+        let target = self.stitcher.target(index).ok_or(BrowserError::ElementGone { index })?;
         let before = self.tab().await?;
-        let reply = self.ask_content(&request).await?;
+        let reply = self.ask_frame(target.frame_id, &request(target.local)).await?;
         if !reply.ok {
             let reason = reply.message.unwrap_or_else(|| "the page refused the action".into());
             return Err(match reply.code.as_deref() {
@@ -149,6 +215,14 @@ impl ChromeBrowser {
         let navigated_to = after.url.filter(|url| Some(url) != before.url.as_ref());
         Ok(ActionEffect { navigated_to })
     }
+}
+
+/// The child frames a frame snapshot shows.
+fn frame_ids(snapshot: &FrameSnapshot) -> impl Iterator<Item = i64> + '_ {
+    snapshot.nodes.iter().filter_map(|n| match n {
+        FrameNode::Frame { frame_id, .. } => Some(*frame_id),
+        _ => None,
+    })
 }
 
 impl Browser for ChromeBrowser {
@@ -195,10 +269,22 @@ impl Browser for ChromeBrowser {
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
-        self.element_action(ContentRequest::Click { v: PROTOCOL_VERSION, index }, index).await
+        self.element_action(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await
     }
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
-        self.element_action(ContentRequest::Input { v: PROTOCOL_VERSION, index, text: text.into(), clear }, index).await
+        self.element_action(index, |local| ContentRequest::Input {
+            v: PROTOCOL_VERSION,
+            index: local,
+            text: text.into(),
+            clear,
+        })
+        .await
+    }
+
+    async fn finish(&mut self) {
+        for frame_id in std::mem::take(&mut self.highlighted) {
+            let _ = self.ask_frame(frame_id, &ContentRequest::ClearHighlights { v: PROTOCOL_VERSION }).await;
+        }
     }
 }

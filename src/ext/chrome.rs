@@ -84,31 +84,56 @@ pub async fn create_tab(props: &serde_json::Value) -> Result<Tab, String> {
     from_js(settle(tabs_create(&to_js(props))).await?)
 }
 
-/// Sends a message to the content script of the tab's top frame and returns its reply.
-pub async fn send_to_tab<T: Serialize>(tab_id: i32, message: &T) -> Result<JsValue, String> {
-    let options = to_js(&serde_json::json!({"frameId": 0}));
+/// Sends a message to the content script of one frame of a tab and returns its reply.
+pub async fn send_to_frame<T: Serialize>(tab_id: i32, frame_id: i64, message: &T) -> Result<JsValue, String> {
+    let options = to_js(&serde_json::json!({"frameId": frame_id}));
     settle(tabs_send_message(tab_id, &to_js(message), &options)).await
 }
 
-/// The content-script files the manifest declares, in order: the one list of them.
-pub fn content_script_files() -> Result<Vec<String>, String> {
-    let manifest: serde_json::Value = from_js(runtime_get_manifest().map_err(|e| js_error_text(&e))?)?;
-    let files: Vec<String> = manifest
-        .pointer("/content_scripts/0/js")
-        .and_then(|v| v.as_array())
-        .map(|files| files.iter().filter_map(|f| f.as_str().map(String::from)).collect())
-        .unwrap_or_default();
-    if files.is_empty() {
-        return Err("the manifest declares no content scripts".into());
-    }
-    Ok(files)
+/// A group of content scripts the manifest declares: its files, in order, and the world they
+/// run in (`ISOLATED` or `MAIN`). The manifest is the one list of them.
+pub struct ContentScripts {
+    pub files: Vec<String>,
+    pub world: String,
 }
 
-/// Injects the content scripts into the tab's top frame (for tabs opened before the extension
-/// was installed or reloaded, where the manifest's content scripts never ran).
-pub async fn inject_content_scripts(tab_id: i32, files: &[String]) -> Result<(), String> {
-    let injection = serde_json::json!({"target": {"tabId": tab_id}, "files": files});
-    settle(scripting_execute_script(&to_js(&injection))).await.map(|_| ())
+pub fn content_scripts() -> Result<Vec<ContentScripts>, String> {
+    let manifest: serde_json::Value = from_js(runtime_get_manifest().map_err(|e| js_error_text(&e))?)?;
+    let groups: Vec<ContentScripts> = manifest
+        .get("content_scripts")
+        .and_then(|v| v.as_array())
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|g| ContentScripts {
+                    files: g["js"]
+                        .as_array()
+                        .map(|f| f.iter().filter_map(|f| f.as_str().map(String::from)).collect())
+                        .unwrap_or_default(),
+                    world: g["world"].as_str().unwrap_or("ISOLATED").to_string(),
+                })
+                .filter(|g| !g.files.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if groups.is_empty() {
+        return Err("the manifest declares no content scripts".into());
+    }
+    Ok(groups)
+}
+
+/// Injects the content scripts into every frame of the tab (for tabs opened before the
+/// extension was installed or reloaded, where the manifest's content scripts never ran).
+pub async fn inject_content_scripts(tab_id: i32) -> Result<(), String> {
+    for group in content_scripts()? {
+        let injection = serde_json::json!({
+            "target": {"tabId": tab_id, "allFrames": true},
+            "files": group.files,
+            "world": group.world,
+        });
+        settle(scripting_execute_script(&to_js(&injection))).await?;
+    }
+    Ok(())
 }
 
 /// The `settings` object the options page stores, or null.

@@ -119,7 +119,7 @@ async fn start_task(
         }
     };
     let ports = Ports {
-        browser: ChromeBrowser::new(tab_id),
+        browser: ChromeBrowser::new(tab_id, settings.page),
         transport: FetchTransport { timeout_ms: LLM_TIMEOUT_MS },
         events: sink,
         clock: js_sys::Date::now,

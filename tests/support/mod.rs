@@ -25,6 +25,7 @@ pub fn settings(max_steps: u32) -> Settings {
             api_key: "sk-test".into(),
         },
         limits: Limits { max_steps, ..Limits::default() },
+        page: Default::default(),
     }
 }
 
@@ -58,13 +59,7 @@ impl FakeSite {
     }
 
     fn element(index: u32, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
-        Element {
-            index,
-            tag: tag.into(),
-            attributes: attrs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            text: text.into(),
-            is_new: false,
-        }
+        Element::new(index, tag, attrs, text)
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -91,7 +86,7 @@ impl FakeSite {
             ("Example".to_string(), vec![Self::element(9, "a", &[("href", LOGIN_URL)], "Sign in")])
         };
         let elements = elements.into_iter().filter(|e| !s.removed.contains(&e.index)).collect();
-        Snapshot { version: 1, url: s.url.clone(), title, scroll: Default::default(), elements }
+        Snapshot::with_elements(&s.url, &title, elements)
     }
 }
 

@@ -1,0 +1,76 @@
+// Highlights: a numbered box over each element the model can use, so a person watching sees
+// what the agent sees. Drawn in a fixed, full-window layer with pointer-events: none inside a
+// closed shadow root — it never takes a click, never moves the page's layout, and the page's
+// CSS cannot reach it. The indexer removes it before every snapshot, and the worker removes it
+// when the task ends.
+(() => {
+  const tw = (globalThis.tabwright ??= {});
+
+  const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#008080', '#f032e6', '#9a6324', '#800000', '#808000', '#000075', '#46a0a8'];
+  let layer = null;
+  let shown = []; // [global index, element]
+  let frame = 0;
+
+  function ensureLayer() {
+    if (tw.highlightHost?.isConnected && layer) return;
+    const host = document.createElement('tabwright-highlights');
+    host.style.cssText = 'all: initial; position: fixed; inset: 0; pointer-events: none; z-index: 2147483647;';
+    const root = host.attachShadow({ mode: 'closed' });
+    root.innerHTML = `<style>
+      .box { position: fixed; box-sizing: border-box; border: 2px solid; pointer-events: none; }
+      .label { position: absolute; top: -2px; right: -2px; font: bold 11px/14px system-ui, sans-serif;
+               color: #fff; padding: 0 4px; border-radius: 3px; pointer-events: none; }
+    </style><div id="layer"></div>`;
+    layer = root.getElementById('layer');
+    tw.highlightHost = host;
+    document.documentElement.append(host);
+  }
+
+  function draw() {
+    frame = 0;
+    if (!layer) return;
+    layer.replaceChildren();
+    for (const [index, el] of shown) {
+      if (!el.isConnected) continue;
+      const rect = el.getBoundingClientRect();
+      if (rect.bottom < 0 || rect.top > innerHeight || rect.right < 0 || rect.left > innerWidth) continue;
+      const colour = PALETTE[index % PALETTE.length];
+      const box = document.createElement('div');
+      box.className = 'box';
+      box.style.cssText = `left:${rect.left}px;top:${rect.top}px;width:${rect.width}px;height:${rect.height}px;border-color:${colour};background:${colour}1a;`;
+      const label = document.createElement('span');
+      label.className = 'label';
+      label.style.background = colour;
+      label.textContent = String(index);
+      box.append(label);
+      layer.append(box);
+    }
+  }
+
+  function redrawSoon() {
+    if (!frame) frame = requestAnimationFrame(draw);
+  }
+
+  /** Shows boxes for [[localIndex, globalIndex], …]: labels carry the page-wide numbers. */
+  tw.showHighlights = function showHighlights(labels) {
+    tw.clearHighlights();
+    shown = labels.map(([local, global]) => [global, tw.elementAt(local)]).filter(([, el]) => el);
+    if (!shown.length) return 0;
+    ensureLayer();
+    draw();
+    addEventListener('scroll', redrawSoon, { capture: true, passive: true });
+    addEventListener('resize', redrawSoon, { passive: true });
+    return shown.length;
+  };
+
+  tw.clearHighlights = function clearHighlights() {
+    removeEventListener('scroll', redrawSoon, { capture: true });
+    removeEventListener('resize', redrawSoon);
+    if (frame) cancelAnimationFrame(frame);
+    frame = 0;
+    shown = [];
+    tw.highlightHost?.remove();
+    tw.highlightHost = null;
+    layer = null;
+  };
+})();

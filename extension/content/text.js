@@ -1,0 +1,52 @@
+// What the model is told about an element: a short list of useful attributes and the visible
+// text that belongs to it. Secrets never leave the page: the values of password fields and of
+// payment-card fields (autocomplete=cc-*) are not read at all.
+(() => {
+  const tw = (globalThis.tabwright ??= {});
+
+  const MAX_VALUE = 200;
+  // Attributes that help a model tell elements apart and use them.
+  const USEFUL_ATTRIBUTES = [
+    'type', 'name', 'role', 'aria-label', 'placeholder', 'title', 'alt', 'href', 'aria-expanded',
+    'aria-haspopup', 'aria-checked', 'autocomplete', 'contenteditable',
+  ];
+
+  tw.isSecretField = function isSecretField(el) {
+    const autocomplete = (el.getAttribute('autocomplete') || '').toLowerCase();
+    return (el.localName === 'input' && el.type === 'password') || autocomplete.startsWith('cc-');
+  };
+
+  /** Keeps the start of long values; the core shortens further for the prompt. */
+  function clip(value) {
+    return value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value;
+  }
+
+  tw.attributesOf = function attributesOf(el) {
+    const out = {};
+    for (const name of USEFUL_ATTRIBUTES) {
+      const value = el.getAttribute(name);
+      if (value !== null && value !== '') out[name] = clip(value);
+    }
+    const secret = tw.isSecretField(el);
+    const tag = el.localName;
+    if ((tag === 'input' || tag === 'textarea') && !secret) {
+      if (el.type === 'checkbox' || el.type === 'radio') out.checked = String(el.checked);
+      else if (el.value) out.value = clip(el.value);
+    }
+    if (tag === 'select' && !secret && el.selectedOptions.length) {
+      out.value = clip(el.selectedOptions[0].textContent.replace(/\s+/g, ' ').trim());
+    }
+    if (tag === 'summary' && el.parentElement?.localName === 'details') {
+      out['aria-expanded'] ??= String(el.parentElement.open);
+    }
+    return out;
+  };
+
+  /** Appends text to an element's or a free-text node's text, folding whitespace. */
+  tw.appendText = function appendText(node, text) {
+    const folded = text.replace(/\s+/g, ' ').trim();
+    if (!folded) return;
+    if (node.text && node.text.length >= MAX_VALUE * 2) return;
+    node.text = node.text ? `${node.text} ${folded}` : folded;
+  };
+})();

@@ -1,0 +1,214 @@
+//! Joining the snapshots of a page's frames into one page, with one numbering.
+//!
+//! Each frame's content script numbers its own elements (local indices, stable while its
+//! document lives). The [`Stitcher`] gives every (frame, document, local index) one page-wide
+//! index the first time it sees it and keeps it for as long as the task runs, so an element keeps
+//! its number across steps whichever frame it is in. Frame placeholders are replaced by the
+//! child frame's nodes, one level deeper, so the page reads in page order. The stitcher also
+//! remembers, for each index, which frame and local index it stands for and where the frame sits
+//! in the top viewport, so actions are routed to the right frame.
+
+use super::{Element, FrameNode, FrameSnapshot, Node, Snapshot};
+use std::collections::{HashMap, HashSet};
+
+/// The snapshots of one page: the top frame's and its descendants', by Chrome frame id.
+#[derive(Debug, Clone, Default)]
+pub struct FrameSet {
+    pub top: Option<FrameSnapshot>,
+    pub children: HashMap<i64, FrameSnapshot>,
+}
+
+/// Where a page-wide index points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Target {
+    /// Chrome's frame id (0 for the top frame).
+    pub frame_id: i64,
+    /// The index the frame's content script knows the element by.
+    pub local: u32,
+    /// Where the frame's viewport starts in the top viewport, in CSS pixels.
+    pub offset: (f64, f64),
+}
+
+/// Bounds the memory of numbers given out, for very long tasks on churning pages.
+const MAX_REMEMBERED: usize = 500_000;
+/// Bounds the stitched page, whatever the frames send.
+const MAX_PAGE_NODES: usize = super::limits::MAX_NODES;
+
+#[derive(Debug, Default)]
+pub struct Stitcher {
+    ids: HashMap<(i64, String, u32), u32>,
+    next: u32,
+    targets: HashMap<u32, Target>,
+}
+
+impl Stitcher {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The page made of `frames`. Frames that were listed but not read appear as a frame line
+    /// with no content.
+    pub fn stitch(&mut self, frames: &FrameSet) -> Snapshot {
+        self.targets.clear();
+        if self.ids.len() > MAX_REMEMBERED {
+            self.ids.clear();
+        }
+        let Some(top) = &frames.top else {
+            return Snapshot::with_elements("", "", Vec::new());
+        };
+        let mut nodes = Vec::new();
+        let mut path = HashSet::new();
+        self.add_frame(0, top, 0, (0.0, 0.0), frames, &mut nodes, &mut path);
+        Snapshot { url: top.url.clone(), title: top.title.clone(), scroll: top.scroll, nodes }
+    }
+
+    /// Where the page-wide `index` points in the last stitched page.
+    pub fn target(&self, index: u32) -> Option<Target> {
+        self.targets.get(&index).copied()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_frame(
+        &mut self,
+        frame_id: i64,
+        snapshot: &FrameSnapshot,
+        base: u16,
+        offset: (f64, f64),
+        frames: &FrameSet,
+        out: &mut Vec<Node>,
+        path: &mut HashSet<i64>,
+    ) {
+        path.insert(frame_id);
+        for node in &snapshot.nodes {
+            if out.len() >= MAX_PAGE_NODES {
+                break;
+            }
+            let depth = base.saturating_add(node.depth());
+            match node {
+                FrameNode::Element { local, tag, attributes, text, is_new, scroll, .. } => {
+                    let key = (frame_id, snapshot.doc.clone(), *local);
+                    let index = match self.ids.get(&key) {
+                        Some(index) => *index,
+                        None => {
+                            self.next += 1;
+                            self.ids.insert(key, self.next);
+                            self.next
+                        }
+                    };
+                    self.targets.insert(index, Target { frame_id, local: *local, offset });
+                    out.push(Node::Element(Element {
+                        index,
+                        tag: tag.clone(),
+                        attributes: attributes.clone(),
+                        text: text.clone(),
+                        is_new: *is_new,
+                        depth,
+                        scroll: *scroll,
+                    }));
+                }
+                FrameNode::Text { text, .. } => out.push(Node::Text { depth, text: text.clone() }),
+                FrameNode::Frame { frame_id: child, at, .. } => {
+                    // A frame cannot contain itself; a cycle would be a lying content script.
+                    match frames.children.get(child).filter(|_| !path.contains(child)) {
+                        Some(child_snapshot) => {
+                            out.push(Node::Frame { depth, url: child_snapshot.url.clone() });
+                            let child_offset = (offset.0 + at.0, offset.1 + at.1);
+                            self.add_frame(
+                                *child,
+                                child_snapshot,
+                                depth.saturating_add(1),
+                                child_offset,
+                                frames,
+                                out,
+                                path,
+                            );
+                        }
+                        None => out.push(Node::Frame { depth, url: String::new() }),
+                    }
+                }
+            }
+        }
+        path.remove(&frame_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frame(doc: &str, url: &str, nodes: serde_json::Value) -> FrameSnapshot {
+        FrameSnapshot::from_json(json!({"version": 2, "doc": doc, "url": url, "title": "", "nodes": nodes})).unwrap()
+    }
+
+    fn top_with_frame() -> FrameSnapshot {
+        frame(
+            "top",
+            "https://shop.example/",
+            json!([
+                {"d": 0, "i": 1, "tag": "a", "text": "Home"},
+                {"d": 0, "frame": 5, "at": [100, 300]},
+                {"d": 0, "i": 2, "tag": "button", "text": "Buy"}
+            ]),
+        )
+    }
+
+    fn card_frame(doc: &str) -> FrameSnapshot {
+        frame(
+            doc,
+            "https://pay.example/card",
+            json!([
+                {"d": 0, "i": 1, "tag": "input", "attrs": {"name": "card"}},
+                {"d": 0, "frame": 9, "at": [5, 5]}
+            ]),
+        )
+    }
+
+    fn indices(s: &Snapshot) -> Vec<(u32, &str, u16)> {
+        s.elements().map(|e| (e.index, e.tag.as_str(), e.depth)).collect()
+    }
+
+    #[test]
+    fn frames_are_stitched_in_page_order_one_level_deeper() {
+        let mut frames = FrameSet { top: Some(top_with_frame()), ..Default::default() };
+        frames.children.insert(5, card_frame("c1"));
+        frames.children.insert(
+            9,
+            frame("n1", "https://pay.example/inner", json!([{"d": 0, "i": 1, "tag": "button", "text": "OK"}])),
+        );
+        let mut stitcher = Stitcher::new();
+        let page = stitcher.stitch(&frames);
+        assert_eq!(indices(&page), [(1, "a", 0), (2, "input", 1), (3, "button", 2), (4, "button", 0)]);
+        assert!(matches!(&page.nodes[1], Node::Frame { depth: 0, url } if url == "https://pay.example/card"));
+        assert_eq!(stitcher.target(2), Some(Target { frame_id: 5, local: 1, offset: (100.0, 300.0) }));
+        assert_eq!(stitcher.target(3), Some(Target { frame_id: 9, local: 1, offset: (105.0, 305.0) }));
+        assert_eq!(stitcher.target(4), Some(Target { frame_id: 0, local: 2, offset: (0.0, 0.0) }));
+    }
+
+    #[test]
+    fn numbers_stay_with_their_elements_across_steps_and_a_reloaded_frame_gets_new_ones() {
+        let mut frames = FrameSet { top: Some(top_with_frame()), ..Default::default() };
+        frames.children.insert(5, card_frame("c1"));
+        let mut stitcher = Stitcher::new();
+        let first = stitcher.stitch(&frames);
+        let again = stitcher.stitch(&frames);
+        assert_eq!(indices(&first), indices(&again));
+        // The card frame reloads: a new document, new elements.
+        frames.children.insert(5, card_frame("c2"));
+        let reloaded = stitcher.stitch(&frames);
+        assert_eq!(indices(&first), [(1, "a", 0), (2, "input", 1), (3, "button", 0)]);
+        assert_eq!(indices(&reloaded), [(1, "a", 0), (4, "input", 1), (3, "button", 0)]);
+        assert_eq!(stitcher.target(2), None, "the old frame's element is gone");
+    }
+
+    #[test]
+    fn an_unread_frame_is_shown_empty_and_a_cycle_is_cut() {
+        let frames = FrameSet { top: Some(top_with_frame()), ..Default::default() };
+        let page = Stitcher::new().stitch(&frames);
+        assert!(matches!(&page.nodes[1], Node::Frame { url, .. } if url.is_empty()));
+        let mut looping = FrameSet { top: Some(top_with_frame()), ..Default::default() };
+        looping.children.insert(5, frame("x", "https://a/", json!([{"d": 0, "frame": 5, "at": [0, 0]}])));
+        let page = Stitcher::new().stitch(&looping);
+        assert_eq!(page.nodes.len(), 4, "the frame is entered once: {:?}", page.nodes);
+    }
+}
