@@ -97,31 +97,35 @@
     return new Set(deepest.values());
   }
 
+  /** Text is seen when its element is rendered, has a box in the expanded viewport, and is not
+   * covered (a modal over the page hides its text as well as its buttons). */
   function isVisibleText(parent, ctx) {
     let visible = ctx.textParents.get(parent);
     if (visible === undefined) {
       const rect = parent.getBoundingClientRect();
-      visible = tw.isRendered(parent) && tw.inExpandedViewport(rect, ctx.expansion)
-        && (tw.hasSize(rect) || parent.getClientRects().length > 0);
+      visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && tw.isRendered(parent) && tw.isTopMost(parent, rect);
       ctx.textParents.set(parent, visible);
     }
     return visible;
   }
 
-  function addText(textNode, parent, depth, owner, ctx) {
+  /** Free text is kept one line per block (paragraph, list item, cell…); inline pieces of the
+   * same block join into one line. */
+  function addText(textNode, parent, depth, owner, block, ctx) {
     const text = textNode.data;
     if (!text.trim() || !isVisibleText(parent, ctx)) return;
     if (owner) {
       tw.appendText(owner, text);
       return;
     }
-    const last = ctx.nodes[ctx.nodes.length - 1];
-    if (last && last === ctx.openText && last.d === depth) tw.appendText(last, text);
-    else {
+    const open = ctx.openText;
+    if (open && ctx.nodes[ctx.nodes.length - 1] === open.node && open.block === block && open.node.d === depth) {
+      tw.appendText(open.node, text);
+    } else {
       const node = { d: depth, text: '' };
       tw.appendText(node, text);
       ctx.nodes.push(node);
-      ctx.openText = node;
+      ctx.openText = { node, block };
     }
   }
 
@@ -139,7 +143,7 @@
     ctx.openText = null;
   }
 
-  function walk(el, depth, owner, parentCursor, level, ctx) {
+  function walk(el, depth, owner, parentCursor, parentBlock, level, ctx) {
     const tag = el.localName;
     if (SKIP.has(tag) || el === tw.highlightHost || level > MAX_DEPTH) {
       if (tag === 'svg' && owner) tw.appendText(owner, el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '');
@@ -147,6 +151,7 @@
     }
     const style = getComputedStyle(el);
     if (style.display === 'none') return;
+    const block = style.display.startsWith('inline') || style.display === 'contents' ? parentBlock : el;
     if (FRAMES.has(tag)) {
       addFrame(el, depth, ctx);
       return;
@@ -173,8 +178,8 @@
     const childDepth = entry ? depth + 1 : depth;
     const childOwner = entry ?? owner;
     for (const child of renderedChildren(el, ctx)) {
-      if (child.nodeType === Node.ELEMENT_NODE) walk(child, childDepth, childOwner, style.cursor, level + 1, ctx);
-      else if (child.nodeType === Node.TEXT_NODE) addText(child, el, childDepth, childOwner, ctx);
+      if (child.nodeType === Node.ELEMENT_NODE) walk(child, childDepth, childOwner, style.cursor, block, level + 1, ctx);
+      else if (child.nodeType === Node.TEXT_NODE) addText(child, el, childDepth, childOwner, block, ctx);
     }
     if (entry) ctx.openText = null;
   }
@@ -193,7 +198,7 @@
       pageScroller: scroller,
     };
     const start = document.body ?? document.documentElement;
-    if (start) walk(start, 0, null, 'auto', 0, ctx);
+    if (start) walk(start, 0, null, 'auto', start, 0, ctx);
     registry.previous = new Set(ctx.indexed.map(([index]) => index));
     registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
     for (const node of ctx.nodes) if (node.text === '') delete node.text;

@@ -5,7 +5,10 @@ const form = document.getElementById('settings');
 const saved = document.getElementById('saved');
 const field = (id) => document.getElementById(id);
 // Limit fields and their keys in the stored settings; empty means the default.
-const LIMITS = [['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures']];
+const LIMITS = [
+  ['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures'],
+  ['viewport-expansion', 'viewport_expansion'],
+];
 
 async function load() {
   const { settings = {} } = await chrome.storage.local.get('settings');
@@ -15,6 +18,7 @@ async function load() {
   field('model').value = llm.model ?? '';
   field('api-key').value = llm.api_key ?? '';
   for (const [id, key] of LIMITS) field(id).value = settings[key] ?? '';
+  field('highlights').checked = settings.highlights ?? true;
 }
 
 form.addEventListener('submit', async (event) => {
@@ -34,6 +38,7 @@ form.addEventListener('submit', async (event) => {
     const value = field(id).value.trim();
     settings[key] = value === '' ? null : Number(value);
   }
+  settings.highlights = field('highlights').checked;
   try {
     await chrome.storage.local.set({ settings });
     saved.className = '';

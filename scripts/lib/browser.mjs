@@ -43,7 +43,9 @@ export async function launchWithExtension(profileDir, { headless = true } = {}) 
 }
 
 /** Saves LLM settings through the options page, as a user would. */
-export async function saveSettings(context, extensionId, { provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '' }) {
+export async function saveSettings(context, extensionId, {
+  provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
+}) {
   const page = await context.newPage();
   await page.goto(`chrome-extension://${extensionId}/options/options.html`);
   const offered = await page.locator('#provider option').evaluateAll((os) => os.map((o) => o.value));
@@ -56,6 +58,8 @@ export async function saveSettings(context, extensionId, { provider = 'openai', 
   await page.fill('#model', model);
   await page.fill('#api-key', apiKey);
   await page.fill('#max-steps', String(maxSteps));
+  await page.fill('#viewport-expansion', String(viewportExpansion));
+  await page.setChecked('#highlights', highlights);
   await page.click('#save');
   await page.getByText('Saved.').waitFor({ timeout: 5_000 });
   await page.close();

@@ -1,5 +1,9 @@
 // Serves tests/e2e/fixtures/ on 127.0.0.1, plus the few server-side behaviours fixtures need
-// (a real form submit for the log-in page).
+// (a real form submit for the log-in page, generated large pages).
+//
+// The same files are also served from a second, cross-site origin (http://localhost:<port2>),
+// so fixtures can embed cross-origin iframes that Chrome runs out of process. In HTML files,
+// {{OTHER_ORIGIN}} and {{MAIN_ORIGIN}} are replaced by the two origins.
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,10 +22,34 @@ async function readBody(req) {
   return body;
 }
 
-/** Starts the server; resolves to {url, close, log} where log lists the requests served. */
+/** A page of `n` elements: a mix of links, buttons, inputs and plain text in nested blocks. */
+function largePage(n) {
+  const parts = ['<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Large page</title></head><body><h1>Large page</h1>'];
+  let made = 1;
+  for (let block = 0; made < n; block++) {
+    parts.push(`<section class="block"><h2>Block ${block}</h2><ul>`);
+    made += 3;
+    for (let i = 0; i < 10 && made < n; i++, made += 4) {
+      const k = block * 10 + i;
+      switch (k % 4) {
+        case 0: parts.push(`<li><a href="#item-${k}">Item ${k}</a> <span>note ${k}</span></li>`); break;
+        case 1: parts.push(`<li><button type="button">Action ${k}</button> <em>detail</em></li>`); break;
+        case 2: parts.push(`<li><label>Field ${k} <input name="f${k}"></label></li>`); break;
+        default: parts.push(`<li><div><span>Plain text ${k}</span></div></li>`);
+      }
+    }
+    parts.push('</ul></section>');
+  }
+  parts.push('</body></html>');
+  return parts.join('');
+}
+
+/** Starts the server; resolves to {url, otherUrl, close, log} where log lists the requests
+ * served. */
 export async function startFixtureServer() {
   const log = [];
-  const server = http.createServer(async (req, res) => {
+  const origins = {};
+  const handler = async (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     log.push(`${req.method} ${url.pathname}`);
     if (req.method === 'POST' && url.pathname === '/login') {
@@ -29,6 +57,11 @@ export async function startFixtureServer() {
       const ok = form.get('username') === 'alice' && form.get('password') === 'hunter2';
       res.writeHead(303, { location: ok ? `/welcome?user=${encodeURIComponent(form.get('username'))}` : '/login.html?failed=1' });
       res.end();
+      return;
+    }
+    if (url.pathname === '/large') {
+      res.writeHead(200, { 'content-type': TYPES['.html'] });
+      res.end(largePage(Math.min(Number(url.searchParams.get('n') ?? 1000), 200_000)));
       return;
     }
     if (url.pathname === '/welcome') {
@@ -43,14 +76,26 @@ export async function startFixtureServer() {
       return;
     }
     try {
-      const data = await readFile(file);
+      let data = await readFile(file);
+      if (file.endsWith('.html')) {
+        data = data.toString('utf8').replaceAll('{{OTHER_ORIGIN}}', origins.other).replaceAll('{{MAIN_ORIGIN}}', origins.main);
+      }
       res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
       res.end(data);
     } catch {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}`, log, close: () => new Promise((r) => server.close(r)) };
+  };
+  const main = http.createServer(handler);
+  const other = http.createServer(handler);
+  await new Promise((resolve) => main.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
+  origins.main = `http://127.0.0.1:${main.address().port}`;
+  origins.other = `http://localhost:${other.address().port}`;
+  return {
+    url: origins.main,
+    otherUrl: origins.other,
+    log,
+    close: () => Promise.all([main, other].map((s) => new Promise((r) => s.close(r)))),
+  };
 }

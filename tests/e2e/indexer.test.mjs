@@ -1,0 +1,203 @@
+// The eyes on fixture pages, one case each: what is indexed, what is not, and why. Every
+// assertion reads the real state text the extension sends to the LLM.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startObserver, pageOf, lineWith } from './lib/observe.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex } from './lib/state.mjs';
+
+let o;
+
+before(async () => {
+  o = await startObserver();
+});
+
+after(async () => {
+  await o?.close();
+});
+
+/** Asserts the line for `text` is an indexed element line. */
+function assertIndexed(state, text) {
+  const line = lineWith(state, text);
+  assert.ok(line, `"${text}" is in the page:\n${pageOf(state)}`);
+  assert.match(line, /^\t*\*?\[\d+\]</, `"${text}" is an indexed element: ${line}`);
+  return line;
+}
+
+function assertNotIndexed(state, text) {
+  const line = lineWith(state, text);
+  assert.ok(!line || !/^\t*\*?\[\d+\]</.test(line), `"${text}" must not be indexed: ${line}`);
+}
+
+function assertAbsent(state, text) {
+  assert.ok(!pageOf(state).includes(text), `"${text}" must not be shown:\n${pageOf(state)}`);
+}
+
+test('hidden, zero-size, disabled, inert and far-away elements are not indexed', async () => {
+  const page = await o.open('hidden-elements.html');
+  const state = await o.look(page);
+  assertIndexed(state, 'Visible button');
+  for (const hidden of ['Display none button', 'Visibility hidden button', 'Opacity zero button', 'Zero size button',
+    'Hidden attribute button', 'Link in a hidden parent', 'Link in a transparent parent', 'Link in content-visibility hidden',
+    'secret-token', 'Far below link']) {
+    assertAbsent(state, hidden);
+  }
+  assertNotIndexed(state, 'Disabled button');
+  assertNotIndexed(state, 'Inert button');
+  assert.ok(lineWith(state, 'Some visible paragraph text.'), 'free text is shown');
+  assertNotIndexed(state, 'Some visible paragraph text.');
+  await page.close();
+});
+
+test('a modal covering the page hides what is under it', async () => {
+  const page = await o.open('modal-covering.html');
+  const state = await o.look(page);
+  assertIndexed(state, 'Accept cookies');
+  assertIndexed(state, 'Reject cookies');
+  assertAbsent(state, 'Home link under the modal');
+  assertAbsent(state, 'Buy now under the modal');
+  assert.ok(lineWith(state, 'We use cookies.'));
+  await page.close();
+});
+
+test('a cursor-pointer card is one element; a link inside it is its own; inherited pointers are not', async () => {
+  const page = await o.open('cursor-pointer.html');
+  const state = await o.look(page);
+  const card = assertIndexed(state, 'Pointer card');
+  assert.match(card, /Pointer card with inherited pointer text/, 'the card owns the text inside it');
+  const details = assertIndexed(state, 'Details link in card');
+  assert.match(details, /^\t\[/, 'the nested link is indented under the card');
+  assertIndexed(state, 'Only a pointer cursor');
+  assertNotIndexed(state, 'Plain box without pointer');
+  assert.match(assertIndexed(state, 'Span inside a link'), /<a href=#nested>Span inside a link/);
+  await page.close();
+});
+
+test('a div with only an addEventListener click handler is indexed, and clicking it works', async () => {
+  const page = await o.open('click-listener.html');
+  const state = await o.look(page);
+  assertIndexed(state, 'Div with a click listener');
+  assertIndexed(state, 'Div with an onclick property');
+  assertNotIndexed(state, 'Div without any listener');
+
+  o.setPolicy((s) => (/Listener div was clicked/.test(s)
+    ? answer('Done', [{ done: { text: 'clicked', success: true } }])
+    : answer('Click the div', [{ click: { index: findIndex(s, 'Div with a click listener') } }])));
+  const { final } = await o.run(page, 'Click the listening div');
+  o.setPolicy(null);
+  assert.match(final, /clicked/);
+  assert.equal(await page.textContent('#result'), 'Listener div was clicked');
+  await page.close();
+});
+
+test('a React-style controlled input takes typed text', async () => {
+  const page = await o.open('react-controlled-input.html');
+  o.setPolicy((s) => (/Hello, Ada/.test(s)
+    ? answer('Done', [{ done: { text: 'typed', success: true } }])
+    : answer('Type the name', [{ input: { index: findIndex(s, 'placeholder=Name'), text: 'Ada', clear: null } }])));
+  const { states } = await o.run(page, 'Type Ada as the name');
+  o.setPolicy(null);
+  assert.equal(await page.textContent('#greeting'), 'Hello, Ada');
+  assert.match(lineWith(states[1], 'placeholder=Name'), /value=Ada/);
+  await page.close();
+});
+
+test('a contenteditable editor is indexed and takes typed text', async () => {
+  const page = await o.open('contenteditable.html');
+  o.setPolicy((s) => (/Saved: Hello from the agent/.test(s)
+    ? answer('Done', [{ done: { text: 'typed', success: true } }])
+    : answer('Write the note', [{ input: { index: findIndex(s, "aria-label='Note editor'"), text: 'Hello from the agent', clear: true } }])));
+  const { states } = await o.run(page, 'Write a note');
+  o.setPolicy(null);
+  assert.match(assertIndexed(states[0], "aria-label='Note editor'"), /contenteditable=true/);
+  assert.equal(await page.textContent('#mirror'), 'Saved: Hello from the agent');
+  await page.close();
+});
+
+test('a select shows its chosen option; a closed details shows its summary only', async () => {
+  const page = await o.open('select-and-details.html');
+  const state = await o.look(page);
+  assert.match(assertIndexed(state, '<select'), /name=country value=Spain/);
+  assert.match(assertIndexed(state, 'Shipping details'), /<summary aria-expanded=false>Shipping details/);
+  assertAbsent(state, 'Return policy');
+  await page.close();
+});
+
+test('a sticky header hides the row under it', async () => {
+  const page = await o.open('sticky-header.html');
+  await page.evaluate(() => scrollTo(0, 400));
+  const covered = await page.evaluate(() => {
+    const header = document.querySelector('header').getBoundingClientRect();
+    return [...document.querySelectorAll('li a')].map((a) => [a.textContent, a.getBoundingClientRect()])
+      .filter(([, r]) => r.top >= header.top && r.bottom <= header.bottom).map(([t]) => t);
+  });
+  assert.ok(covered.length > 0, 'the fixture puts a row under the header');
+  const state = await o.look(page);
+  assertIndexed(state, 'Header home');
+  assertIndexed(state, 'Header cart');
+  for (const text of covered) assertAbsent(state, `${text} />`);
+  assertIndexed(state, 'Row link 30');
+  await page.close();
+});
+
+test('a scrollable container is indexed with how far it scrolls', async () => {
+  const page = await o.open('scroll-container.html');
+  const state = await o.look(page);
+  assert.match(assertIndexed(state, "aria-label=Messages"), /\|scroll: 0 px above, \d+ px below\|/);
+  assert.match(assertIndexed(state, 'Message 1 '), /^\t\[/, 'items are nested under the list');
+  await page.close();
+});
+
+test('an infinite-scroll list: indices stay, new items are marked new, scroll is reported', async () => {
+  const page = await o.open('infinite-scroll.html');
+  const first = await o.look(page);
+  assert.match(pageOf(first), /\d+ pixels below — scroll down to see more/);
+  const post1 = assertIndexed(first, 'Post number 1 ');
+  await page.evaluate(() => scrollTo(0, document.body.scrollHeight));
+  await page.waitForFunction(() => document.querySelectorAll('.post').length >= 20);
+  const second = await o.look(page);
+  assert.match(pageOf(second), /\d+ pixels above — scroll up to see more/);
+  const post11 = assertIndexed(second, 'Post number 11 ');
+  assert.match(post11, /^\*\[/, 'a post loaded since the last step is marked new');
+  const post1Again = lineWith(second, 'Post number 1 ');
+  if (post1Again) assert.equal(post1Again.replace(/^\*/, ''), post1.replace(/^\*/, ''), 'post 1 keeps its index');
+  await page.close();
+});
+
+test('a page with 20,000 elements is indexed around the viewport and the prompt stays bounded', async () => {
+  const page = await o.h.context.newPage();
+  await page.goto(`${o.h.fixtures.url}/large?n=20000`);
+  const started = Date.now();
+  const state = await o.look(page);
+  const took = Date.now() - started;
+  assertIndexed(state, 'Item 0 ');
+  assertAbsent(state, 'Action 1997 ');
+  assert.ok(pageOf(state).length < 40_000, `bounded: ${pageOf(state).length} chars`);
+  assert.ok(took < 20_000, `one step took ${took} ms`);
+  await page.close();
+});
+
+test('highlights number the elements during a task, never take a click, and go when it ends', async () => {
+  const page = await o.open('click-listener.html');
+  let release;
+  const held = new Promise((r) => { release = r; });
+  o.setPolicy(async () => {
+    await held;
+    return answer('Done', [{ done: { text: 'looked', success: true } }]);
+  });
+  await page.bringToFront();
+  await o.panel.bringToFront();
+  await o.panel.fill('#task', 'Look with highlights');
+  await o.panel.press('#task', 'Enter');
+  await page.waitForFunction(() => document.querySelector('tabwright-highlights') !== null, null, { timeout: 10_000 });
+  const hit = await page.evaluate(() => {
+    const el = document.getElementById('listening');
+    const r = el.getBoundingClientRect();
+    return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === el;
+  });
+  assert.equal(hit, true, 'the highlight layer does not intercept clicks');
+  release();
+  await page.waitForFunction(() => document.querySelector('tabwright-highlights') === null, null, { timeout: 10_000 });
+  o.setPolicy(null);
+  await page.close();
+});

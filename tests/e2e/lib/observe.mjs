@@ -1,0 +1,55 @@
+// Looking at fixture pages through the real extension: each look runs a one-step task whose mock
+// LLM answers `done` at once, and returns the state text the extension sent — exactly what a
+// model would see. Tests with more steps swap in their own policy.
+import { startHarness, runTaskToEnd } from './harness.mjs';
+import { startMockLlm, answer } from './mock-llm.mjs';
+
+export async function startObserver(settings = {}) {
+  const h = await startHarness();
+  let policy = null;
+  const llm = await startMockLlm((state, body) => (policy ? policy(state, body) : answer('Look', [{ done: { text: 'Looked.', success: true } }])));
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', ...settings });
+  const panel = await h.openPanel();
+  return {
+    h,
+    llm,
+    panel,
+    /** Uses `next` to answer until the task ends, then goes back to answering done. */
+    setPolicy(next) {
+      policy = next;
+    },
+    /** Opens a fixture page in a new tab (optionally preparing it) and returns it. */
+    async open(name) {
+      return h.openFixture(name);
+    },
+    /** Runs a task on `page` and returns {states, final}: every state text sent, in order. */
+    async run(page, task = 'Look at the page', timeout = 60_000) {
+      await page.bringToFront();
+      const before = llm.requests.length;
+      await panel.bringToFront();
+      const final = await runTaskToEnd(panel, task, timeout);
+      const states = llm.requests.slice(before).map((r) => r.body.messages[1].content);
+      return { states, final };
+    },
+    /** The state text of `page` (one step). */
+    async look(page) {
+      const { states } = await this.run(page);
+      return states[0];
+    },
+    async close() {
+      await h.close();
+      await llm.close();
+    },
+  };
+}
+
+/** The browser-state part of a state text: the page as the model sees it. */
+export function pageOf(state) {
+  const m = /<browser_state>\n([\s\S]*?)<\/browser_state>/.exec(state);
+  return m ? m[1] : '';
+}
+
+/** The element line (with its indentation) whose text matches, or undefined. */
+export function lineWith(state, needle) {
+  return pageOf(state).split('\n').find((l) => l.includes(needle));
+}
