@@ -60,6 +60,11 @@ chrome.runtime.onConnect.addListener((port) => {
 });
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  // A content script asks which frame it is in (frames.js); the answer is the sender's own id.
+  if (message?.to === 'frame-id' && sender.id === chrome.runtime.id && sender.tab) {
+    sendResponse(sender.frameId);
+    return false;
+  }
   if (!fromOwnPage(sender) || message?.to !== 'core') return false;
   if (coreFailure) {
     sendResponse(refusal(coreFailure));

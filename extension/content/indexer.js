@@ -7,9 +7,8 @@
 //     viewport and are top-most at their visible point (visibility.js), each with a local index;
 //   - scrollable containers, with how far they scroll;
 //   - free text that belongs to no indexed element;
-//   - a placeholder for each visible child frame, named by Chrome's exact frame id
-//     (chrome.runtime.getFrameId on the iframe element), which the worker fills with that
-//     frame's own snapshot.
+//   - a placeholder for each visible child frame, named by Chrome's exact frame id (frames.js),
+//     which the worker fills with that frame's own snapshot.
 // Text inside an indexed element belongs to it, up to the next indexed descendant. An element
 // inside an indexed one gets its own index only when it is a distinct interaction (a 'strong'
 // classification): a link inside a clickable card does, a span inside a link does not.
@@ -132,14 +131,9 @@
   function addFrame(el, depth, ctx) {
     const rect = el.getBoundingClientRect();
     if (!tw.hasSize(rect) || !tw.inExpandedViewport(rect, ctx.expansion) || !tw.isRendered(el) || !tw.isTopMost(el, rect)) return;
-    let frameId = -1;
-    try {
-      frameId = chrome.runtime.getFrameId(el);
-    } catch {
-      return;
-    }
-    if (frameId < 0) return;
-    ctx.nodes.push({ d: depth, frame: frameId, at: [rect.left + el.clientLeft, rect.top + el.clientTop] });
+    const node = { d: depth, frame: -1, at: [rect.left + el.clientLeft, rect.top + el.clientTop] };
+    ctx.nodes.push(node);
+    ctx.frames.push([node, el]);
     ctx.openText = null;
   }
 
@@ -184,13 +178,12 @@
     if (entry) ctx.openText = null;
   }
 
-  tw.snapshot = function snapshot({ viewportExpansion = 500 } = {}) {
-    tw.clearHighlights?.();
-    const scroller = document.scrollingElement || document.documentElement;
+  function walkPage(expansion, scroller) {
     const ctx = {
-      expansion: viewportExpansion,
+      expansion,
       nodes: [],
       indexed: [],
+      frames: [], // [placeholder node, iframe element]
       listeners: elementsWithListeners(),
       shadowRoots: [],
       textParents: new Map(),
@@ -199,9 +192,25 @@
     };
     const start = document.body ?? document.documentElement;
     if (start) walk(start, 0, null, 'auto', start, 0, ctx);
-    registry.previous = new Set(ctx.indexed.map(([index]) => index));
+    return ctx;
+  }
+
+  tw.snapshot = async function snapshot({ viewportExpansion = 500 } = {}) {
+    tw.clearHighlights?.();
+    const scroller = document.scrollingElement || document.documentElement;
+    const knownRoots = new Set(registry.shadowRoots.map((ref) => ref.deref()));
+    let ctx = walkPage(viewportExpansion, scroller);
     registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
+    // A listener inside a closed shadow root can only be told apart from its host once the root
+    // is known; when the walk met closed roots for the first time, look again with them known.
+    if (ctx.shadowRoots.some((root) => root.mode === 'closed' && !knownRoots.has(root))) {
+      ctx = walkPage(viewportExpansion, scroller);
+      registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
+    }
+    registry.previous = new Set(ctx.indexed.map(([index]) => index));
     for (const node of ctx.nodes) if (node.text === '') delete node.text;
+    const ids = await tw.frameIdsFor(ctx.frames.map(([, el]) => el));
+    ctx.frames.forEach(([node], i) => { node.frame = ids[i]; });
     return {
       version: SNAPSHOT_VERSION,
       doc: registry.doc,

@@ -15,7 +15,7 @@
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
     }
     switch (message.type) {
-      case 'snapshot': return { ok: true, snapshot: tw.snapshot({ viewportExpansion: Number(message.viewport_expansion ?? 500) }) };
+      case 'snapshot': return tw.snapshot({ viewportExpansion: Number(message.viewport_expansion ?? 500) }).then((snapshot) => ({ ok: true, snapshot }));
       case 'highlight': return { ok: true, shown: tw.showHighlights(Array.isArray(message.labels) ? message.labels : []) };
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'click': return tw.click(message.index);
@@ -29,11 +29,19 @@
   }
   tw.listener = (message, sender, sendResponse) => {
     if (sender.id !== chrome.runtime.id || sender.tab) return false;
+    const failed = (error) => ({ ok: false, code: 'exception', message: String(error?.message ?? error) });
+    let reply;
     try {
-      sendResponse(handle(message));
+      reply = handle(message);
     } catch (error) {
-      sendResponse({ ok: false, code: 'exception', message: String(error?.message ?? error) });
+      sendResponse(failed(error));
+      return false;
     }
+    if (reply instanceof Promise) {
+      reply.then(sendResponse, (error) => sendResponse(failed(error)));
+      return true; // answered asynchronously
+    }
+    sendResponse(reply);
     return false;
   };
   chrome.runtime.onMessage.addListener(tw.listener);

@@ -220,7 +220,7 @@ impl ChromeBrowser {
 /// The child frames a frame snapshot shows.
 fn frame_ids(snapshot: &FrameSnapshot) -> impl Iterator<Item = i64> + '_ {
     snapshot.nodes.iter().filter_map(|n| match n {
-        FrameNode::Frame { frame_id, .. } => Some(*frame_id),
+        FrameNode::Frame { frame_id, .. } if *frame_id > 0 => Some(*frame_id),
         _ => None,
     })
 }

@@ -1,0 +1,102 @@
+// Iframes (same-origin, cross-origin out of process, nested) and shadow DOM (open, closed,
+// slotted): all stitched into one numbering in page order, and actions reach the element in
+// its own frame or shadow root.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startObserver, pageOf, lineWith } from './lib/observe.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex } from './lib/state.mjs';
+
+let o;
+
+before(async () => {
+  o = await startObserver();
+});
+
+after(async () => {
+  await o?.close();
+});
+
+/** The page lines in order, without the start/end markers. */
+function lines(state) {
+  return pageOf(state).split('\n').filter((l) => l && !l.startsWith('[Start') && !l.startsWith('[End') && !l.startsWith('...'));
+}
+
+function indexOfLine(all, needle) {
+  const i = all.findIndex((l) => l.includes(needle));
+  assert.ok(i >= 0, `"${needle}" in:\n${all.join('\n')}`);
+  return i;
+}
+
+test('a same-origin iframe is stitched in page order, one level deeper', async () => {
+  const page = await o.open('iframe-same-origin.html');
+  const all = lines(await o.look(page));
+  const before = indexOfLine(all, 'Link before the frame');
+  const frame = indexOfLine(all, "<iframe src='http://127.0.0.1");
+  const button = indexOfLine(all, 'Button inside the frame');
+  const after = indexOfLine(all, 'Link after the frame');
+  assert.ok(before < frame && frame < button && button < after, all.join('\n'));
+  assert.match(all[button], /^\t\[\d+\]<button/);
+  assert.match(all[indexOfLine(all, 'Text inside the frame')], /^\tText inside the frame/);
+  await page.close();
+});
+
+test('a cross-origin iframe is read through its own content script and its button can be clicked', async () => {
+  const page = await o.open('iframe-cross-origin.html');
+  o.setPolicy((s) => (/Frame button was clicked/.test(s)
+    ? answer('Done', [{ done: { text: 'clicked in the frame', success: true } }])
+    : answer('Click the frame button', [{ click: { index: findIndex(s, 'Button inside the frame') } }])));
+  const { states, final } = await o.run(page, 'Click the button in the payment frame');
+  o.setPolicy(null);
+  const all = lines(states[0]);
+  assert.ok(indexOfLine(all, `<iframe src='${o.h.fixtures.otherUrl}/frame-content.html'>`) < indexOfLine(all, 'Button inside the frame'));
+  assert.match(final, /clicked in the frame/);
+  const frame = page.frames().find((f) => f.url().startsWith(o.h.fixtures.otherUrl));
+  assert.equal(await frame.textContent('#out'), 'Frame button was clicked');
+  await page.close();
+});
+
+test('nested iframes across origins are stitched two levels deep with unique numbers', async () => {
+  const page = await o.open('iframe-nested.html');
+  await page.waitForFunction(() => document.querySelector('iframe')?.contentWindow !== null);
+  let state = await o.look(page);
+  for (let i = 0; i < 20 && !/Button inside the frame/.test(state); i++) {
+    await new Promise((r) => setTimeout(r, 250)); // the innermost frame may still be loading
+    state = await o.look(page);
+  }
+  const all = lines(state);
+  assert.match(all[indexOfLine(all, 'Outer link')], /^\[\d+\]/);
+  assert.match(all[indexOfLine(all, 'Middle link')], /^\t\[\d+\]/);
+  assert.match(all[indexOfLine(all, 'Button inside the frame')], /^\t\t\[\d+\]/);
+  const numbers = all.map((l) => /^\t*\*?\[(\d+)\]/.exec(l)?.[1]).filter(Boolean);
+  assert.equal(new Set(numbers).size, numbers.length, `numbers are unique across frames: ${numbers}`);
+  await page.close();
+});
+
+test('open and closed shadow roots and slotted content are indexed in place', async () => {
+  const page = await o.open('shadow-dom.html');
+  const state = await o.look(page);
+  for (const text of ['Open shadow button', 'Closed shadow button', 'Slotted light button', 'Closed tile with listener']) {
+    assert.match(lineWith(state, text) ?? '', /^\t*\[\d+\]</, `${text} is indexed:\n${pageOf(state)}`);
+  }
+  assert.match(lineWith(state, 'Closed tile with listener'), /^\t*\[\d+\]<div>Closed tile with listener \/>$/,
+    'the element with the listener inside the closed root is indexed, not its host');
+  assert.equal(lineWith(state, '<closed-widget'), undefined, 'the host itself is not an interaction');
+  assert.ok(lineWith(state, 'Card heading in shadow'), 'text inside a shadow root is shown');
+  const all = lines(state);
+  assert.ok(indexOfLine(all, 'Card heading in shadow') < indexOfLine(all, 'Light text in card'), 'slotted content appears where the slot is');
+  assert.ok(indexOfLine(all, 'Light text in card') < indexOfLine(all, 'Slotted light button'), 'named slot after the default slot');
+  await page.close();
+});
+
+test('a button inside a closed shadow root can be clicked', async () => {
+  const page = await o.open('shadow-dom.html');
+  o.setPolicy((s) => (/Closed shadow button was clicked/.test(s)
+    ? answer('Done', [{ done: { text: 'clicked in the closed root', success: true } }])
+    : answer('Click it', [{ click: { index: findIndex(s, 'Closed shadow button') } }])));
+  const { final } = await o.run(page, 'Click the closed shadow button');
+  o.setPolicy(null);
+  assert.match(final, /clicked in the closed root/);
+  assert.equal(await page.textContent('#result'), 'Closed shadow button was clicked');
+  await page.close();
+});
