@@ -143,6 +143,16 @@
       if (tag === 'svg' && owner) tw.appendText(owner, el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '');
       return;
     }
+    // Far outside the expanded viewport: nothing here is listed, and computing its style is the
+    // costliest part of a walk on long pages. Its children are still visited, since a
+    // positioned child can sit elsewhere.
+    const box = el.getBoundingClientRect();
+    if (tw.hasSize(box) && !tw.inExpandedViewport(box, ctx.expansion) && !FRAMES.has(tag)) {
+      for (const child of renderedChildren(el, ctx)) {
+        if (child.nodeType === Node.ELEMENT_NODE) walk(child, depth, owner, parentCursor, parentBlock, level + 1, ctx);
+      }
+      return;
+    }
     const style = getComputedStyle(el);
     if (style.display === 'none') return;
     const block = style.display.startsWith('inline') || style.display === 'contents' ? parentBlock : el;

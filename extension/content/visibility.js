@@ -1,7 +1,10 @@
 // Can a person see this element, and would a click on it reach it?
 //
 //   isRendered(el)        — not hidden by CSS: display, visibility, opacity, content-visibility,
-//                           on the element or an ancestor (checkVisibility does the walk).
+//                           on the element or an ancestor (checkVisibility does the walk). One
+//                           exception: a transparent file input laid over a styled box is the
+//                           classic upload button — a click there reaches it — so opacity does
+//                           not hide a file input (it must still be top-most).
 //   hasSize(rect)         — a box with area.
 //   inExpandedViewport    — within the viewport grown by the viewport-expansion setting
 //                           (default 500 px; -1 = the whole page), so the model also sees what
@@ -16,8 +19,12 @@
 
   const RENDER_CHECK = { opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true };
 
+  const RENDER_CHECK_IGNORING_OPACITY = { visibilityProperty: true, contentVisibilityAuto: true };
+
   tw.isRendered = function isRendered(el) {
-    return el.checkVisibility ? el.checkVisibility(RENDER_CHECK) : true;
+    if (!el.checkVisibility) return true;
+    const fileInput = el.localName === 'input' && el.type === 'file';
+    return el.checkVisibility(fileInput ? RENDER_CHECK_IGNORING_OPACITY : RENDER_CHECK);
   };
 
   tw.hasSize = function hasSize(rect) {

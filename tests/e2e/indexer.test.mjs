@@ -201,3 +201,21 @@ test('highlights number the elements during a task, never take a click, and go w
   o.setPolicy(null);
   await page.close();
 });
+
+test('a label and its visible input are one interaction; a custom switch is clicked through its label; a transparent upload input is offered', async () => {
+  const page = await o.open('label-and-checkbox.html');
+  const state = await o.look(page);
+  assertIndexed(state, 'placeholder=you@example.com');
+  assertNotIndexed(state, 'Email');
+  const label = assertIndexed(state, 'Send me news');
+  assert.match(label, /<label>/, 'the label of the invisible checkbox is what gets a number');
+  assert.match(assertIndexed(state, 'aria-label=Photo'), /<input type=file/);
+
+  o.setPolicy((s) => (/News: on/.test(s)
+    ? answer('Done', [{ done: { text: 'subscribed', success: true } }])
+    : answer('Turn news on', [{ click: { index: findIndex(s, 'Send me news') } }])));
+  await o.run(page, 'Subscribe to news');
+  o.setPolicy(null);
+  assert.equal(await page.textContent('#state'), 'News: on');
+  await page.close();
+});

@@ -29,7 +29,7 @@ function largePage(n) {
   for (let block = 0; made < n; block++) {
     parts.push(`<section class="block"><h2>Block ${block}</h2><ul>`);
     made += 3;
-    for (let i = 0; i < 10 && made < n; i++, made += 4) {
+    for (let i = 0; i < 10 && made < n; i++, made += 3) {
       const k = block * 10 + i;
       switch (k % 4) {
         case 0: parts.push(`<li><a href="#item-${k}">Item ${k}</a> <span>note ${k}</span></li>`); break;
