@@ -210,6 +210,9 @@ test('a label and its visible input are one interaction; a custom switch is clic
   const label = assertIndexed(state, 'Send me news');
   assert.match(label, /<label>/, 'the label of the invisible checkbox is what gets a number');
   assert.match(assertIndexed(state, 'aria-label=Photo'), /<input type=file/);
+  assertIndexed(state, 'name=card');
+  assert.ok(!state.includes('4111'), 'a payment-card value never leaves the page');
+  assert.ok(!state.includes('hunter2-prefilled'), 'a password value never leaves the page');
 
   o.setPolicy((s) => (/News: on/.test(s)
     ? answer('Done', [{ done: { text: 'subscribed', success: true } }])
@@ -218,4 +221,24 @@ test('a label and its visible input are one interaction; a custom switch is clic
   o.setPolicy(null);
   assert.equal(await page.textContent('#state'), 'News: on');
   await page.close();
+});
+
+test('viewport expansion -1 lists the whole page; highlights switched off in options are not drawn', async () => {
+  const settings = { baseUrl: o.llm.baseUrl, model: 'mock-model' };
+  await o.h.settings({ ...settings, viewportExpansion: -1, highlights: false });
+  try {
+    const page = await o.open('hidden-elements.html');
+    let sawHighlights = false;
+    o.setPolicy(async () => {
+      sawHighlights = await page.evaluate(() => document.querySelector('tabwright-highlights') !== null);
+      return answer('Done', [{ done: { text: 'looked', success: true } }]);
+    });
+    const { states } = await o.run(page);
+    o.setPolicy(null);
+    assertIndexed(states[0], 'Far below link');
+    assert.equal(sawHighlights, false);
+    await page.close();
+  } finally {
+    await o.h.settings(settings);
+  }
 });
