@@ -27,7 +27,8 @@ fn recorded_snapshots_serialize_to_their_reviewed_text() {
         if update {
             fs::write(&golden, &text).unwrap();
         }
-        let expected = fs::read_to_string(&golden).unwrap_or_else(|_| panic!("{} is missing; run with UPDATE_GOLDENS=1", golden.display()));
+        let expected = fs::read_to_string(&golden)
+            .unwrap_or_else(|_| panic!("{} is missing; run with UPDATE_GOLDENS=1", golden.display()));
         assert_eq!(text, expected, "{} no longer renders as reviewed", json_path.display());
         checked += 1;
     }
