@@ -80,23 +80,17 @@ test('a div with only an addEventListener click handler is indexed, and clicking
   assertIndexed(state, 'Div with an onclick property');
   assertNotIndexed(state, 'Div without any listener');
 
-  o.setPolicy((s) => (/Listener div was clicked/.test(s)
-    ? answer('Done', [{ done: { text: 'clicked', success: true } }])
-    : answer('Click the div', [{ click: { index: findIndex(s, 'Div with a click listener') } }])));
-  const { final } = await o.run(page, 'Click the listening div');
-  o.setPolicy(null);
-  assert.match(final, /clicked/);
+  const { final } = await o.actUntil(page, 'Click the listening div', /Listener div was clicked/,
+    (s) => [{ click: { index: findIndex(s, 'Div with a click listener') } }]);
+  assert.match(final, /Finished\./);
   assert.equal(await page.textContent('#result'), 'Listener div was clicked');
   await page.close();
 });
 
 test('a React-style controlled input takes typed text', async () => {
   const page = await o.open('react-controlled-input.html');
-  o.setPolicy((s) => (/Hello, Ada/.test(s)
-    ? answer('Done', [{ done: { text: 'typed', success: true } }])
-    : answer('Type the name', [{ input: { index: findIndex(s, 'placeholder=Name'), text: 'Ada', clear: null } }])));
-  const { states } = await o.run(page, 'Type Ada as the name');
-  o.setPolicy(null);
+  const { states } = await o.actUntil(page, 'Type Ada as the name', /Hello, Ada/,
+    (s) => [{ input: { index: findIndex(s, 'placeholder=Name'), text: 'Ada', clear: null } }]);
   assert.equal(await page.textContent('#greeting'), 'Hello, Ada');
   assert.match(lineWith(states[1], 'placeholder=Name'), /value=Ada/);
   await page.close();
@@ -104,11 +98,8 @@ test('a React-style controlled input takes typed text', async () => {
 
 test('a contenteditable editor is indexed and takes typed text', async () => {
   const page = await o.open('contenteditable.html');
-  o.setPolicy((s) => (/Saved: Hello from the agent/.test(s)
-    ? answer('Done', [{ done: { text: 'typed', success: true } }])
-    : answer('Write the note', [{ input: { index: findIndex(s, "aria-label='Note editor'"), text: 'Hello from the agent', clear: true } }])));
-  const { states } = await o.run(page, 'Write a note');
-  o.setPolicy(null);
+  const { states } = await o.actUntil(page, 'Write a note', /Saved: Hello from the agent/,
+    (s) => [{ input: { index: findIndex(s, "aria-label='Note editor'"), text: 'Hello from the agent', clear: true } }]);
   assert.match(assertIndexed(states[0], "aria-label='Note editor'"), /contenteditable=true/);
   assert.equal(await page.textContent('#mirror'), 'Saved: Hello from the agent');
   await page.close();
@@ -214,11 +205,7 @@ test('a label and its visible input are one interaction; a custom switch is clic
   assert.ok(!state.includes('4111'), 'a payment-card value never leaves the page');
   assert.ok(!state.includes('hunter2-prefilled'), 'a password value never leaves the page');
 
-  o.setPolicy((s) => (/News: on/.test(s)
-    ? answer('Done', [{ done: { text: 'subscribed', success: true } }])
-    : answer('Turn news on', [{ click: { index: findIndex(s, 'Send me news') } }])));
-  await o.run(page, 'Subscribe to news');
-  o.setPolicy(null);
+  await o.actUntil(page, 'Subscribe to news', /News: on/, (s) => [{ click: { index: findIndex(s, 'Send me news') } }]);
   assert.equal(await page.textContent('#state'), 'News: on');
   await page.close();
 });

@@ -31,6 +31,18 @@ export async function startObserver(settings = {}) {
       const states = llm.requests.slice(before).map((r) => r.body.messages[1].content);
       return { states, final };
     },
+    /** Runs a task whose model repeats `act(state)` (a list of actions) until the state text
+     * matches `doneWhen`, then finishes. */
+    async actUntil(page, task, doneWhen, act) {
+      policy = (state) => (doneWhen.test(state)
+        ? answer('Finish', [{ done: { text: 'Finished.', success: true } }])
+        : answer('Act on the page', act(state)));
+      try {
+        return await this.run(page, task);
+      } finally {
+        policy = null;
+      }
+    },
     /** The state text of `page` (one step). */
     async look(page) {
       const { states } = await this.run(page);
