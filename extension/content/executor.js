@@ -18,7 +18,7 @@
   tw.click = function click(index) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
-    if (el.disabled) return unsuitable('it is disabled');
+    if (el.matches(':disabled')) return unsuitable('it is disabled');
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const at = { bubbles: true, cancelable: true, composed: true, view: window, button: 0, ...centreOf(el) };
     el.dispatchEvent(new PointerEvent('pointerdown', { ...at, pointerType: 'mouse', isPrimary: true }));
@@ -42,10 +42,15 @@
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     el.focus({ preventScroll: true });
     if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
-      if (el.disabled || el.readOnly) return unsuitable('it is disabled or read-only');
-      setNativeValue(el, clear ? text : el.value + text);
+      if (el.matches(':disabled') || el.readOnly) return unsuitable('it is disabled or read-only');
+      const wanted = clear ? text : el.value + text;
+      setNativeValue(el, wanted);
       el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: text }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
+      // Date, number and similar fields silently drop text they cannot parse.
+      if (el.value !== wanted && el.value === '' && wanted !== '') {
+        return unsuitable(`the field refused ${JSON.stringify(text)}; a ${el.type} field needs its own format (for a date: YYYY-MM-DD)`);
+      }
       return { ok: true };
     }
     if (el.isContentEditable) {

@@ -20,11 +20,14 @@
   const tw = (globalThis.tabwright ??= {});
 
   const SNAPSHOT_VERSION = 2;
-  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'svg', 'math', 'canvas', 'video', 'audio', 'object', 'embed']);
+  const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'math', 'canvas', 'video', 'audio', 'object', 'embed']);
   const FRAMES = new Set(['iframe', 'frame']);
   // Elements that may host a shadow root (besides custom elements, whose names have a dash).
   const SHADOW_HOSTS = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
   const MAX_DEPTH = 400;
+  // Bounds the core also enforces; staying inside them keeps one odd page from being refused.
+  const MAX_NODES = 150_000;
+  const MAX_URL = 8_000;
 
   const registry = (tw.registry ??= {
     doc: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`,
@@ -45,13 +48,11 @@
     return index;
   }
 
+  /** The live element behind an index, or null while it is not in the document (it keeps its
+   * number if it comes back). */
   tw.elementAt = function elementAt(index) {
     const el = registry.byIndex.get(index)?.deref();
-    if (!el || !el.isConnected) {
-      registry.byIndex.delete(index);
-      return null;
-    }
-    return el;
+    return el && el.isConnected ? el : null;
   };
 
   function shadowRootOf(el) {
@@ -72,7 +73,7 @@
       ctx.shadowRoots.push(root);
       return root.childNodes;
     }
-    if (el.localName === 'slot') {
+    if (el instanceof HTMLSlotElement) {
       const assigned = el.assignedNodes({ flatten: true });
       if (assigned.length) return assigned;
     }
@@ -98,99 +99,183 @@
 
   /** Text is seen when its element is rendered, has a box in the expanded viewport, and is not
    * covered (a modal over the page hides its text as well as its buttons). */
-  function isVisibleText(parent, ctx) {
-    let visible = ctx.textParents.get(parent);
+  /** Free text is seen when the element that gives it a box is rendered, in the expanded
+   * viewport, not covered (a modal over the page hides its text as well as its buttons) and not
+   * outside an open modal dialog. */
+  function isVisibleText(boxParent, clip, ctx) {
+    let visible = ctx.textParents.get(boxParent);
     if (visible === undefined) {
-      const rect = parent.getBoundingClientRect();
-      visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && tw.isRendered(parent) && tw.isTopMost(parent, rect);
-      ctx.textParents.set(parent, visible);
+      const rect = boxParent.getBoundingClientRect();
+      visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && tw.isRendered(boxParent)
+        && !tw.outsideModal(boxParent, ctx.modal) && tw.isUncovered(boxParent, rect);
+      ctx.textParents.set(boxParent, visible);
     }
     return visible;
   }
 
-  /** Free text is kept one line per block (paragraph, list item, cell…); inline pieces of the
-   * same block join into one line. */
-  function addText(textNode, parent, depth, owner, block, ctx) {
+  /** Text inside an indexed element is that element's (it passed its own checks); other text is
+   * kept one line per block (paragraph, list item, cell…), inline pieces of a block joined. */
+  function addText(textNode, up, ctx) {
     const text = textNode.data;
-    if (!text.trim() || !isVisibleText(parent, ctx)) return;
-    if (owner) {
-      tw.appendText(owner, text);
+    if (!text.trim()) return;
+    if (up.owner) {
+      if (tw.isRendered(up.box)) tw.appendText(up.owner, text);
       return;
     }
+    if (!isVisibleText(up.box, up.clip, ctx)) return;
     const open = ctx.openText;
-    if (open && ctx.nodes[ctx.nodes.length - 1] === open.node && open.block === block && open.node.d === depth) {
+    if (open && ctx.nodes[ctx.nodes.length - 1] === open.node && open.block === up.block && open.node.d === up.depth) {
       tw.appendText(open.node, text);
     } else {
-      const node = { d: depth, text: '' };
+      const node = { d: up.depth, text: '' };
       tw.appendText(node, text);
       ctx.nodes.push(node);
-      ctx.openText = { node, block };
+      ctx.openText = { node, block: up.block };
     }
   }
 
-  function addFrame(el, depth, ctx) {
+  /** Whether a box shows through the clip of the scrolling or overflow-hidden containers
+   * around it (null: nothing clips). */
+  function inClip(rect, clip) {
+    return !clip || (rect.bottom > clip.top && rect.top < clip.bottom && rect.right > clip.left && rect.left < clip.right);
+  }
+
+  /** The clip for an element's children: its own box, when it clips its overflow. */
+  function clipFor(el, style, rect, clip, ctx) {
+    if (el === ctx.pageScroller || el === document.body) return clip;
+    if (style.overflowX === 'visible' && style.overflowY === 'visible') return clip;
+    if (!clip) return { top: rect.top, bottom: rect.bottom, left: rect.left, right: rect.right };
+    return {
+      top: Math.max(clip.top, rect.top),
+      bottom: Math.min(clip.bottom, rect.bottom),
+      left: Math.max(clip.left, rect.left),
+      right: Math.min(clip.right, rect.right),
+    };
+  }
+
+  /** Whether a candidate element is on screen for a person: rendered, with a box in the
+   * expanded viewport and inside the containers that clip it, reachable (not outside an open
+   * modal) and top-most. */
+  function onScreen(el, clip, ctx) {
     const rect = el.getBoundingClientRect();
-    if (!tw.hasSize(rect) || !tw.inExpandedViewport(rect, ctx.expansion) || !tw.isRendered(el) || !tw.isTopMost(el, rect)) return;
+    return tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && tw.isRendered(el)
+      && !tw.outsideModal(el, ctx.modal) && tw.isTopMost(el, clipped(rect, clip));
+  }
+
+  /** The part of a box its clip lets through: where a hit test should aim. */
+  function clipped(rect, clip) {
+    if (!clip) return rect;
+    const left = Math.max(rect.left, clip.left);
+    const top = Math.max(rect.top, clip.top);
+    const right = Math.min(rect.right, clip.right);
+    const bottom = Math.min(rect.bottom, clip.bottom);
+    return { left, top, right, bottom, width: right - left, height: bottom - top };
+  }
+
+  function addFrame(el, up, ctx) {
+    const depth = up.depth;
+    if (!onScreen(el, up.clip, ctx)) return;
+    const rect = el.getBoundingClientRect();
     const node = { d: depth, frame: -1, at: [rect.left + el.clientLeft, rect.top + el.clientTop] };
     ctx.nodes.push(node);
     ctx.frames.push([node, el]);
     ctx.openText = null;
   }
 
-  function walk(el, depth, owner, parentCursor, parentBlock, level, ctx) {
+  /** A tag name the core accepts (custom elements may use characters it does not). */
+  function tagName(el) {
     const tag = el.localName;
-    if (SKIP.has(tag) || el === tw.highlightHost || level > MAX_DEPTH) {
-      if (tag === 'svg' && owner) tw.appendText(owner, el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '');
+    return /^[a-z0-9_.:-]{1,64}$/.test(tag) ? tag : 'element';
+  }
+
+  function addElement(el, tag, kind, scroll, up, ctx) {
+    if (ctx.nodes.length >= MAX_NODES || !onScreen(el, up.clip, ctx)) return null;
+    const index = indexFor(el);
+    const entry = { d: up.depth, i: index, tag: tagName(el) };
+    const attrs = tw.attributesOf(el);
+    if (Object.keys(attrs).length) entry.attrs = attrs;
+    if (registry.previous && !registry.previous.has(index)) entry.new = true;
+    if (scroll) entry.scroll = scroll;
+    ctx.nodes.push(entry);
+    ctx.indexed.push([index, el]);
+    ctx.openText = null;
+    return entry;
+  }
+
+  /** An svg is not walked into, but it can be a control itself (an icon button), and its label
+   * names the control it sits in. */
+  function walkSvg(el, up, ctx) {
+    const style = getComputedStyle(el);
+    if (style.display === 'none') return;
+    const label = el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '';
+    const kind = tw.classify(el, style, up.cursor, ctx.listeners.has(el));
+    if (kind === 'strong' || (kind === 'weak' && !up.owner)) {
+      const entry = addElement(el, 'svg', kind, null, up, ctx);
+      if (entry) tw.appendText(entry, label);
+    } else if (up.owner && tw.isRendered(el)) {
+      tw.appendText(up.owner, label);
+    }
+  }
+
+  /** `up` is what an element inherits from the walk above it: its depth among listed nodes, the
+   * indexed element that owns its text (if any), its parent's cursor, the block its text joins,
+   * and the nearest element with a box (display: contents elements and slots have none). */
+  function walk(el, up, level, ctx) {
+    const tag = el.localName;
+    if (el === tw.highlightHost || level > MAX_DEPTH) return;
+    if (tag === 'svg') {
+      walkSvg(el, up, ctx);
       return;
     }
+    if (SKIP.has(tag)) return;
     // Far outside the expanded viewport: nothing here is listed, and computing its style is the
     // costliest part of a walk on long pages. Its children are still visited, since a
     // positioned child can sit elsewhere.
     const box = el.getBoundingClientRect();
     if (tw.hasSize(box) && !tw.inExpandedViewport(box, ctx.expansion) && !FRAMES.has(tag)) {
       for (const child of renderedChildren(el, ctx)) {
-        if (child.nodeType === Node.ELEMENT_NODE) walk(child, depth, owner, parentCursor, parentBlock, level + 1, ctx);
+        if (child.nodeType === Node.ELEMENT_NODE) walk(child, up, level + 1, ctx);
       }
       return;
     }
     const style = getComputedStyle(el);
     if (style.display === 'none') return;
-    const block = style.display.startsWith('inline') || style.display === 'contents' ? parentBlock : el;
     if (FRAMES.has(tag)) {
-      addFrame(el, depth, ctx);
+      addFrame(el, up, ctx);
       return;
     }
-    if (tag === 'img' && owner) tw.appendText(owner, el.getAttribute('alt') || '');
+    if (tag === 'img' && up.owner && tw.isRendered(el)) tw.appendText(up.owner, el.getAttribute('alt') || '');
 
-    let entry = null;
-    const kind = tw.classify(el, style, parentCursor, ctx.listeners.has(el));
+    const kind = tw.classify(el, style, up.cursor, ctx.listeners.has(el));
     const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, style) : null;
-    if (kind === 'strong' || (kind === 'weak' && !owner) || scroll) {
-      const rect = el.getBoundingClientRect();
-      if (tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && tw.isRendered(el) && tw.isTopMost(el, rect)) {
-        const index = indexFor(el);
-        entry = { d: depth, i: index, tag };
-        const attrs = tw.attributesOf(el);
-        if (Object.keys(attrs).length) entry.attrs = attrs;
-        if (registry.previous && !registry.previous.has(index)) entry.new = true;
-        if (scroll) entry.scroll = scroll;
-        ctx.nodes.push(entry);
-        ctx.indexed.push([index, el]);
-        ctx.openText = null;
-      }
-    }
-    const childDepth = entry ? depth + 1 : depth;
-    const childOwner = entry ?? owner;
+    const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, tag, kind, scroll, up, ctx) : null;
+    const contents = style.display === 'contents';
+    const below = {
+      depth: entry ? up.depth + 1 : up.depth,
+      // A container listed only because it scrolls does not own what is inside it.
+      owner: entry && kind ? entry : up.owner,
+      cursor: style.cursor,
+      block: style.display.startsWith('inline') || contents ? up.block : el,
+      box: contents ? up.box : el,
+      clip: contents ? up.clip : clipFor(el, style, box, up.clip, ctx),
+    };
     for (const child of renderedChildren(el, ctx)) {
-      if (child.nodeType === Node.ELEMENT_NODE) walk(child, childDepth, childOwner, style.cursor, block, level + 1, ctx);
-      else if (child.nodeType === Node.TEXT_NODE) addText(child, el, childDepth, childOwner, block, ctx);
+      if (child.nodeType === Node.ELEMENT_NODE) walk(child, below, level + 1, ctx);
+      else if (child.nodeType === Node.TEXT_NODE) addText(child, below, ctx);
     }
     if (entry) ctx.openText = null;
   }
 
   function walkPage(expansion, scroller) {
+    let modal = null;
+    try {
+      modal = document.querySelector(':modal');
+    } catch {
+      // a browser without :modal
+    }
     const ctx = {
       expansion,
+      modal,
       nodes: [],
       indexed: [],
       frames: [], // [placeholder node, iframe element]
@@ -201,7 +286,7 @@
       pageScroller: scroller,
     };
     const start = document.body ?? document.documentElement;
-    if (start) walk(start, 0, null, 'auto', start, 0, ctx);
+    if (start) walk(start, { depth: 0, owner: null, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
     return ctx;
   }
 
@@ -218,17 +303,21 @@
       registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
     }
     registry.previous = new Set(ctx.indexed.map(([index]) => index));
+    if (registry.byIndex.size > 10_000 + 2 * ctx.indexed.length) {
+      for (const [index, ref] of registry.byIndex) if (!ref.deref()) registry.byIndex.delete(index);
+    }
     for (const node of ctx.nodes) if (node.text === '') delete node.text;
     const ids = await tw.frameIdsFor(ctx.frames.map(([, el]) => el));
     ctx.frames.forEach(([node], i) => { node.frame = ids[i]; });
+    const url = location.href;
     return {
       version: SNAPSHOT_VERSION,
       doc: registry.doc,
-      url: location.href,
-      title: document.title,
+      url: url.length > MAX_URL ? `${url.slice(0, MAX_URL)}…` : url,
+      title: String(document.title).slice(0, 1000),
       scroll: {
-        above_px: Math.max(0, Math.round(scroller.scrollTop)),
-        below_px: Math.max(0, Math.round(scroller.scrollHeight - scroller.scrollTop - innerHeight)),
+        above_px: Math.max(0, Math.round(scroller?.scrollTop ?? 0)),
+        below_px: Math.max(0, Math.round((scroller?.scrollHeight ?? 0) - (scroller?.scrollTop ?? 0) - innerHeight)),
       },
       nodes: ctx.nodes,
     };

@@ -6,12 +6,15 @@
 //     editable regions (the contenteditable host), interactive ARIA roles, focusable custom
 //     widgets (tabindex >= 0), dropdown hints (aria-haspopup, data-toggle=dropdown), elements
 //     with a click listener or on-click attribute, and a label whose own control is hidden
-//     (custom checkboxes and radios: the label is what a person clicks).
+//     (custom checkboxes and radios: the label is what a person clicks). A click listener on
+//     the page itself or on a container most of a screen large is event delegation (React's
+//     root, "click outside to close"), not a button, and does not count.
 //   weak — only the mouse cursor says so: an "active" cursor (pointer, grab, move, resize…)
 //     that begins at this element rather than being inherited from its parent.
-// Disabled controls, aria-disabled elements and anything inside an inert subtree are not
-// interactive. A read-only field counts only if something else marks it clickable (date
-// pickers are often read-only inputs that open a calendar).
+// Disabled controls (their own attribute or a disabled fieldset), aria-disabled elements and
+// anything inside an inert subtree are not interactive. A read-only text field counts only if
+// something else marks it clickable (date pickers are often read-only inputs that open a
+// calendar).
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -45,8 +48,17 @@
     }
   }
 
+  const TEXT_INPUTS = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number', 'date', 'datetime-local', 'month', 'week', 'time']);
+
+  /** A delegating container: the page, or an element most of a screen large. */
+  function isDelegationRoot(el, tag) {
+    if (tag === 'html' || tag === 'body') return true;
+    const r = el.getBoundingClientRect();
+    return r.width * r.height >= 0.5 * innerWidth * innerHeight;
+  }
+
   function isOff(el, tag) {
-    if (FORM_CONTROLS.has(tag) && el.disabled) return true;
+    if (FORM_CONTROLS.has(tag) && el.matches(':disabled')) return true;
     if (el.getAttribute('aria-disabled') === 'true') return true;
     return el.closest('[inert]') !== null;
   }
@@ -54,19 +66,21 @@
   tw.classify = function classify(el, style, parentCursor, hasListener) {
     const tag = el.localName;
     const cursorStarts = ACTIVE_CURSORS.has(style.cursor) && style.cursor !== parentCursor;
-    let strong = isNativeControl(el, tag)
-      || (el.isContentEditable && !el.parentElement?.isContentEditable)
+    const clickHandler = (hasListener || el.hasAttribute('onclick')) && !isDelegationRoot(el, tag);
+    // Signals besides being a native control.
+    const marked = (el.isContentEditable && !el.parentElement?.isContentEditable)
       || ROLES.has(el.getAttribute('role'))
-      || hasListener
-      || el.hasAttribute('onclick')
+      || clickHandler
       || (el.tabIndex >= 0 && el.hasAttribute('tabindex'))
       || (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false')
       || el.getAttribute('data-toggle') === 'dropdown';
-    if (!strong && !cursorStarts) return null;
+    let native = isNativeControl(el, tag);
+    if (!native && !marked && !cursorStarts) return null;
     if (isOff(el, tag)) return null;
-    // A read-only text field is only worth a number if it is also clickable.
-    if (strong && (tag === 'input' || tag === 'textarea') && el.readOnly && !hasListener && !cursorStarts) strong = false;
-    if (strong) return 'strong';
+    // A read-only text field is only worth a number if something else makes it clickable.
+    const readOnlyText = (tag === 'textarea' || (tag === 'input' && TEXT_INPUTS.has(el.type))) && el.readOnly;
+    if (readOnlyText && !marked && !cursorStarts) native = false;
+    if (native || marked) return 'strong';
     return cursorStarts ? 'weak' : null;
   };
 })();

@@ -10,22 +10,44 @@
   const MARK = Symbol.for('tabwright.page-listeners');
   if (EventTarget.prototype[MARK]) return;
 
+  // Built-ins captured now, before the page can replace them.
   const CLICK_EVENTS = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'dblclick', 'touchstart', 'touchend']);
+  const isClickEvent = Set.prototype.has.bind(CLICK_EVENTS);
   const seen = new WeakSet();
+  const hasSeen = WeakSet.prototype.has;
+  const addSeen = WeakSet.prototype.add;
+  const ElementClass = Element;
+  const getPrototype = Object.getPrototypeOf;
+  const WeakRefClass = WeakRef;
   let tracked = [];
+  const MAX_TRACKED = 50_000;
+
+  /** Whether `target` is an element, without trusting the page's Element[Symbol.hasInstance]. */
+  function isElement(target) {
+    for (let p = target && getPrototype(target); p; p = getPrototype(p)) if (p === ElementClass.prototype) return true;
+    return false;
+  }
 
   function note(target) {
-    if (target instanceof Element && !seen.has(target)) {
-      seen.add(target);
-      tracked.push(new WeakRef(target));
+    try {
+      if (isElement(target) && !hasSeen.call(seen, target)) {
+        addSeen.call(seen, target);
+        if (tracked.length >= MAX_TRACKED) tracked = tracked.filter((ref) => ref.deref()?.isConnected);
+        tracked[tracked.length] = new WeakRefClass(target);
+      }
+    } catch {
+      // Never let the record-keeping break the page.
     }
   }
 
   const original = EventTarget.prototype.addEventListener;
   const patched = {
     addEventListener(type, listener, options) {
-      if (CLICK_EVENTS.has(type)) note(this);
-      return original.call(this, type, listener, options);
+      try {
+        return original.call(this, type, listener, options);
+      } finally {
+        if (isClickEvent(type)) note(this);
+      }
     },
   }.addEventListener;
   Object.defineProperty(EventTarget.prototype, 'addEventListener', { value: patched, writable: true, configurable: true });
@@ -37,8 +59,11 @@
     Object.defineProperty(HTMLElement.prototype, property, {
       ...descriptor,
       set(value) {
-        if (typeof value === 'function') note(this);
-        return descriptor.set.call(this, value);
+        try {
+          return descriptor.set.call(this, value);
+        } finally {
+          if (typeof value === 'function') note(this);
+        }
       },
     });
   }

@@ -5,6 +5,7 @@
   const tw = (globalThis.tabwright ??= {});
 
   const MAX_VALUE = 200;
+  const MAX_TEXT = 2 * MAX_VALUE;
   // Attributes that help a model tell elements apart and use them.
   const USEFUL_ATTRIBUTES = [
     'type', 'name', 'role', 'aria-label', 'placeholder', 'title', 'alt', 'href', 'aria-expanded',
@@ -33,7 +34,7 @@
       if (el.type === 'checkbox' || el.type === 'radio') out.checked = String(el.checked);
       else if (el.value) out.value = clip(el.value);
     }
-    if (tag === 'select' && !secret && el.selectedOptions.length) {
+    if (el instanceof HTMLSelectElement && !secret && el.selectedOptions.length) {
       out.value = clip(el.selectedOptions[0].textContent.replace(/\s+/g, ' ').trim());
     }
     if (tag === 'summary' && el.parentElement?.localName === 'details') {
@@ -42,11 +43,13 @@
     return out;
   };
 
-  /** Appends text to an element's or a free-text node's text, folding whitespace. */
+  /** Appends text to an element's or a free-text node's text, folding whitespace, up to a few
+   * hundred characters (the prompt shows less; a 1 MB text node must not cross the channel). */
   tw.appendText = function appendText(node, text) {
-    const folded = text.replace(/\s+/g, ' ').trim();
+    const room = MAX_TEXT - (node.text?.length ?? 0);
+    if (room <= 0) return;
+    const folded = text.slice(0, room * 4).replace(/\s+/g, ' ').trim().slice(0, room);
     if (!folded) return;
-    if (node.text && node.text.length >= MAX_VALUE * 2) return;
     node.text = node.text ? `${node.text} ${folded}` : folded;
   };
 })();

@@ -6,14 +6,19 @@
 //                           classic upload button — a click there reaches it — so opacity does
 //                           not hide a file input (it must still be top-most).
 //   hasSize(rect)         — a box with area.
-//   inExpandedViewport    — within the viewport grown by the viewport-expansion setting
-//                           (default 500 px; -1 = the whole page), so the model also sees what
-//                           is just out of view.
+//   inExpandedViewport    — within the viewport grown vertically by the viewport-expansion
+//                           setting (default 500 px; -1 = the whole page), so the model also
+//                           sees what is just above or below; sideways it must overlap the
+//                           viewport (an off-canvas drawer is not on screen).
 //   isTopMost(el, rect)   — a hit test at the element's visible point(s) lands on the element or
-//                           inside it, so a modal or sticky header covering it hides it. Shadow
-//                           aware: the test asks the element's own root (document or shadow
-//                           root). Elements outside the real viewport cannot be hit-tested and
-//                           count as top-most.
+//                           inside it (in the flat tree: slotted content counts as inside its
+//                           slot's element), so a modal or sticky header covering it hides it.
+//                           Shadow aware: the test asks the element's own root. Elements outside
+//                           the real viewport cannot be hit-tested and count as top-most.
+//   isUncovered(el, rect) — the same for text: a hit on the element, inside it, or on one of its
+//                           ancestors (text in a pointer-events: none span is still seen).
+//   outsideModal(el)      — a modal dialog is open and the element is not in it: Chrome makes
+//                           everything else inert.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -33,8 +38,18 @@
 
   tw.inExpandedViewport = function inExpandedViewport(rect, expansion) {
     if (expansion < 0) return true;
-    return rect.bottom >= -expansion && rect.top <= innerHeight + expansion
-      && rect.right >= -expansion && rect.left <= innerWidth + expansion;
+    return rect.bottom >= -expansion && rect.top <= innerHeight + expansion && rect.right > 0 && rect.left < innerWidth;
+  };
+
+  /** The next node up in the flat tree: a slotted node's slot, a shadow root's host. */
+  function flatParent(node) {
+    return node.assignedSlot ?? node.parentNode ?? node.host ?? null;
+  }
+
+  /** Whether `inner` is `outer` or inside it in the flat tree. */
+  tw.flatContains = function flatContains(outer, inner) {
+    for (let n = inner; n; n = flatParent(n)) if (n === outer) return true;
+    return false;
   };
 
   /** The points a click would aim at: the centre of the part of the box inside the viewport,
@@ -54,16 +69,37 @@
     ];
   }
 
-  tw.isTopMost = function isTopMost(el, rect) {
+  function hitTest(el, rect, accept) {
     const points = probePoints(rect);
     if (!points) return true; // outside the real viewport: nothing to test against
     const root = el.getRootNode();
     const tester = typeof root.elementFromPoint === 'function' ? root : document;
     for (const [x, y] of points) {
       const hit = tester.elementFromPoint(x, y);
-      if (hit && (hit === el || el.contains(hit))) return true;
+      if (hit && accept(hit)) return true;
+    }
+    // Slotted text inside a shadow control (<my-button>Save</my-button>) hits the host, which
+    // is the control's ancestor: look through the stack of elements at the point for the first
+    // one that is not an ancestor of the element.
+    for (const [x, y] of points) {
+      for (const hit of tester.elementsFromPoint(x, y)) {
+        if (accept(hit)) return true;
+        if (!tw.flatContains(hit, el)) break;
+      }
     }
     return false;
+  }
+
+  tw.isTopMost = function isTopMost(el, rect) {
+    return hitTest(el, rect, (hit) => tw.flatContains(el, hit));
+  };
+
+  tw.isUncovered = function isUncovered(el, rect) {
+    return hitTest(el, rect, (hit) => tw.flatContains(el, hit) || tw.flatContains(hit, el));
+  };
+
+  tw.outsideModal = function outsideModal(el, modal) {
+    return modal !== null && !tw.flatContains(modal, el);
   };
 
   /** Whether the element is a scrollable container, and how far it scrolls. */

@@ -39,6 +39,9 @@ pub struct Stitcher {
     ids: HashMap<(i64, String, u32), u32>,
     next: u32,
     targets: HashMap<u32, Target>,
+    /// Child-frame documents already shown, so a frame that appears later is marked new.
+    seen_documents: HashSet<(i64, String)>,
+    stitches: u32,
 }
 
 impl Stitcher {
@@ -57,8 +60,9 @@ impl Stitcher {
             return Snapshot::with_elements("", "", Vec::new());
         };
         let mut nodes = Vec::new();
-        let mut path = HashSet::new();
-        self.add_frame(0, top, 0, (0.0, 0.0), frames, &mut nodes, &mut path);
+        let mut entered = HashSet::new();
+        self.add_frame(0, top, 0, (0.0, 0.0), frames, &mut nodes, &mut entered);
+        self.stitches += 1;
         Snapshot { url: top.url.clone(), title: top.title.clone(), scroll: top.scroll, nodes }
     }
 
@@ -76,9 +80,16 @@ impl Stitcher {
         offset: (f64, f64),
         frames: &FrameSet,
         out: &mut Vec<Node>,
-        path: &mut HashSet<i64>,
+        entered: &mut HashSet<i64>,
     ) {
-        path.insert(frame_id);
+        entered.insert(frame_id);
+        // A child frame's document shown for the first time after the first step is new as a
+        // whole (a payment frame that appeared after a click).
+        let document = (frame_id, snapshot.doc.clone());
+        let all_new = frame_id != 0 && self.stitches > 0 && !self.seen_documents.contains(&document);
+        if frame_id != 0 {
+            self.seen_documents.insert(document);
+        }
         for node in &snapshot.nodes {
             if out.len() >= MAX_PAGE_NODES {
                 break;
@@ -101,15 +112,16 @@ impl Stitcher {
                         tag: tag.clone(),
                         attributes: attributes.clone(),
                         text: text.clone(),
-                        is_new: *is_new,
+                        is_new: *is_new || all_new,
                         depth,
                         scroll: *scroll,
                     }));
                 }
                 FrameNode::Text { text, .. } => out.push(Node::Text { depth, text: text.clone() }),
                 FrameNode::Frame { frame_id: child, at, .. } => {
-                    // A frame cannot contain itself; a cycle would be a lying content script.
-                    match frames.children.get(child).filter(|_| !path.contains(child)) {
+                    // Each frame is spliced in once: a second placeholder naming it (a cycle, or a
+                    // frame lying about its id) shows as unreadable.
+                    match frames.children.get(child).filter(|_| !entered.contains(child)) {
                         Some(child_snapshot) => {
                             out.push(Node::Frame { depth, url: child_snapshot.url.clone() });
                             let child_offset = (offset.0 + at.0, offset.1 + at.1);
@@ -120,7 +132,7 @@ impl Stitcher {
                                 child_offset,
                                 frames,
                                 out,
-                                path,
+                                entered,
                             );
                         }
                         None => out.push(Node::Frame { depth, url: String::new() }),
@@ -128,7 +140,6 @@ impl Stitcher {
                 }
             }
         }
-        path.remove(&frame_id);
     }
 }
 
@@ -199,6 +210,31 @@ mod tests {
         assert_eq!(indices(&first), [(1, "a", 0), (2, "input", 1), (3, "button", 0)]);
         assert_eq!(indices(&reloaded), [(1, "a", 0), (4, "input", 1), (3, "button", 0)]);
         assert_eq!(stitcher.target(2), None, "the old frame's element is gone");
+    }
+
+    #[test]
+    fn a_frame_named_twice_is_spliced_once_and_a_late_frame_is_new() {
+        let twice = frame(
+            "top",
+            "https://a/",
+            json!([{"d": 0, "frame": 5, "at": [0, 0]}, {"d": 0, "frame": 5, "at": [0, 300]}]),
+        );
+        let mut frames = FrameSet { top: Some(twice), ..Default::default() };
+        frames.children.insert(5, card_frame("c1"));
+        let mut stitcher = Stitcher::new();
+        let page = stitcher.stitch(&frames);
+        assert_eq!(page.elements().count(), 1, "{:?}", page.nodes);
+        assert!(matches!(page.nodes.last(), Some(Node::Frame { url, .. }) if url.is_empty()));
+        assert!(!page.elements().next().unwrap().is_new, "nothing is new on the first step");
+
+        // A frame that shows up on a later step is new; on the step after, no longer.
+        let mut later = FrameSet { top: Some(top_with_frame()), ..Default::default() };
+        later.children.insert(5, card_frame("c9"));
+        let page = stitcher.stitch(&later);
+        assert!(page.elements().filter(|e| e.tag == "input").all(|e| e.is_new));
+        assert!(page.elements().filter(|e| e.tag != "input").all(|e| !e.is_new));
+        let page = stitcher.stitch(&later);
+        assert!(page.elements().all(|e| !e.is_new));
     }
 
     #[test]

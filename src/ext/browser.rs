@@ -28,6 +28,8 @@ const POLL_MS: u32 = 50;
 const CONTENT_TIMEOUT_MS: u32 = 15_000;
 /// A child frame that takes longer is left out of this step's page.
 const CHILD_FRAME_TIMEOUT_MS: u32 = 5_000;
+/// All child frames of a page together get this long; the rest are shown unread.
+const CHILD_FRAMES_BUDGET_MS: f64 = 8_000.0;
 /// Frames read per page at most.
 const MAX_FRAMES: usize = crate::dom::limits::MAX_FRAMES;
 
@@ -158,12 +160,12 @@ impl ChromeBrowser {
         let top = self.frame_snapshot(0).await?;
         let mut queue: VecDeque<i64> = frame_ids(&top).collect();
         let mut frames = FrameSet { top: Some(top), ..Default::default() };
-        let mut asked = 0;
+        let mut asked = std::collections::HashSet::new();
+        let deadline = now_ms() + CHILD_FRAMES_BUDGET_MS;
         while let Some(frame_id) = queue.pop_front() {
-            if frame_id == 0 || frames.children.contains_key(&frame_id) || asked >= MAX_FRAMES {
+            if !asked.insert(frame_id) || asked.len() > MAX_FRAMES || now_ms() > deadline {
                 continue;
             }
-            asked += 1;
             if let Ok(snapshot) = self.frame_snapshot(frame_id).await {
                 queue.extend(frame_ids(&snapshot));
                 frames.children.insert(frame_id, snapshot);
@@ -185,10 +187,15 @@ impl ChromeBrowser {
                 by_frame.entry(target.frame_id).or_default().push((target.local, element.index));
             }
         }
+        // Frames that showed boxes last step but have none now (not read, or emptied) are
+        // cleared, so no stale numbers stay on the page.
+        for frame_id in std::mem::take(&mut self.highlighted) {
+            if !by_frame.contains_key(&frame_id) {
+                let _ = self.ask_frame(frame_id, &ContentRequest::ClearHighlights { v: PROTOCOL_VERSION }).await;
+            }
+        }
         for (frame_id, labels) in by_frame {
-            if self.ask_frame(frame_id, &ContentRequest::Highlight { v: PROTOCOL_VERSION, labels }).await.is_ok()
-                && !self.highlighted.contains(&frame_id)
-            {
+            if self.ask_frame(frame_id, &ContentRequest::Highlight { v: PROTOCOL_VERSION, labels }).await.is_ok() {
                 self.highlighted.push(frame_id);
             }
         }

@@ -73,12 +73,14 @@ test('nested iframes across origins are stitched two levels deep with unique num
 test('open and closed shadow roots and slotted content are indexed in place', async () => {
   const page = await o.open('shadow-dom.html');
   const state = await o.look(page);
-  for (const text of ['Open shadow button', 'Closed shadow button', 'Slotted light button', 'Closed tile with listener']) {
+  for (const text of ['Open shadow button', 'Closed shadow button', 'Slotted light button', 'Closed tile with listener', 'Save draft']) {
     assert.match(lineWith(state, text) ?? '', /^\t*\[\d+\]</, `${text} is indexed:\n${pageOf(state)}`);
   }
   assert.match(lineWith(state, 'Closed tile with listener'), /^\t*\[\d+\]<div>Closed tile with listener \/>$/,
     'the element with the listener inside the closed root is indexed, not its host');
   assert.equal(lineWith(state, '<closed-widget'), undefined, 'the host itself is not an interaction');
+  assert.match(lineWith(state, 'Save draft'), /<button>Save draft \/>/, 'a shadow button labelled by slotted text');
+  assert.ok(lineWith(state, 'Text in a display-contents wrapper'), 'text under display: contents is shown');
   assert.ok(lineWith(state, 'Card heading in shadow'), 'text inside a shadow root is shown');
   const all = lines(state);
   assert.ok(indexOfLine(all, 'Card heading in shadow') < indexOfLine(all, 'Light text in card'), 'slotted content appears where the slot is');

@@ -43,7 +43,9 @@ test('hidden, zero-size, disabled, inert and far-away elements are not indexed',
     assertAbsent(state, hidden);
   }
   assertNotIndexed(state, 'Disabled button');
+  assertNotIndexed(state, 'Button in a disabled fieldset');
   assertNotIndexed(state, 'Inert button');
+  assert.match(assertIndexed(state, 'Close panel'), /<svg role=button>Close panel \/>/, 'an svg icon button is a control, named by its label');
   assert.ok(lineWith(state, 'Some visible paragraph text.'), 'free text is shown');
   assertNotIndexed(state, 'Some visible paragraph text.');
   await page.close();
@@ -131,11 +133,13 @@ test('a sticky header hides the row under it', async () => {
   await page.close();
 });
 
-test('a scrollable container is indexed with how far it scrolls', async () => {
+test('a scrollable container is indexed with how far it scrolls, and does not swallow what is in it', async () => {
   const page = await o.open('scroll-container.html');
   const state = await o.look(page);
   assert.match(assertIndexed(state, "aria-label=Messages"), /\|scroll: 0 px above, \d+ px below\|/);
   assert.match(assertIndexed(state, 'Message 1 '), /^\t\[/, 'items are nested under the list');
+  assert.match(lineWith(state, 'You have 3 unread messages.'), /^\tYou have 3 unread messages\.$/, 'its text stays free text, nested');
+  assertIndexed(state, 'Message from Alice');
   await page.close();
 });
 
@@ -228,4 +232,28 @@ test('viewport expansion -1 lists the whole page; highlights switched off in opt
   } finally {
     await o.h.settings(settings);
   }
+});
+
+test('event delegation: a click listener on the app root or the body is not a button; the items inside are', async () => {
+  const page = await o.open('event-delegation.html');
+  const state = await o.look(page);
+  assertIndexed(state, 'Open product A');
+  assertIndexed(state, 'Open product B');
+  assert.ok(lineWith(state, 'Welcome to the shop'), 'the heading is free text');
+  assertNotIndexed(state, 'Welcome to the shop');
+  assert.ok(!/<body|<div>Welcome/.test(pageOf(state)), pageOf(state));
+  await o.actUntil(page, 'Open product B', /Opened product B/, (s) => [{ click: { index: findIndex(s, 'Open product B') } }]);
+  assert.equal(await page.textContent('#opened'), 'Opened product B');
+  await page.close();
+});
+
+test('an open modal dialog makes the rest of the page unreachable, even below the fold', async () => {
+  const page = await o.open('dialog-modal.html');
+  const state = await o.look(page);
+  assertIndexed(state, '>Delete />');
+  assertIndexed(state, '>Cancel />');
+  assert.ok(lineWith(state, 'Delete this file?'));
+  assertAbsent(state, 'Top button behind the dialog');
+  assertAbsent(state, 'Lower button behind the dialog');
+  await page.close();
 });
