@@ -116,10 +116,13 @@ pub struct PlannedAction {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentRequest {
     /// Index the frame; the reply carries a `dom::FrameSnapshot`. `viewport_expansion` is in CSS
-    /// pixels, -1 for the whole page.
+    /// pixels, -1 for the whole page. For a child frame, `screen` is the top window's screen in
+    /// the frame's own coordinates, so "in view" means on the person's screen, not merely inside
+    /// the frame.
     Snapshot {
         v: u32,
         viewport_expansion: i32,
+        screen: Option<ScreenRegion>,
     },
     /// Draw numbered boxes: `(local index, page-wide index)` pairs.
     Highlight {
@@ -139,6 +142,14 @@ pub enum ContentRequest {
         text: String,
         clear: bool,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ScreenRegion {
+    pub top: f64,
+    pub left: f64,
+    pub bottom: f64,
+    pub right: f64,
 }
 
 /// The content script's answer. `code` says what kind of failure it was, so the worker can map

@@ -290,8 +290,9 @@
     return ctx;
   }
 
-  tw.snapshot = async function snapshot({ viewportExpansion = 500 } = {}) {
+  tw.snapshot = async function snapshot({ viewportExpansion = 500, screen = null } = {}) {
     tw.clearHighlights?.();
+    tw.setScreen(screen);
     const scroller = document.scrollingElement || document.documentElement;
     const knownRoots = new Set(registry.shadowRoots.map((ref) => ref.deref()));
     let ctx = walkPage(viewportExpansion, scroller);
@@ -319,6 +320,7 @@
         above_px: Math.max(0, Math.round(scroller?.scrollTop ?? 0)),
         below_px: Math.max(0, Math.round((scroller?.scrollHeight ?? 0) - (scroller?.scrollTop ?? 0) - innerHeight)),
       },
+      viewport: [innerWidth, innerHeight],
       nodes: ctx.nodes,
     };
   };

@@ -15,7 +15,10 @@
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
     }
     switch (message.type) {
-      case 'snapshot': return tw.snapshot({ viewportExpansion: Number(message.viewport_expansion ?? 500) }).then((snapshot) => ({ ok: true, snapshot }));
+      case 'snapshot': return tw.snapshot({
+        viewportExpansion: Number(message.viewport_expansion ?? 500),
+        screen: message.screen ?? null,
+      }).then((snapshot) => ({ ok: true, snapshot }));
       case 'highlight': return { ok: true, shown: tw.showHighlights(Array.isArray(message.labels) ? message.labels : []) };
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'click': return tw.click(message.index);

@@ -19,6 +19,10 @@
 //                           ancestors (text in a pointer-events: none span is still seen).
 //   outsideModal(el)      — a modal dialog is open and the element is not in it: Chrome makes
 //                           everything else inert.
+//
+// "The viewport" is the part of this frame a person can see: the window, and for a frame inside
+// a page, only the part of it on the top window's screen (setScreen) — a tall embedded frame's
+// far end is as far out of view as the page's own.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -36,9 +40,28 @@
     return rect.width > 0 && rect.height > 0;
   };
 
+  let screen = null; // the visible part of this frame in its own coordinates, when a parent says
+
+  /** Sets the part of this frame that is on the top window's screen, or null for the window. */
+  tw.setScreen = function setScreen(region) {
+    screen = region;
+  };
+
+  /** The visible part of the frame: its window, cut to the top screen when known. */
+  function visible() {
+    if (!screen) return { top: 0, left: 0, bottom: innerHeight, right: innerWidth };
+    return {
+      top: Math.max(0, screen.top),
+      left: Math.max(0, screen.left),
+      bottom: Math.min(innerHeight, screen.bottom),
+      right: Math.min(innerWidth, screen.right),
+    };
+  }
+
   tw.inExpandedViewport = function inExpandedViewport(rect, expansion) {
     if (expansion < 0) return true;
-    return rect.bottom >= -expansion && rect.top <= innerHeight + expansion && rect.right > 0 && rect.left < innerWidth;
+    const v = visible();
+    return rect.bottom >= v.top - expansion && rect.top <= v.bottom + expansion && rect.right > v.left && rect.left < v.right;
   };
 
   /** The next node up in the flat tree: a slotted node's slot, a shadow root's host. */
@@ -55,10 +78,11 @@
   /** The points a click would aim at: the centre of the part of the box inside the viewport,
    * then two points further in, for elements partly covered (a sticky header over a row). */
   function probePoints(rect) {
-    const left = Math.max(rect.left, 0);
-    const right = Math.min(rect.right, innerWidth);
-    const top = Math.max(rect.top, 0);
-    const bottom = Math.min(rect.bottom, innerHeight);
+    const v = visible();
+    const left = Math.max(rect.left, v.left);
+    const right = Math.min(rect.right, v.right);
+    const top = Math.max(rect.top, v.top);
+    const bottom = Math.min(rect.bottom, v.bottom);
     if (right - left < 1 || bottom - top < 1) return null;
     const w = right - left;
     const h = bottom - top;

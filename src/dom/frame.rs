@@ -2,8 +2,9 @@
 //!
 //! On the wire a snapshot is
 //! `{"version": 2, "doc": "…", "url": "…", "title": "…", "scroll": {"above_px", "below_px"},
-//!   "nodes": [...]}`, where `doc` names this document instance (a reloaded frame gets a new one)
-//! and `nodes` is a pre-order list. Each node has a depth `d` (nesting among listed nodes) and is
+//!   "viewport": [width, height], "nodes": [...]}`, where `doc` names this document instance (a
+//! reloaded frame gets a new one), `viewport` is the frame's window size, and `nodes` is a
+//! pre-order list. Each node has a depth `d` (nesting among listed nodes) and is
 //! one of:
 //! - an element: `{"d", "i": local index, "tag", "attrs"?, "text"?, "new"?, "scroll"?}`
 //! - free text: `{"d", "text"}`
@@ -25,6 +26,8 @@ pub struct FrameSnapshot {
     pub url: String,
     pub title: String,
     pub scroll: ScrollInfo,
+    /// The frame's window size in CSS pixels, when it said.
+    pub viewport: Option<(f64, f64)>,
     pub nodes: Vec<FrameNode>,
 }
 
@@ -68,6 +71,8 @@ struct Wire {
     title: String,
     #[serde(default)]
     scroll: ScrollInfo,
+    #[serde(default)]
+    viewport: Option<(f64, f64)>,
     nodes: Vec<WireNode>,
 }
 
@@ -183,7 +188,8 @@ impl FrameSnapshot {
             };
             nodes.push(parsed);
         }
-        Ok(FrameSnapshot { doc: wire.doc, url: wire.url, title: wire.title, scroll: wire.scroll, nodes })
+        let viewport = wire.viewport.filter(|(w, h)| w.is_finite() && h.is_finite() && *w >= 0.0 && *h >= 0.0);
+        Ok(FrameSnapshot { doc: wire.doc, url: wire.url, title: wire.title, scroll: wire.scroll, viewport, nodes })
     }
 }
 

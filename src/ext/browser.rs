@@ -12,7 +12,7 @@ use super::chrome::{self, from_js, Tab};
 use crate::actions::url::{is_blank_page, is_restricted};
 use crate::browser::{ActionEffect, Browser, BrowserError, PageState};
 use crate::dom::{FrameNode, FrameSet, FrameSnapshot, Snapshot, Stitcher};
-use crate::protocol::{ContentReply, ContentRequest, PROTOCOL_VERSION};
+use crate::protocol::{ContentReply, ContentRequest, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
 use gloo_timers::future::TimeoutFuture;
 use std::collections::{BTreeMap, VecDeque};
@@ -139,9 +139,12 @@ impl ChromeBrowser {
     }
 
     /// One frame's snapshot, checked.
-    async fn frame_snapshot(&self, frame_id: i64) -> Result<FrameSnapshot, BrowserError> {
-        let request =
-            ContentRequest::Snapshot { v: PROTOCOL_VERSION, viewport_expansion: self.options.viewport_expansion };
+    async fn frame_snapshot(&self, frame_id: i64, screen: Option<ScreenRegion>) -> Result<FrameSnapshot, BrowserError> {
+        let request = ContentRequest::Snapshot {
+            v: PROTOCOL_VERSION,
+            viewport_expansion: self.options.viewport_expansion,
+            screen,
+        };
         let reply = self.ask_frame(frame_id, &request).await?;
         match (reply.ok, reply.snapshot) {
             (true, Some(raw)) => {
@@ -157,17 +160,26 @@ impl ChromeBrowser {
     /// breadth-first and stitched in page order. A child frame that cannot be read is shown
     /// empty; the top frame's errors are the page's.
     async fn read_page(&mut self) -> Result<Snapshot, BrowserError> {
-        let top = self.frame_snapshot(0).await?;
-        let mut queue: VecDeque<i64> = frame_ids(&top).collect();
+        let top = self.frame_snapshot(0, None).await?;
+        // Each child frame is told where the top window's screen lies in its own coordinates:
+        // its content box starts at the sum of the placeholders' positions on the way down.
+        let top_size = top.viewport;
+        let mut queue: VecDeque<(i64, (f64, f64))> = child_frames(&top, (0.0, 0.0)).collect();
         let mut frames = FrameSet { top: Some(top), ..Default::default() };
         let mut asked = std::collections::HashSet::new();
         let deadline = now_ms() + CHILD_FRAMES_BUDGET_MS;
-        while let Some(frame_id) = queue.pop_front() {
+        while let Some((frame_id, (x, y))) = queue.pop_front() {
             if !asked.insert(frame_id) || asked.len() > MAX_FRAMES || now_ms() > deadline {
                 continue;
             }
-            if let Ok(snapshot) = self.frame_snapshot(frame_id).await {
-                queue.extend(frame_ids(&snapshot));
+            let screen = top_size.map(|(width, height)| ScreenRegion {
+                top: -y,
+                left: -x,
+                bottom: height - y,
+                right: width - x,
+            });
+            if let Ok(snapshot) = self.frame_snapshot(frame_id, screen).await {
+                queue.extend(child_frames(&snapshot, (x, y)));
                 frames.children.insert(frame_id, snapshot);
             }
         }
@@ -224,10 +236,11 @@ impl ChromeBrowser {
     }
 }
 
-/// The child frames a frame snapshot shows.
-fn frame_ids(snapshot: &FrameSnapshot) -> impl Iterator<Item = i64> + '_ {
-    snapshot.nodes.iter().filter_map(|n| match n {
-        FrameNode::Frame { frame_id, .. } if *frame_id > 0 => Some(*frame_id),
+/// The child frames a frame snapshot shows, with where each one's content starts in the top
+/// window, given where this frame's starts.
+fn child_frames(snapshot: &FrameSnapshot, origin: (f64, f64)) -> impl Iterator<Item = (i64, (f64, f64))> + '_ {
+    snapshot.nodes.iter().filter_map(move |n| match n {
+        FrameNode::Frame { frame_id, at, .. } if *frame_id > 0 => Some((*frame_id, (origin.0 + at.0, origin.1 + at.1))),
         _ => None,
     })
 }

@@ -96,3 +96,22 @@ test('a button inside a closed shadow root can be clicked', async () => {
   assert.equal(await page.textContent('#result'), 'Closed shadow button was clicked');
   await page.close();
 });
+
+test('a tall embedded frame is listed only as far as the person can see it (plus the expansion)', async () => {
+  const page = await o.open('iframe-tall.html');
+  let state = await o.look(page);
+  for (let i = 0; i < 20 && !/Frame row 1 /.test(state); i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    state = await o.look(page);
+  }
+  // The screen is 900 px tall and the expansion 500 px: rows down to about 1,400 px are listed.
+  assert.match(lineWith(state, 'Frame row 1 ') ?? '', /^\t\[\d+\]<button/);
+  assert.match(lineWith(state, 'Frame row 6 ') ?? '', /^\t\[\d+\]<button/);
+  assert.equal(lineWith(state, 'Frame row 9 '), undefined, `rows far below the screen are not listed:\n${pageOf(state)}`);
+  assert.equal(lineWith(state, 'Frame row 15'), undefined);
+  await page.evaluate(() => scrollTo(0, 2000));
+  const scrolled = await o.look(page);
+  assert.match(lineWith(scrolled, 'Frame row 12') ?? '', /\[\d+\]<button/, 'after scrolling the page, the frame rows now on screen are listed');
+  assert.equal(lineWith(scrolled, 'Frame row 1 '), undefined);
+  await page.close();
+});
