@@ -8,7 +8,7 @@ use crate::actions::ActionResult;
 use crate::llm::Usage;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     pub step: u32,
     /// The page the step started on.

@@ -125,13 +125,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 let last_error = last_error(&record);
                 self.history.push(record.clone());
                 self.events.emit(AgentEvent::StepFinished { v: V, record });
-                if let StepEnd::End(end) = end {
-                    return end;
-                }
-                if failures >= self.limits.max_failures {
+                if matches!(end, StepEnd::Continue) && failures >= self.limits.max_failures {
                     return TaskEnd::TooManyFailures { failures, last_error };
                 }
-            } else if let StepEnd::End(end) = end {
+            }
+            if let StepEnd::End(end) = end {
                 return end;
             }
         }
@@ -144,7 +142,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         // Observe. A page that cannot be read still goes to the LLM, empty and with the reason,
         // so it can navigate away or finish; only errors nothing can fix end the task.
         let started = self.clock.now_ms();
-        let mut record = StepRecord::blank(n);
+        let mut record = StepRecord { step: n, ..StepRecord::default() };
         let page = match self.stop.unless_stopped(self.browser.observe()).await {
             None => return (None, StepEnd::End(TaskEnd::Stopped)),
             Some(Ok(page)) => page,
@@ -211,24 +209,26 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         };
         record.output = Some(output.thoughts.clone());
+        // How each action is shown and kept (described, secrets masked), worked out once.
+        let planned: Vec<PlannedAction> = output
+            .actions
+            .iter()
+            .map(|a| PlannedAction {
+                name: a.name().into(),
+                description: a.describe(&page),
+                params: a.recorded_params(&page),
+            })
+            .collect();
         self.events.emit(AgentEvent::StepPlanned {
             v: V,
             step: n,
             thoughts: output.thoughts,
-            actions: output
-                .actions
-                .iter()
-                .map(|a| PlannedAction {
-                    name: a.name().into(),
-                    description: a.describe(&page),
-                    params: a.recorded_params(&page),
-                })
-                .collect(),
+            actions: planned.clone(),
         });
 
         // Act.
         let acting = self.clock.now_ms();
-        let end = self.act(output.actions, &page, &mut record).await;
+        let end = self.act(output.actions.into_iter().zip(planned), &page, &mut record).await;
         record.timings.act_ms = self.clock.now_ms() - acting;
 
         // Record: the caller stores and reports the record.
@@ -237,14 +237,17 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// Runs the step's actions in order. The sequence stops early when an action fails, may
     /// have changed the page (navigation-like actions, a URL change), or ends the task.
-    async fn act(&mut self, actions: Vec<Action>, page: &PageState, record: &mut StepRecord) -> StepEnd {
+    async fn act(
+        &mut self,
+        actions: impl ExactSizeIterator<Item = (Action, PlannedAction)>,
+        page: &PageState,
+        record: &mut StepRecord,
+    ) -> StepEnd {
         let total = actions.len();
-        for (i, action) in actions.into_iter().enumerate() {
-            let (name, params, terminates) =
-                (action.name().to_string(), action.recorded_params(page), action.spec().terminates_sequence);
-            let description = action.describe(page);
+        for (i, (action, PlannedAction { name, description, params })) in actions.enumerate() {
+            let terminates = action.spec().terminates_sequence;
             let mut ctx = ActionContext { browser: &mut self.browser, page };
-            let result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
+            let mut result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
                 None => return StepEnd::End(TaskEnd::Stopped),
                 Some(Ok(result)) => result,
                 Some(Err(e)) if e.ends_task() => {
@@ -260,7 +263,6 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             };
             let done = result.done.clone();
             let page_may_have_changed = terminates || result.navigated_to.is_some();
-            let mut result = result;
             let remaining = total - i - 1;
             if remaining > 0 && (result.is_error || page_may_have_changed) {
                 let why = if result.is_error { "this action failed" } else { "the page may have changed" };
@@ -278,21 +280,6 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         }
         StepEnd::Continue
-    }
-}
-
-impl StepRecord {
-    fn blank(step: u32) -> Self {
-        StepRecord {
-            step,
-            url: String::new(),
-            title: String::new(),
-            output: None,
-            actions: Vec::new(),
-            error: None,
-            usage: Usage::default(),
-            timings: StepTimings::default(),
-        }
     }
 }
 
