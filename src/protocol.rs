@@ -19,8 +19,15 @@ pub enum PanelRequest {
     StartTask { v: u32, task: String, tab_id: Option<i32>, start_url: Option<String> },
     /// Stop the running task.
     StopTask { v: u32 },
-    /// Ask for the running (or last) task's events so far, e.g. when the panel reopens.
-    GetStatus { v: u32 },
+    /// Ask for the running (or last) task's events, e.g. when the panel reopens. A caller that
+    /// already holds the first `since` events of task `task_id` gets only the rest.
+    GetStatus {
+        v: u32,
+        #[serde(default)]
+        task_id: Option<String>,
+        #[serde(default)]
+        since: Option<u32>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -38,7 +45,7 @@ impl PanelRequest {
         let request: PanelRequest = serde_path_to_error::deserialize(value)
             .map_err(|e| ProtocolError::Unreadable(format!("at {}: {}", e.path(), e.inner())))?;
         let v = match &request {
-            PanelRequest::StartTask { v, .. } | PanelRequest::StopTask { v } | PanelRequest::GetStatus { v } => *v,
+            PanelRequest::StartTask { v, .. } | PanelRequest::StopTask { v } | PanelRequest::GetStatus { v, .. } => *v,
         };
         if v != PROTOCOL_VERSION {
             return Err(ProtocolError::Version { found: v });
@@ -58,11 +65,13 @@ pub enum PanelReply {
         v: u32,
         message: String,
     },
-    /// The running (or last) task and its events so far; `events[n]` was broadcast with seq n.
+    /// The running (or last) task and its events from seq `from` on; `events[n]` was broadcast
+    /// with seq `from + n`.
     Status {
         v: u32,
         task_id: Option<String>,
         running: bool,
+        from: u32,
         events: Vec<AgentEvent>,
     },
 }
@@ -176,6 +185,15 @@ mod tests {
             PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null}))
                 .unwrap();
         assert_eq!(r, PanelRequest::StartTask { v: 1, task: "t".into(), tab_id: Some(4), start_url: None });
+    }
+
+    #[test]
+    fn get_status_may_name_what_the_caller_already_has() {
+        let r =
+            PanelRequest::from_json(json!({"v": 1, "type": "get_status", "task_id": "task-1", "since": 7})).unwrap();
+        assert_eq!(r, PanelRequest::GetStatus { v: 1, task_id: Some("task-1".into()), since: Some(7) });
+        let r = PanelRequest::from_json(json!({"v": 1, "type": "get_status"})).unwrap();
+        assert_eq!(r, PanelRequest::GetStatus { v: 1, task_id: None, since: None });
     }
 
     #[test]

@@ -214,7 +214,7 @@ taskBox.addEventListener('keydown', (e) => {
 stopButton.addEventListener('click', stopTask);
 
 // Keeping in step with the worker. Every event comes with its task id and its position (seq) in
-// that task's log; `get_status` returns the whole log. The panel renders each event once, in
+// that task's log; `get_status` returns the log from the first event the panel lacks. The panel renders each event once, in
 // order: repeats are skipped, and a gap (or a task it never saw start) triggers a resync. The
 // port drops whenever Chrome stops the idle worker; the panel reconnects and resyncs.
 const sync = { taskId: null, next: 0, syncing: null, held: [] };
@@ -244,14 +244,16 @@ function accept(taskId, seq, event) {
 function resync() {
   if (sync.syncing) return sync.syncing;
   sync.syncing = (async () => {
-    const status = await ask({ type: 'get_status' });
+    const status = await ask({ type: 'get_status', task_id: sync.taskId, since: sync.next });
     if (status.type === 'status' && status.task_id) {
       if (status.task_id !== sync.taskId) {
         sync.taskId = status.task_id;
         sync.next = 0;
       }
-      for (const event of status.events.slice(sync.next)) render(event);
-      sync.next = Math.max(sync.next, status.events.length);
+      status.events.forEach((event, i) => {
+        if (status.from + i >= sync.next) render(event);
+      });
+      sync.next = Math.max(sync.next, status.from + status.events.length);
       if (!status.running && running) setRunning(false);
     } else if (status.type === 'refused') {
       showNotice(status.message);

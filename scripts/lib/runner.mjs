@@ -80,16 +80,16 @@ try {
     let taskId = null;
     let end = null;
     while (!end) {
-      const status = await ask({ type: 'get_status' });
+      const status = await ask({ type: 'get_status', task_id: taskId, since: seen });
       if (status?.type !== 'status') throw new Error(`the core did not report the task's status: ${JSON.stringify(status)}`);
       taskId ??= status.task_id;
-      if (!status.task_id || status.task_id !== taskId) throw new Error('the service worker restarted and the task was lost');
-      for (const event of status.events.slice(seen)) {
+      if (!status.task_id || status.task_id !== taskId || status.from !== seen) throw new Error('the service worker restarted and the task was lost');
+      for (const event of status.events) {
         print(event);
         if (event.type === 'step_finished') steps.push(event.record);
         if (event.type === 'task_finished') end = event;
       }
-      seen = status.events.length;
+      seen += status.events.length;
       if (!end && !status.running) throw new Error('the task stopped without reporting its end');
       if (!end) await new Promise((r) => setTimeout(r, 200));
     }

@@ -41,10 +41,6 @@ pub struct ChromeBrowser {
     highlighted: Vec<i64>,
 }
 
-fn empty_snapshot(url: String, title: String) -> Snapshot {
-    Snapshot::with_elements(&url, &title, Vec::new())
-}
-
 fn now_ms() -> f64 {
     js_sys::Date::now()
 }
@@ -97,9 +93,11 @@ impl ChromeBrowser {
         }
     }
 
-    /// Sends a request to the content script of a frame. The top frame's script is injected
-    /// first if the tab has none (with every frame's). A frame that does not answer in time
-    /// (blocked by a dialog or a busy script) is an error.
+    /// Sends a request to the content script of a frame. When the top frame has no script to
+    /// ask for a snapshot (the tab predates the extension), the scripts are injected into every
+    /// frame first; other requests never inject (clearing highlights on a page that has moved
+    /// on must not load anything into it). A frame that does not answer in time (blocked by a
+    /// dialog or a busy script) is an error.
     async fn ask_frame(&self, frame_id: i64, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
         let timeout = if frame_id == 0 { CONTENT_TIMEOUT_MS } else { CHILD_FRAME_TIMEOUT_MS };
         super::timeout::within(timeout, self.ask_frame_unbounded(frame_id, request)).await.unwrap_or_else(|| {
@@ -113,7 +111,9 @@ impl ChromeBrowser {
     async fn ask_frame_unbounded(&self, frame_id: i64, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
         let reply = match chrome::send_to_frame(self.tab_id, frame_id, request).await {
             Ok(reply) => reply,
-            Err(reason) if frame_id != 0 => return Err(BrowserError::ContentScript { reason }),
+            Err(reason) if frame_id != 0 || !matches!(request, ContentRequest::Snapshot { .. }) => {
+                return Err(BrowserError::ContentScript { reason })
+            }
             Err(first) => {
                 let tab = self.tab().await?;
                 let url = tab.url.unwrap_or_default();
@@ -252,7 +252,7 @@ impl Browser for ChromeBrowser {
         let title = tab.title.clone().unwrap_or_default();
         if is_blank_page(&url) {
             // A new tab: nothing to see yet, but the task can navigate from here.
-            return Ok(PageState::new(self.tab_id, empty_snapshot(url, title)));
+            return Ok(PageState::new(self.tab_id, Snapshot::with_elements(&url, &title, Vec::new())));
         }
         if is_restricted(&url) {
             return Err(BrowserError::RestrictedPage { url });
@@ -267,7 +267,11 @@ impl Browser for ChromeBrowser {
                 } else {
                     e.to_string()
                 };
-                Ok(PageState { tab_id: self.tab_id, snapshot: empty_snapshot(url, title), notice: Some(why) })
+                Ok(PageState {
+                    tab_id: self.tab_id,
+                    snapshot: Snapshot::with_elements(&url, &title, Vec::new()),
+                    notice: Some(why),
+                })
             }
             Err(e) => Err(e),
         }

@@ -56,14 +56,25 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
             }
             _ => refused("No task is running."),
         }),
-        Ok(PanelRequest::GetStatus { .. }) => CURRENT.with_borrow(|slot| match slot {
-            Some(slot) => PanelReply::Status {
-                v: V,
-                task_id: Some(slot.task_id.clone()),
-                running: slot.running.get(),
-                events: slot.events.borrow().clone(),
-            },
-            None => PanelReply::Status { v: V, task_id: None, running: false, events: Vec::new() },
+        Ok(PanelRequest::GetStatus { task_id, since, .. }) => CURRENT.with_borrow(|slot| match slot {
+            Some(slot) => {
+                // Only what the caller lacks: a follower polling a long task must not get the
+                // whole log (every step's record) again each time.
+                let events = slot.events.borrow();
+                let from = if task_id.as_deref() == Some(slot.task_id.as_str()) {
+                    since.unwrap_or(0).min(events.len() as u32)
+                } else {
+                    0
+                };
+                PanelReply::Status {
+                    v: V,
+                    task_id: Some(slot.task_id.clone()),
+                    running: slot.running.get(),
+                    from,
+                    events: events[from as usize..].to_vec(),
+                }
+            }
+            None => PanelReply::Status { v: V, task_id: None, running: false, from: 0, events: Vec::new() },
         }),
     };
     to_js(&reply)
