@@ -9,7 +9,7 @@
 //   - free text that belongs to no indexed element;
 //   - a placeholder for each visible child frame, named by Chrome's exact frame id (frames.js),
 //     which the worker fills with that frame's own snapshot.
-// Text inside an indexed element belongs to it, up to the next indexed descendant. An element
+// Text inside an indexed element belongs to it, except the text of its indexed descendants. An element
 // inside an indexed one gets its own index only when it is a distinct interaction (a 'strong'
 // classification): a link inside a clickable card does, a span inside a link does not.
 //
@@ -97,8 +97,6 @@
     return new Set(deepest.values());
   }
 
-  /** Text is seen when its element is rendered, has a box in the expanded viewport, and is not
-   * covered (a modal over the page hides its text as well as its buttons). */
   /** Free text is seen when the element that gives it a box is rendered, in the expanded
    * viewport, not covered (a modal over the page hides its text as well as its buttons) and not
    * outside an open modal dialog. */
@@ -106,8 +104,8 @@
     let visible = ctx.textParents.get(boxParent);
     if (visible === undefined) {
       const rect = boxParent.getBoundingClientRect();
-      visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && tw.isRendered(boxParent)
-        && !tw.outsideModal(boxParent, ctx.modal) && tw.isUncovered(boxParent, rect);
+      visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && isRendered(boxParent, ctx)
+        && !tw.outsideModal(boxParent, ctx.modal) && tw.isUncovered(boxParent, clipped(rect, clip));
       ctx.textParents.set(boxParent, visible);
     }
     return visible;
@@ -119,7 +117,7 @@
     const text = textNode.data;
     if (!text.trim()) return;
     if (up.owner) {
-      if (tw.isRendered(up.box)) tw.appendText(up.owner, text);
+      if (isRendered(up.box, ctx)) tw.appendText(up.owner, text);
       return;
     }
     if (!isVisibleText(up.box, up.clip, ctx)) return;
@@ -132,6 +130,16 @@
       ctx.nodes.push(node);
       ctx.openText = { node, block: up.block };
     }
+  }
+
+  /** tw.isRendered, once per element per walk: many text nodes share one parent. */
+  function isRendered(el, ctx) {
+    let rendered = ctx.rendered.get(el);
+    if (rendered === undefined) {
+      rendered = tw.isRendered(el);
+      ctx.rendered.set(el, rendered);
+    }
+    return rendered;
   }
 
   /** Whether a box shows through the clip of the scrolling or overflow-hidden containers
@@ -156,9 +164,8 @@
   /** Whether a candidate element is on screen for a person: rendered, with a box in the
    * expanded viewport and inside the containers that clip it, reachable (not outside an open
    * modal) and top-most. */
-  function onScreen(el, clip, ctx) {
-    const rect = el.getBoundingClientRect();
-    return tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && tw.isRendered(el)
+  function onScreen(el, rect, clip, ctx) {
+    return tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && isRendered(el, ctx)
       && !tw.outsideModal(el, ctx.modal) && tw.isTopMost(el, clipped(rect, clip));
   }
 
@@ -172,11 +179,9 @@
     return { left, top, right, bottom, width: right - left, height: bottom - top };
   }
 
-  function addFrame(el, up, ctx) {
-    const depth = up.depth;
-    if (!onScreen(el, up.clip, ctx)) return;
-    const rect = el.getBoundingClientRect();
-    const node = { d: depth, frame: -1, at: [rect.left + el.clientLeft, rect.top + el.clientTop] };
+  function addFrame(el, rect, up, ctx) {
+    if (!onScreen(el, rect, up.clip, ctx)) return;
+    const node = { d: up.depth, frame: -1, at: [rect.left + el.clientLeft, rect.top + el.clientTop] };
     ctx.nodes.push(node);
     ctx.frames.push([node, el]);
     ctx.openText = null;
@@ -188,8 +193,8 @@
     return /^[a-z0-9_.:-]{1,64}$/.test(tag) ? tag : 'element';
   }
 
-  function addElement(el, tag, kind, scroll, up, ctx) {
-    if (ctx.nodes.length >= MAX_NODES || !onScreen(el, up.clip, ctx)) return null;
+  function addElement(el, rect, scroll, up, ctx) {
+    if (ctx.nodes.length >= MAX_NODES || !onScreen(el, rect, up.clip, ctx)) return null;
     const index = indexFor(el);
     const entry = { d: up.depth, i: index, tag: tagName(el) };
     const attrs = tw.attributesOf(el);
@@ -210,9 +215,9 @@
     const label = el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '';
     const kind = tw.classify(el, style, up.cursor, ctx.listeners.has(el));
     if (kind === 'strong' || (kind === 'weak' && !up.owner)) {
-      const entry = addElement(el, 'svg', kind, null, up, ctx);
+      const entry = addElement(el, el.getBoundingClientRect(), null, up, ctx);
       if (entry) tw.appendText(entry, label);
-    } else if (up.owner && tw.isRendered(el)) {
+    } else if (up.owner && isRendered(el, ctx)) {
       tw.appendText(up.owner, label);
     }
   }
@@ -241,14 +246,14 @@
     const style = getComputedStyle(el);
     if (style.display === 'none') return;
     if (FRAMES.has(tag)) {
-      addFrame(el, up, ctx);
+      addFrame(el, box, up, ctx);
       return;
     }
-    if (tag === 'img' && up.owner && tw.isRendered(el)) tw.appendText(up.owner, el.getAttribute('alt') || '');
+    if (tag === 'img' && up.owner && isRendered(el, ctx)) tw.appendText(up.owner, el.getAttribute('alt') || '');
 
     const kind = tw.classify(el, style, up.cursor, ctx.listeners.has(el));
     const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, style) : null;
-    const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, tag, kind, scroll, up, ctx) : null;
+    const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, box, scroll, up, ctx) : null;
     const contents = style.display === 'contents';
     const below = {
       depth: entry ? up.depth + 1 : up.depth,
@@ -282,6 +287,7 @@
       listeners: elementsWithListeners(),
       shadowRoots: [],
       textParents: new Map(),
+      rendered: new Map(),
       openText: null,
       pageScroller: scroller,
     };

@@ -63,6 +63,13 @@ function stepCard(step) {
   return card;
 }
 
+function showGoal(card, text) {
+  const goal = card.querySelector('.goal');
+  goal.textContent = text;
+  goal.classList.remove('thinking');
+  return goal;
+}
+
 function renderActions(card, actions) {
   card.querySelector('.actions')?.remove();
   const list = el('ul', 'actions');
@@ -108,9 +115,7 @@ function render(event) {
       break;
     case 'step_planned': {
       const card = stepCard(event.step);
-      const goal = card.querySelector('.goal');
-      goal.textContent = event.thoughts.next_goal;
-      goal.classList.remove('thinking');
+      const goal = showGoal(card, event.thoughts.next_goal);
       if (event.thoughts.evaluation_previous_goal && event.step > 1) {
         card.querySelector('.eval')?.remove();
         goal.before(el('p', 'eval', event.thoughts.evaluation_previous_goal));
@@ -121,13 +126,7 @@ function render(event) {
     case 'step_finished': {
       const record = event.record;
       const card = stepCard(record.step);
-      const goal = card.querySelector('.goal');
-      if (record.output) {
-        goal.textContent = record.output.next_goal;
-        goal.classList.remove('thinking');
-      } else {
-        goal.textContent = 'No action this step';
-      }
+      showGoal(card, record.output ? record.output.next_goal : 'No action this step');
       renderActions(card, record.actions);
       if (record.error) card.append(el('p', 'step-error', record.error));
       const t = record.timings;

@@ -159,16 +159,13 @@ test('an infinite-scroll list: indices stay, new items are marked new, scroll is
   await page.close();
 });
 
-test('a page with 20,000 elements is indexed around the viewport and the prompt stays bounded', async () => {
+test('a page with 20,000 elements is indexed around the viewport and the prompt stays bounded (speed: scripts/bench dom)', async () => {
   const page = await o.h.context.newPage();
   await page.goto(`${o.h.fixtures.url}/large?n=20000`);
-  const started = Date.now();
   const state = await o.look(page);
-  const took = Date.now() - started;
   assertIndexed(state, 'Item 0 ');
   assertAbsent(state, 'Action 1997 ');
   assert.ok(pageOf(state).length < 40_000, `bounded: ${pageOf(state).length} chars`);
-  assert.ok(took < 20_000, `one step took ${took} ms`);
   await page.close();
 });
 
