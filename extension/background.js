@@ -7,6 +7,19 @@
 // - every listener is registered synchronously at top level, and each handler awaits `ready`;
 // - message handlers return true to answer asynchronously.
 import init, { handle_panel_message } from './pkg/tabwright.js';
+import { network } from './network.js';
+
+// The core reads these through its bindings (src/ext/chrome.rs).
+globalThis.tabwrightNetwork = network;
+const debuggerDetached = new Map(); // tabId → why Chrome detached the debugger
+globalThis.tabwrightDebugger = {
+  /** Why the debugger was detached from the tab since the last ask (e.g. canceled_by_user), or null. */
+  detachReason(tabId) {
+    const reason = debuggerDetached.get(tabId) ?? null;
+    debuggerDetached.delete(tabId);
+    return reason;
+  },
+};
 
 const ready = init({ module_or_path: new URL('./pkg/tabwright_bg.wasm', import.meta.url) });
 const PANEL_PORT = 'tabwright-panel';
@@ -81,6 +94,12 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     },
   );
   return true;
+});
+
+// The user closing the "started debugging this browser" bar detaches the debugger; the core
+// must not attach again behind their back.
+chrome.debugger.onDetach.addListener((source, reason) => {
+  if (source.tabId !== undefined) debuggerDetached.set(source.tabId, reason);
 });
 
 chrome.runtime.onInstalled.addListener(() => {

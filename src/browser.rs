@@ -1,11 +1,16 @@
 //! The `Browser` port: everything the agent loop may ask of a browser.
 //!
 //! The core drives a browser only through this trait. In the extension, `ext::ChromeBrowser`
-//! implements it with chrome.tabs, chrome.scripting and content-script messages; in native tests a
-//! scripted fake does. Errors are typed so the loop can tell a problem the LLM can route around
-//! (an element that is gone) from one that ends the task (a page the extension may not touch).
+//! implements it with chrome.tabs, chrome.scripting, chrome.debugger and content-script
+//! messages; in native tests a scripted fake does. Errors are typed so the loop can tell a
+//! problem the LLM can route around (an element that is gone) from one that ends the task (a
+//! page the extension may not touch).
+//!
+//! Besides pages, the port reaches the person: `ask_human` waits for the user's answer in the
+//! side panel, because the panel is part of the browser the agent lives in.
 
 use crate::dom::Snapshot;
+use serde::{Deserialize, Serialize};
 
 /// The state of the task's tab as observed at the start of a step.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,21 +20,54 @@ pub struct PageState {
     /// Set when the page could not be read: what went wrong, shown to the LLM with the (empty)
     /// element list so it can still navigate away or finish.
     pub notice: Option<String>,
+    /// The tabs the task works with (the one it started on and those it opened), current first.
+    pub tabs: Vec<TabInfo>,
+    /// Whether the tab's history has a page to go back / forward to.
+    pub can_go_back: bool,
+    pub can_go_forward: bool,
+}
+
+/// A tab as the LLM sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabInfo {
+    pub id: i32,
+    pub url: String,
+    pub title: String,
 }
 
 impl PageState {
     pub fn new(tab_id: i32, snapshot: Snapshot) -> Self {
-        PageState { tab_id, snapshot, notice: None }
+        let tab = TabInfo { id: tab_id, url: snapshot.url.clone(), title: snapshot.title.clone() };
+        PageState { tab_id, snapshot, notice: None, tabs: vec![tab], can_go_back: false, can_go_forward: false }
     }
 
     /// A page that could not be read, at the last URL known.
     pub fn unreadable(tab_id: i32, url: &str, why: String) -> Self {
-        PageState { tab_id, snapshot: Snapshot::with_elements(url, "", Vec::new()), notice: Some(why) }
+        PageState { notice: Some(why), ..PageState::new(tab_id, Snapshot::with_elements(url, "", Vec::new())) }
     }
 
     pub fn url(&self) -> &str {
         &self.snapshot.url
     }
+
+    /// Whether the page or any container on it can scroll.
+    pub fn can_scroll(&self) -> bool {
+        let page = self.snapshot.scroll;
+        page.above_px > 0
+            || page.below_px > 0
+            || self.snapshot.elements().any(|e| e.scroll.is_some_and(|s| s.above_px > 0 || s.below_px > 0))
+    }
+
+    /// Whether the page shows a dropdown (`<select>`, or an ARIA listbox or combobox).
+    pub fn has_dropdown(&self) -> bool {
+        self.snapshot.elements().any(is_dropdown)
+    }
+}
+
+/// A native `<select>` or an element with an ARIA dropdown role.
+pub fn is_dropdown(element: &crate::dom::Element) -> bool {
+    element.tag == "select"
+        || element.attributes.get("role").is_some_and(|r| matches!(r.as_str(), "listbox" | "combobox"))
 }
 
 /// What a page-changing action led to, so the result text can tell the LLM.
@@ -37,6 +75,89 @@ impl PageState {
 pub struct ActionEffect {
     /// Set when the tab's URL differs after the action.
     pub navigated_to: Option<String>,
+    /// Set when the action opened a new tab, which the task now works in.
+    pub opened_tab: Option<TabInfo>,
+    /// Set when a click had no visible effect as a script event and was repeated as a trusted
+    /// (debugger) click.
+    pub trusted_fallback: bool,
+}
+
+/// One key press for `send_keys`, as the debugger's `Input.dispatchKeyEvent` needs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyPress {
+    /// The DOM `key` value: `Enter`, `a`, `ArrowDown`.
+    pub key: String,
+    /// The DOM `code` value: `Enter`, `KeyA`, `ArrowDown`.
+    pub code: String,
+    /// The legacy key code (`windowsVirtualKeyCode`).
+    pub key_code: u32,
+    /// The text the key types, if any (`"\r"` for Enter, `"a"`); none when a modifier other
+    /// than Shift is held.
+    pub text: Option<String>,
+    /// Alt = 1, Control = 2, Meta = 4, Shift = 8, as CDP counts them.
+    pub modifiers: u32,
+}
+
+/// How a scroll went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScrollOutcome {
+    /// `page` or `container`.
+    pub target: String,
+    /// Pixels actually moved, signed (negative = up).
+    pub moved: f64,
+    pub at_start: bool,
+    pub at_end: bool,
+}
+
+/// One option of a dropdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DropdownOption {
+    pub index: u32,
+    pub text: String,
+    #[serde(default)]
+    pub value: String,
+    #[serde(default)]
+    pub selected: bool,
+    #[serde(default)]
+    pub disabled: bool,
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// Matches of a text search over the whole page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageMatches {
+    /// All matches, counted up to a cap.
+    pub total: u32,
+    pub matches: Vec<PageMatch>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageMatch {
+    pub text: String,
+    #[serde(default)]
+    pub before: String,
+    #[serde(default)]
+    pub after: String,
+}
+
+/// The whole page as markdown, for extraction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageMarkdown {
+    pub markdown: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub url: String,
+}
+
+/// A screenshot of the visible part of the tab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Screenshot {
+    /// PNG, base64-encoded.
+    pub png_base64: String,
+    pub width: u32,
+    pub height: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -49,12 +170,20 @@ pub enum BrowserError {
     ElementUnsuitable { index: u32, reason: String },
     #[error("The task's tab was closed. Start the task again on an open tab.")]
     TabClosed,
+    #[error("There is no tab {tab_id} among the task's tabs. Use a tab id from the browser state's tab list.")]
+    NoSuchTab { tab_id: i32 },
     #[error("The page could not be read ({reason}).")]
     ContentScript { reason: String },
     #[error("Navigation to {url} failed: {reason}")]
     Navigation { url: String, reason: String },
     #[error("{what} took longer than {seconds} s and was abandoned.")]
     Timeout { what: String, seconds: u32 },
+    #[error("{what} needs the browser's debugger, which is not available here: {reason}")]
+    Debugger { what: String, reason: String },
+    #[error("The page's script failed: {0}")]
+    Script(String),
+    #[error("This browser cannot {0}.")]
+    Unsupported(&'static str),
 }
 
 impl BrowserError {
@@ -67,17 +196,82 @@ impl BrowserError {
 /// A browser the agent can drive. Methods are async because every real implementation waits
 /// on the browser; the trait is used with static dispatch only, and its futures need not be
 /// `Send` (the service worker is single-threaded).
+///
+/// Only `observe`, `navigate`, `click` and `input` must be implemented; the rest default to
+/// [`BrowserError::Unsupported`], so a fake implements just what its test needs. Element
+/// methods take the page-wide index of the last observation.
 #[allow(async_fn_in_trait)]
 pub trait Browser {
     /// Indexes the task's tab and returns what a person would see.
     async fn observe(&mut self) -> Result<PageState, BrowserError>;
-    /// Loads `url` in the task's tab and waits for it to finish loading.
+    /// Loads `url` in the task's tab and waits for it to load.
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError>;
     /// Clicks the element with this index, as a person would.
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError>;
     /// Types `text` into the element with this index, replacing its content when `clear`.
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError>;
+
+    /// Opens `url` in a new tab, which the task then works in.
+    async fn open_tab(&mut self, _url: &str) -> Result<ActionEffect, BrowserError> {
+        Err(BrowserError::Unsupported("open tabs"))
+    }
+    async fn switch_tab(&mut self, _tab_id: i32) -> Result<TabInfo, BrowserError> {
+        Err(BrowserError::Unsupported("switch tabs"))
+    }
+    /// Closes one of the task's tabs; if it was the current one, the task moves to another of
+    /// its tabs, which is returned.
+    async fn close_tab(&mut self, _tab_id: i32) -> Result<Option<TabInfo>, BrowserError> {
+        Err(BrowserError::Unsupported("close tabs"))
+    }
+    async fn go_back(&mut self) -> Result<ActionEffect, BrowserError> {
+        Err(BrowserError::Unsupported("go back"))
+    }
+    async fn go_forward(&mut self) -> Result<ActionEffect, BrowserError> {
+        Err(BrowserError::Unsupported("go forward"))
+    }
+    /// Clicks the point (CSS pixels from the top-left of the tab's viewport) with a trusted click.
+    async fn click_at(&mut self, _x: f64, _y: f64) -> Result<ActionEffect, BrowserError> {
+        Err(BrowserError::Unsupported("click at coordinates"))
+    }
+    /// Presses keys with trusted key events, in order, into whatever has focus.
+    async fn send_keys(&mut self, _keys: &[KeyPress]) -> Result<ActionEffect, BrowserError> {
+        Err(BrowserError::Unsupported("press keys"))
+    }
+    /// Scrolls the page, or the container holding element `index`, by `pages` screens.
+    async fn scroll(&mut self, _down: bool, _pages: f64, _index: Option<u32>) -> Result<ScrollOutcome, BrowserError> {
+        Err(BrowserError::Unsupported("scroll"))
+    }
+    /// Scrolls the first visible occurrence of `text` into view; returns how many were found.
+    async fn find_text(&mut self, _text: &str) -> Result<u32, BrowserError> {
+        Err(BrowserError::Unsupported("find text"))
+    }
+    async fn dropdown_options(&mut self, _index: u32) -> Result<Vec<DropdownOption>, BrowserError> {
+        Err(BrowserError::Unsupported("read dropdown options"))
+    }
+    /// Chooses the option with this text; returns the option's text as chosen.
+    async fn select_option(&mut self, _index: u32, _text: &str) -> Result<(String, ActionEffect), BrowserError> {
+        Err(BrowserError::Unsupported("choose dropdown options"))
+    }
+    /// Searches the whole page's text (not only the listed part).
+    async fn search_page(&mut self, _pattern: &str, _regex: bool, _max: u32) -> Result<PageMatches, BrowserError> {
+        Err(BrowserError::Unsupported("search the page"))
+    }
+    async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
+        Err(BrowserError::Unsupported("read the page as markdown"))
+    }
+    async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
+        Err(BrowserError::Unsupported("take screenshots"))
+    }
+    /// Runs JavaScript in the page and returns its value as JSON text.
+    async fn evaluate(&mut self, _code: &str) -> Result<String, BrowserError> {
+        Err(BrowserError::Unsupported("run scripts"))
+    }
+    async fn wait(&mut self, _ms: u32) {}
+    /// Shows `question` to the user and waits for their answer.
+    async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
+        Err(BrowserError::Unsupported("ask the user"))
+    }
     /// The task is over: remove whatever the browser shows for it (highlights) and let go of
-    /// what it holds. Best effort; never fails.
+    /// what it holds (the debugger). Best effort; never fails.
     async fn finish(&mut self) {}
 }

@@ -15,8 +15,18 @@ pub const PROTOCOL_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PanelRequest {
-    /// Start a task on `tab_id`, first opening `start_url` in it when given.
-    StartTask { v: u32, task: String, tab_id: Option<i32>, start_url: Option<String> },
+    /// Start a task on `tab_id`, first opening `start_url` in it when given. With
+    /// `output_schema` (a JSON Schema), the task's result is data of that shape.
+    StartTask {
+        v: u32,
+        task: String,
+        tab_id: Option<i32>,
+        start_url: Option<String>,
+        #[serde(default)]
+        output_schema: Option<serde_json::Value>,
+    },
+    /// The user's answer to the running task's `ask_human` question.
+    AnswerQuestion { v: u32, answer: String },
     /// Stop the running task.
     StopTask { v: u32 },
     /// Ask for the running (or last) task's events, e.g. when the panel reopens. A caller that
@@ -45,7 +55,10 @@ impl PanelRequest {
         let request: PanelRequest = serde_path_to_error::deserialize(value)
             .map_err(|e| ProtocolError::Unreadable(format!("at {}: {}", e.path(), e.inner())))?;
         let v = match &request {
-            PanelRequest::StartTask { v, .. } | PanelRequest::StopTask { v } | PanelRequest::GetStatus { v, .. } => *v,
+            PanelRequest::StartTask { v, .. }
+            | PanelRequest::StopTask { v }
+            | PanelRequest::GetStatus { v, .. }
+            | PanelRequest::AnswerQuestion { v, .. } => *v,
         };
         if v != PROTOCOL_VERSION {
             return Err(ProtocolError::Version { found: v });
@@ -99,6 +112,17 @@ pub enum AgentEvent {
         thoughts: ModelThoughts,
         actions: Vec<PlannedAction>,
     },
+    /// The agent asked the user a question (`ask_human`); the task waits for the answer.
+    QuestionAsked {
+        v: u32,
+        step: u32,
+        question: String,
+    },
+    QuestionAnswered {
+        v: u32,
+        step: u32,
+        answer: String,
+    },
     /// The step is over, with everything it did.
     StepFinished {
         v: u32,
@@ -151,6 +175,48 @@ pub enum ContentRequest {
         text: String,
         clear: bool,
     },
+    /// Scroll the element into view and tell where to click it (for a trusted click).
+    Point {
+        v: u32,
+        index: u32,
+    },
+    Scroll {
+        v: u32,
+        down: bool,
+        pages: f64,
+        index: Option<u32>,
+    },
+    FindText {
+        v: u32,
+        text: String,
+    },
+    DropdownOptions {
+        v: u32,
+        index: u32,
+    },
+    SelectOption {
+        v: u32,
+        index: u32,
+        text: String,
+    },
+    SearchPage {
+        v: u32,
+        pattern: String,
+        regex: bool,
+        max_matches: u32,
+        context: u32,
+    },
+    /// Go back (-1) or forward (1) in the tab's history, as the page's own `history.go`: unlike
+    /// the browser's back button, it does not skip pages that were left without a user gesture
+    /// (which is how script clicks leave them).
+    HistoryGo {
+        v: u32,
+        delta: i32,
+    },
+    /// The page as markdown (the converter is injected first).
+    Markdown {
+        v: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -172,6 +238,9 @@ pub struct ContentReply {
     pub code: Option<String>,
     #[serde(default)]
     pub message: Option<String>,
+    /// What the request produced, in the request's own shape.
+    #[serde(default)]
+    pub result: Option<serde_json::Value>,
 }
 
 #[cfg(test)]
@@ -184,7 +253,10 @@ mod tests {
         let r =
             PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null}))
                 .unwrap();
-        assert_eq!(r, PanelRequest::StartTask { v: 1, task: "t".into(), tab_id: Some(4), start_url: None });
+        assert_eq!(
+            r,
+            PanelRequest::StartTask { v: 1, task: "t".into(), tab_id: Some(4), start_url: None, output_schema: None }
+        );
     }
 
     #[test]

@@ -18,6 +18,14 @@ pub struct StoredSettings {
     pub viewport_expansion: Option<i32>,
     /// Numbered boxes over the elements while a task runs.
     pub highlights: Option<bool>,
+    /// The engine `search` uses when the LLM names none: duckduckgo (default), google or bing.
+    pub search_engine: Option<String>,
+    /// Host globs where the LLM may run JavaScript with `evaluate`; empty = nowhere.
+    pub evaluate_domains: Vec<String>,
+    /// When not empty, only these actions are offered (`done` always is).
+    pub include_actions: Vec<String>,
+    /// Actions never offered.
+    pub exclude_actions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -29,6 +37,8 @@ pub struct StoredLlm {
     pub base_url: String,
     pub model: String,
     pub api_key: String,
+    /// The model `extract` uses to read pages; empty = the agent's model.
+    pub extraction_model: String,
 }
 
 /// Checked settings, ready for the agent.
@@ -37,6 +47,48 @@ pub struct Settings {
     pub llm: LlmSettings,
     pub limits: Limits,
     pub page: PageOptions,
+    pub actions: ActionOptions,
+}
+
+/// Which actions are offered, and how some of them behave.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ActionOptions {
+    pub search_engine: SearchEngine,
+    /// Host globs where `evaluate` is offered; empty = nowhere.
+    pub evaluate_domains: Vec<String>,
+    /// When not empty, only these actions (and `done`) are offered.
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchEngine {
+    #[default]
+    Duckduckgo,
+    Google,
+    Bing,
+}
+
+impl SearchEngine {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "duckduckgo" | "ddg" => Some(SearchEngine::Duckduckgo),
+            "google" => Some(SearchEngine::Google),
+            "bing" => Some(SearchEngine::Bing),
+            _ => None,
+        }
+    }
+
+    /// The results page for `query`.
+    pub fn results_url(self, query: &str) -> String {
+        let q = crate::actions::url::encode_query_component(query);
+        match self {
+            SearchEngine::Duckduckgo => format!("https://duckduckgo.com/?q={q}"),
+            SearchEngine::Google => format!("https://www.google.com/search?q={q}&udm=14"),
+            SearchEngine::Bing => format!("https://www.bing.com/search?q={q}"),
+        }
+    }
 }
 
 /// How pages are looked at.
@@ -59,6 +111,8 @@ pub struct LlmSettings {
     pub model: String,
     /// Empty for local servers that need no key.
     pub api_key: String,
+    /// The model `extract` reads pages with (a cheaper one, typically); `None` = `model`.
+    pub extraction_model: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +145,12 @@ pub enum SettingsError {
     OutOfRange { name: &'static str, value: u32, min: u32, max: u32 },
     #[error("The stored settings could not be read ({0}). Open Tabwright's options and save them again.")]
     Unreadable(String),
+    #[error("The search engine \"{0}\" is not known. Choose duckduckgo, google or bing in Tabwright's options.")]
+    UnknownSearchEngine(String),
+    #[error("The action \"{name}\" in the {list} list is not an action Tabwright has. Known actions: {known}. Fix the list in Tabwright's options.")]
+    UnknownAction { name: String, list: &'static str, known: String },
+    #[error("The domain pattern \"{0}\" is not valid: use a host name such as example.com or *.example.com. Fix it in Tabwright's options.")]
+    BadDomain(String),
 }
 
 /// The provider wire formats this build speaks.
@@ -130,7 +190,12 @@ impl StoredSettings {
             Some(value) => Err(SettingsError::OutOfRange { name, value, min, max }),
         };
         Ok(Settings {
-            llm: LlmSettings { base_url, model, api_key: self.llm.api_key.trim().to_string() },
+            llm: LlmSettings {
+                base_url,
+                model,
+                api_key: self.llm.api_key.trim().to_string(),
+                extraction_model: Some(self.llm.extraction_model.trim().to_string()).filter(|m| !m.is_empty()),
+            },
             limits: Limits {
                 max_steps: ranged("max steps", self.max_steps, d.max_steps, 1, 1000)?,
                 max_actions_per_step: ranged(
@@ -150,6 +215,39 @@ impl StoredSettings {
                 },
                 highlights: self.highlights.unwrap_or(true),
             },
+            actions: self.action_options()?,
+        })
+    }
+
+    fn action_options(&self) -> Result<ActionOptions, SettingsError> {
+        let search_engine = match self.search_engine.as_deref().map(str::trim) {
+            None | Some("") => SearchEngine::default(),
+            Some(name) => SearchEngine::parse(name).ok_or_else(|| SettingsError::UnknownSearchEngine(name.into()))?,
+        };
+        let known: Vec<&str> = crate::actions::registered().iter().map(|a| a.spec.name).collect();
+        let names = |list: &'static str, names: &[String]| -> Result<Vec<String>, SettingsError> {
+            let names: Vec<String> = names.iter().map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect();
+            match names.iter().find(|n| !known.contains(&n.as_str())) {
+                Some(name) => Err(SettingsError::UnknownAction { name: name.clone(), list, known: known.join(", ") }),
+                None => Ok(names),
+            }
+        };
+        let mut evaluate_domains = Vec::new();
+        for glob in &self.evaluate_domains {
+            let glob = glob.trim().to_ascii_lowercase();
+            if glob.is_empty() {
+                continue;
+            }
+            if !crate::actions::url::is_host_glob(&glob) {
+                return Err(SettingsError::BadDomain(glob));
+            }
+            evaluate_domains.push(glob);
+        }
+        Ok(ActionOptions {
+            search_engine,
+            evaluate_domains,
+            include: names("include", &self.include_actions)?,
+            exclude: names("exclude", &self.exclude_actions)?,
         })
     }
 }

@@ -57,13 +57,31 @@ fn login_policy(state: &str, _body: &Value) -> Reply {
     }
 }
 
+/// The actions a readable page with elements offers (no dropdown, one tab, no history, no
+/// scrolling, no script permission).
+const PAGE_ACTIONS: [&str; 13] = [
+    "search",
+    "navigate",
+    "click",
+    "input",
+    "send_keys",
+    "find_text",
+    "open_tab",
+    "extract",
+    "search_page",
+    "screenshot",
+    "wait",
+    "ask_human",
+    "done",
+];
+
 #[test]
 fn logs_in_by_reading_the_page_and_stops_on_done() {
     let site = FakeSite::at("https://app.example.com/");
     let run = run_task(site.clone(), ScriptedLlm::new(login_policy), 10, StopSignal::new());
 
     assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"), "the form was really submitted");
-    assert_eq!(run.history.end, TaskEnd::Done { text: "Logged in as alice.".into(), success: true });
+    assert_eq!(run.history.end, TaskEnd::Done { text: "Logged in as alice.".into(), success: true, data: None });
     assert_eq!(run.history.steps.len(), 3);
     assert_eq!(run.requests.len(), 3, "no LLM call after done");
     // Step 2 filled both fields and clicked submit; the click navigated.
@@ -80,7 +98,7 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     assert!(step2.actions[2].result.message.contains("navigated to https://app.example.com/home"));
     // Every request carries exactly the registered actions that fit the page.
     for body in &run.requests {
-        assert_eq!(offered_actions(body), ["navigate", "click", "input", "done"]);
+        assert_eq!(offered_actions(body), PAGE_ACTIONS);
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
     }
     // The history of step 2 is in the third request's state, with the password masked.
@@ -133,7 +151,7 @@ fn an_invalid_answer_goes_back_to_the_llm_which_recovers() {
     let first = &run.history.steps[0];
     assert!(first.error.as_deref().unwrap().contains("`teleport` is not available"));
     let second_state = run.requests[1]["messages"][1]["content"].as_str().unwrap();
-    assert!(second_state.contains("Allowed actions: navigate, click, input, done"), "{second_state}");
+    assert!(second_state.contains(&format!("Allowed actions: {}", PAGE_ACTIONS.join(", "))), "{second_state}");
     assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }));
 }
 
@@ -201,7 +219,7 @@ fn a_stale_index_is_reported_to_the_llm_not_fatal() {
     });
     let run = run_task(site, llm, 10, StopSignal::new());
     assert!(run.history.steps[0].actions[0].result.is_error);
-    assert_eq!(run.history.end, TaskEnd::Done { text: "button vanished".into(), success: false });
+    assert_eq!(run.history.end, TaskEnd::Done { text: "button vanished".into(), success: false, data: None });
 }
 
 #[test]
@@ -214,7 +232,7 @@ fn the_last_step_offers_only_done_and_the_step_limit_ends_the_task() {
         output("Wander", json!([{"navigate": {"url": "https://app.example.com/"}}]))
     });
     let run = run_task(FakeSite::at(LOGIN_URL), llm, 3, StopSignal::new());
-    assert_eq!(run.history.end, TaskEnd::Done { text: "partial".into(), success: false });
+    assert_eq!(run.history.end, TaskEnd::Done { text: "partial".into(), success: false, data: None });
     assert_eq!(offered_actions(&run.requests[2]), ["done"]);
 
     // A model that ignores the last-step rule runs out of steps.
@@ -242,7 +260,7 @@ fn stop_ends_a_task_waiting_on_the_llm() {
 #[test]
 fn navigate_refuses_non_web_urls() {
     let llm = ScriptedLlm::new(|state, _| {
-        if state.contains("only absolute http") {
+        if state.contains("is not an absolute http") {
             output("Stop", json!([{"done": {"text": "refused", "success": false}}]))
         } else {
             output("Open", json!([{"navigate": {"url": "javascript:alert(1)"}}]))
@@ -251,14 +269,18 @@ fn navigate_refuses_non_web_urls() {
     let site = FakeSite::at(LOGIN_URL);
     let run = run_task(site.clone(), llm, 5, StopSignal::new());
     assert_eq!(site.state.borrow().url, LOGIN_URL);
-    assert_eq!(run.history.end, TaskEnd::Done { text: "refused".into(), success: false });
+    assert_eq!(run.history.end, TaskEnd::Done { text: "refused".into(), success: false, data: None });
 }
 
 #[test]
 fn an_unreadable_page_still_goes_to_the_llm_which_can_navigate_away() {
     let llm = ScriptedLlm::new(|state, body| {
         if state.contains("Note: The page could not be read (the page failed to load)") {
-            assert_eq!(offered_actions(body), ["navigate", "done"], "no element actions on an unreadable page");
+            assert_eq!(
+                offered_actions(body),
+                ["search", "navigate", "open_tab", "wait", "ask_human", "done"],
+                "no element actions on an unreadable page"
+            );
             return output("Go to the log-in page", json!([{"navigate": {"url": LOGIN_URL}}]));
         }
         login_policy(state, body)
@@ -320,4 +342,106 @@ fn stop_from_outside_ends_a_task_whose_page_never_answers() {
     assert_eq!(history.end, TaskEnd::Stopped);
     assert_eq!(asked, 1, "step 1 ran; step 2 hung observing the page");
     assert_eq!(history.steps.len(), 1);
+}
+
+/// The `<last_step_results>` block of a state text.
+fn last_results(state: &str) -> &str {
+    state.split("<last_step_results>").nth(1).and_then(|r| r.split("</last_step_results>").next()).unwrap_or("")
+}
+
+#[test]
+fn extract_reads_a_long_page_in_chunks_with_the_extraction_model_and_shows_the_result_once() {
+    let site = FakeSite::at(HOME_URL);
+    // Two chunks: the first holds the Starter price, the second the Team price.
+    site.state.borrow_mut().markdown =
+        format!("# Pricing\n\nStarter costs 9 EUR.\n{}\nTeam costs 29 EUR.\n", "filler line\n".repeat(4_000));
+    let steps = Rc::new(RefCell::new(0));
+    let llm = ScriptedLlm::new({
+        let steps = steps.clone();
+        move |state, body| {
+            if is_extraction(body) {
+                let found: Vec<&str> = state.lines().filter(|l| l.contains(" costs ")).collect();
+                return Reply::Output(json!({"found": !found.is_empty(), "content": found.join("; ")}));
+            }
+            *steps.borrow_mut() += 1;
+            match *steps.borrow() {
+                1 => output("Read the prices", json!([{"extract": {"query": "the price of each plan"}}])),
+                2 => output("Note them", json!([{"wait": {"seconds": 0}}])),
+                _ => output("Report", json!([{"done": {"text": "Starter 9, Team 29", "success": true}}])),
+            }
+        }
+    });
+    let mut settings = settings(10);
+    settings.llm.extraction_model = Some("small-reader".into());
+    let requests = llm.requests.clone();
+    let ports = Ports { browser: site, transport: llm, events: |_: AgentEvent| {}, clock: || 0.0 };
+    let history = block_on(Agent::new("t".into(), "Prices?".into(), settings, ports, StopSignal::new()).run());
+    assert!(matches!(history.end, TaskEnd::Done { success: true, .. }));
+    let requests = requests.borrow();
+    let extraction: Vec<&Value> = requests.iter().filter(|b| is_extraction(b)).collect();
+    assert_eq!(extraction.len(), 2, "one call per chunk");
+    assert!(extraction.iter().all(|b| b["model"] == "small-reader"));
+    assert!(state_text(extraction[0]).contains("part=\"1 of 2\""));
+    let agent: Vec<String> = requests.iter().filter(|b| !is_extraction(b)).map(state_text).collect();
+    let shown = last_results(&agent[1]);
+    assert!(shown.contains("<page_content>\nStarter costs 9 EUR.\n\nTeam costs 29 EUR.\n</page_content>"), "{shown}");
+    // The extracted text is shown once, not carried in the history of every later step.
+    assert!(!agent[2].contains("Team costs 29 EUR"), "{}", agent[2]);
+}
+
+#[test]
+fn a_screenshot_is_attached_to_the_next_request_only() {
+    let site = FakeSite::at(HOME_URL);
+    let steps = Rc::new(RefCell::new(0));
+    let llm = ScriptedLlm::new({
+        let steps = steps.clone();
+        move |_, _| {
+            *steps.borrow_mut() += 1;
+            match *steps.borrow() {
+                1 => output("Look", json!([{"screenshot": {}}])),
+                2 => output("Wait", json!([{"wait": {"seconds": 0}}])),
+                _ => output("Report", json!([{"done": {"text": "seen", "success": true}}])),
+            }
+        }
+    });
+    let run = run_task(site.clone(), llm, 10, StopSignal::new());
+    assert_eq!(site.state.borrow().screenshots, 1);
+    let image_of = |body: &Value| {
+        body["messages"][1]["content"]
+            .as_array()
+            .and_then(|parts| parts.iter().find_map(|p| p["image_url"]["url"].as_str().map(String::from)))
+    };
+    assert_eq!(image_of(&run.requests[0]), None);
+    assert_eq!(image_of(&run.requests[1]).as_deref(), Some("data:image/png;base64,iVBORw0KGgo="));
+    assert!(last_results(&state_text(&run.requests[1])).contains("Took a screenshot of the viewport (1280×800 pixels)"));
+    assert_eq!(image_of(&run.requests[2]), None);
+}
+
+#[test]
+fn ask_human_reports_the_question_and_gives_the_answer_back_to_the_llm() {
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().answer = "hunter2".into();
+    let llm = ScriptedLlm::new(|state, body| {
+        if let Some(answer) = state.lines().find_map(|l| l.strip_prefix("ask_human: The user answered: ")) {
+            let user = index_of(state, "placeholder=Username").unwrap();
+            let pass = index_of(state, "placeholder=Password").unwrap();
+            return output(
+                "Use the password the user gave",
+                json!([{"input": {"index": user, "text": "alice"}}, {"input": {"index": pass, "text": answer}}, {"click": {"index": index_of(state, ">Submit").unwrap()}}]),
+            );
+        }
+        if title_of(state).starts_with("Welcome") {
+            return login_policy(state, body);
+        }
+        output("Ask for the password", json!([{"ask_human": {"question": "What is alice's password?"}}]))
+    });
+    let run = run_task(site.clone(), llm, 10, StopSignal::new());
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    assert_eq!(site.state.borrow().questions, ["What is alice's password?"]);
+    let asked = run.events.iter().position(
+        |e| matches!(e, AgentEvent::QuestionAsked { question, step: 1, .. } if question == "What is alice's password?"),
+    );
+    let answered =
+        run.events.iter().position(|e| matches!(e, AgentEvent::QuestionAnswered { answer, .. } if answer == "hunter2"));
+    assert!(asked.is_some() && answered > asked, "{:?}", run.events);
 }

@@ -1,34 +1,264 @@
-// The hands inside the page: click and type into elements found by their index.
+// The hands inside the page: click, aim at, type into and choose from elements found by their
+// index.
 //
 // Clicks replay the event sequence a person's click produces (pointer and mouse down/up, then
-// click) so pages that listen for any of them react. Typing uses the native value setter of the
-// element's prototype before dispatching `input` and `change`: React and similar libraries
-// track the value through that setter and ignore a plain `.value =`.
+// click) so pages that listen for any of them react. Some pages ignore events that are not
+// trusted (`isTrusted` is false for every event a script makes), so a click also watches the
+// page for a short while and says whether anything happened; when nothing did, the worker
+// repeats the click as real input at the point this file reports. `point` answers that same
+// question — where would a real click reach the element — without clicking.
+//
+// Typing and choosing use the native setters of the element's prototype before dispatching
+// `input` and `change`: React and similar libraries track the value through that setter and
+// ignore a plain `.value =`.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
   const gone = (index) => ({ ok: false, code: 'element_gone', message: `element [${index}] is no longer on the page` });
   const unsuitable = (message) => ({ ok: false, code: 'unsuitable', message });
+  const fold = (text) => String(text ?? '').replace(/\s+/g, ' ').trim();
+  const round = (n) => Math.round(n * 10) / 10;
 
-  function centreOf(el) {
+  // After a click, how long the page gets to show an effect: two frames (a framework renders
+  // on the next one), then up to this long for slower reactions.
+  const EFFECT_WAIT_MS = 120;
+  // Input types that a person clicks rather than types into.
+  const CLICKED_INPUTS = new Set(['checkbox', 'radio', 'submit', 'button', 'reset', 'image']);
+  // Longest value sent back after typing: enough to check the typed text, without carrying a
+  // whole document across the channel.
+  const MAX_VALUE = 10_000;
+
+  function scrollToCentre(el) {
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  }
+
+  function flatParent(node) {
+    return node.assignedSlot ?? node.parentNode ?? node.host ?? null;
+  }
+
+  function ownShadowRoot(el) {
+    if (el.shadowRoot) return el.shadowRoot;
+    try {
+      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  // --- Where a real click would land -------------------------------------------------------
+
+  /** Whether a hit test at (x, y) lands on the element or inside it. The element's own tree
+   * scope asks, so an element inside a shadow root is not mistaken for covered by its host. */
+  function reaches(el, x, y) {
+    const root = el.getRootNode();
+    const tester = typeof root.elementFromPoint === 'function' ? root : document;
+    const hit = tester.elementFromPoint(x, y);
+    return hit !== null && tw.flatContains(el, hit);
+  }
+
+  /** The point a real click should aim at, in this frame's viewport: the centre of the part of
+   * the element inside the viewport, or failing that the first uncovered centre of its four
+   * quarters (a sticky header or a badge over the middle of a row). */
+  function aimAt(el) {
+    const rect = el.getBoundingClientRect();
+    const left = Math.max(rect.left, 0);
+    const top = Math.max(rect.top, 0);
+    const right = Math.min(rect.right, innerWidth);
+    const bottom = Math.min(rect.bottom, innerHeight);
+    const inView = right - left >= 1 && bottom - top >= 1;
+    const box = inView ? { left, top, width: right - left, height: bottom - top }
+      : { left: rect.left, top: rect.top, width: rect.width, height: rect.height };
+    const at = (fx, fy) => ({ x: box.left + box.width * fx, y: box.top + box.height * fy });
+    const centre = at(0.5, 0.5);
+    const result = (p, covered) => ({
+      x: round(p.x), y: round(p.y), width: round(rect.width), height: round(rect.height), ...(covered ? { covered: true } : {}),
+    });
+    if (!inView) return result(centre, true);
+    for (const p of [centre, at(0.25, 0.25), at(0.75, 0.25), at(0.25, 0.75), at(0.75, 0.75)]) {
+      if (reaches(el, p.x, p.y)) return result(p, false);
+    }
+    return result(centre, true);
+  }
+
+  tw.point = function point(index) {
+    const el = tw.elementAt(index);
+    if (!el) return gone(index);
+    scrollToCentre(el);
+    const rect = el.getBoundingClientRect();
+    if (!tw.hasSize(rect)) return unsuitable('it takes no space on the page (hidden or empty); choose a visible element');
+    return { ok: true, result: aimAt(el) };
+  };
+
+  // --- Did the click do anything? ----------------------------------------------------------
+
+  const OBSERVED = { subtree: true, childList: true, attributes: true, characterData: true };
+  const PAGE_EVENTS = ['beforeunload', 'pagehide', 'submit', 'hashchange', 'popstate'];
+
+  /** The document and the shadow roots where a click's effect may show: those around the
+   * element, its own, and every root the last snapshot met (a subtree observer on the
+   * document does not see inside shadow roots). */
+  function treesAround(el) {
+    const roots = new Set([document]);
+    for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) roots.add(root);
+    const own = ownShadowRoot(el);
+    if (own) roots.add(own);
+    for (const ref of tw.registry?.shadowRoots ?? []) {
+      const root = ref.deref();
+      if (root?.host?.isConnected) roots.add(root);
+    }
+    return roots;
+  }
+
+  /** Changes Tabwright makes itself (its highlight layer) are not the page reacting. */
+  function byPage(record) {
+    const host = tw.highlightHost;
+    if (!host) return true;
+    if (record.target === host) return false;
+    if (record.type !== 'childList') return true;
+    const nodes = [...record.addedNodes, ...record.removedNodes];
+    return !nodes.every((node) => node === host);
+  }
+
+  /** The focused element, looking into open shadow roots. */
+  function deepActive() {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    return active;
+  }
+
+  /** What a click can change without touching the DOM: properties, focus, scroll, URL. */
+  function stateAround(el) {
+    const control = el instanceof HTMLLabelElement ? (el.control ?? el) : el;
+    const openers = [];
+    for (let n = el; n; n = flatParent(n)) {
+      if (n instanceof HTMLDetailsElement || n instanceof HTMLDialogElement) openers.push(n);
+    }
+    return {
+      control,
+      url: location.href,
+      active: deepActive(),
+      checked: control.checked,
+      value: typeof control.value === 'string' ? control.value : undefined,
+      scroll: [scrollX, scrollY],
+      openers: openers.map((n) => [n, n.open]),
+    };
+  }
+
+  function stateChanged(before, el) {
+    const { control } = before;
+    const active = deepActive();
+    // Focus landing on the clicked element (the click sequence focuses it) is not an effect.
+    const focusMoved = active !== before.active && !(active && tw.flatContains(el, active));
+    return location.href !== before.url
+      || focusMoved
+      || control.checked !== before.checked
+      || (before.value !== undefined && control.value !== before.value)
+      || scrollX !== before.scroll[0] || scrollY !== before.scroll[1]
+      || before.openers.some(([n, open]) => n.open !== open);
+  }
+
+  /** An animation frame, or a short timeout when frames do not come (a hidden tab). */
+  function nextFrame() {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 50);
+      requestAnimationFrame(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Starts watching the page for any reaction to a click on `el`. */
+  function watchEffects(el) {
+    const before = stateAround(el);
+    let seen = false;
+    let wake = null;
+    let announce;
+    // Settles on the first effect: a click that starts a navigation must be answered before the
+    // page unloads, or the reply is lost with it.
+    const firstEffect = new Promise((resolve) => { announce = resolve; });
+    const note = () => {
+      seen = true;
+      announce();
+      wake?.();
+    };
+    const observer = new MutationObserver((records) => {
+      if (records.some(byPage)) note();
+    });
+    for (const root of treesAround(el)) observer.observe(root, OBSERVED);
+    for (const type of PAGE_EVENTS) addEventListener(type, note, true);
+    const navigation = globalThis.navigation;
+    navigation?.addEventListener?.('navigate', note);
+    const stop = () => {
+      if (observer.takeRecords().some(byPage)) note();
+      observer.disconnect();
+      for (const type of PAGE_EVENTS) removeEventListener(type, note, true);
+      navigation?.removeEventListener?.('navigate', note);
+    };
+    return {
+      /** Runs `fn` and disregards the DOM changes made meanwhile: the page reacting to focus
+       * (a focused style, a menu closing on blur) rather than to the click. */
+      ignoring(fn) {
+        if (observer.takeRecords().some(byPage)) note();
+        try {
+          fn();
+        } finally {
+          observer.takeRecords();
+        }
+      },
+      /** Waits for the page to react and tells whether it did. */
+      async settle() {
+        try {
+          await Promise.race([firstEffect, nextFrame().then(nextFrame)]);
+          const deadline = performance.now() + EFFECT_WAIT_MS;
+          while (!seen && !stateChanged(before, el) && performance.now() < deadline) {
+            await new Promise((resolve) => {
+              wake = resolve;
+              setTimeout(resolve, Math.min(20, Math.max(0, deadline - performance.now())));
+            });
+          }
+        } finally {
+          stop();
+        }
+        return seen || stateChanged(before, el);
+      },
+    };
+  }
+
+  /** The event sequence of a person's click, aimed at the element's centre. `focusing` runs
+   * the focus step, so a caller can tell its consequences apart. */
+  function dispatchClick(el, focusing = (fn) => fn()) {
     const r = el.getBoundingClientRect();
-    return { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
+    const at = {
+      bubbles: true, cancelable: true, composed: true, view: window, button: 0,
+      clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+    };
+    const pointer = { ...at, pointerType: 'mouse', isPrimary: true };
+    el.dispatchEvent(new PointerEvent('pointerdown', { ...pointer, buttons: 1 }));
+    el.dispatchEvent(new MouseEvent('mousedown', { ...at, buttons: 1 }));
+    if (typeof el.focus === 'function') focusing(() => el.focus({ preventScroll: true }));
+    el.dispatchEvent(new PointerEvent('pointerup', pointer));
+    el.dispatchEvent(new MouseEvent('mouseup', at));
+    el.click(); // dispatches `click` and runs the element's activation (links, submit buttons)
   }
 
   tw.click = function click(index) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el.matches(':disabled')) return unsuitable('it is disabled');
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    const at = { bubbles: true, cancelable: true, composed: true, view: window, button: 0, ...centreOf(el) };
-    el.dispatchEvent(new PointerEvent('pointerdown', { ...at, pointerType: 'mouse', isPrimary: true }));
-    el.dispatchEvent(new MouseEvent('mousedown', at));
-    if (typeof el.focus === 'function') el.focus({ preventScroll: true });
-    el.dispatchEvent(new PointerEvent('pointerup', { ...at, pointerType: 'mouse', isPrimary: true }));
-    el.dispatchEvent(new MouseEvent('mouseup', at));
-    el.click(); // dispatches `click` and runs the element's activation (links, submit buttons)
-    return { ok: true };
+    scrollToCentre(el);
+    const { x, y } = aimAt(el);
+    const watch = watchEffects(el);
+    try {
+      dispatchClick(el, (fn) => watch.ignoring(fn));
+    } catch (error) {
+      watch.settle();
+      throw error;
+    }
+    return watch.settle().then((effect) => ({ ok: true, result: { effect, x, y } }));
   };
+
+  // --- Typing ------------------------------------------------------------------------------
 
   function setNativeValue(el, value) {
     const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value')?.set;
@@ -36,13 +266,26 @@
     else el.value = value;
   }
 
+  /** The reply after typing: the field's value, except where it is a secret. */
+  function typed(el, value) {
+    if (tw.isSecretField(el)) return { ok: true, result: {} };
+    return { ok: true, result: { value: value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value } };
+  }
+
   tw.input = function input(index, text, clear) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    el.focus({ preventScroll: true });
+    if (el instanceof HTMLSelectElement) {
+      return unsuitable('it is a dropdown (<select>), which does not take typed text; use select_dropdown with the text of the option (dropdown_options lists them)');
+    }
+    if (el instanceof HTMLInputElement) {
+      if (el.type === 'file') return unsuitable('it is a file upload field; file uploads are not supported');
+      if (CLICKED_INPUTS.has(el.type)) return unsuitable(`a ${el.type} input does not take text; click it instead`);
+    }
     if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
       if (el.matches(':disabled') || el.readOnly) return unsuitable('it is disabled or read-only');
+      scrollToCentre(el);
+      el.focus({ preventScroll: true });
       const wanted = clear ? text : el.value + text;
       setNativeValue(el, wanted);
       el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: text }));
@@ -51,15 +294,164 @@
       if (el.value !== wanted && el.value === '' && wanted !== '') {
         return unsuitable(`the field refused ${JSON.stringify(text)}; a ${el.type} field needs its own format (for a date: YYYY-MM-DD)`);
       }
-      return { ok: true };
+      return typed(el, el.value);
     }
     if (el.isContentEditable) {
+      scrollToCentre(el);
+      el.focus({ preventScroll: true });
       const selection = getSelection();
       selection.selectAllChildren(el);
       if (!clear) selection.collapseToEnd();
       document.execCommand('insertText', false, text);
-      return { ok: true };
+      return typed(el, el.innerText);
     }
-    return unsuitable(`a <${el.tagName.toLowerCase()}> does not take text; choose an input, text area or editable element`);
+    return unsuitable(`a <${el.localName}> does not take text; choose an input, text area or editable element`);
+  };
+
+  // --- Dropdowns ---------------------------------------------------------------------------
+
+  const NOT_A_DROPDOWN = 'it is not a dropdown (neither a <select> nor an ARIA listbox); click it and read the options from the page';
+
+  /** The ARIA listbox behind an element: itself, the one it sits in (an option's index was
+   * given), or the one a combobox controls, owns or contains. Null when there is none. */
+  function listboxOf(el) {
+    const role = el.getAttribute('role');
+    if (role === 'listbox') return el;
+    if (role === 'option') return el.closest('[role=listbox]');
+    if (role !== 'combobox') return null;
+    const scope = el.getRootNode();
+    const ids = `${el.getAttribute('aria-controls') ?? ''} ${el.getAttribute('aria-owns') ?? ''}`.split(/\s+/).filter(Boolean);
+    for (const id of ids) {
+      const target = scope.getElementById?.(id) ?? document.getElementById(id);
+      if (!target) continue;
+      if (target.getAttribute('role') === 'listbox') return target;
+      const inner = target.querySelector('[role=listbox]');
+      if (inner) return inner;
+    }
+    return el.querySelector('[role=listbox]');
+  }
+
+  /** A group's name: its label, or the text of the element its aria-labelledby names. */
+  function groupName(group) {
+    const label = group.getAttribute('aria-label');
+    if (label) return fold(label);
+    const by = group.getAttribute('aria-labelledby');
+    const named = by && group.getRootNode().getElementById?.(by.split(/\s+/)[0]);
+    return named ? fold(named.textContent) : '';
+  }
+
+  function ariaOptions(listbox) {
+    return [...listbox.querySelectorAll('[role=option]')].map((option, index) => {
+      const text = fold(option.textContent);
+      const entry = {
+        index,
+        text,
+        value: option.dataset.value ?? text,
+        selected: option.getAttribute('aria-selected') === 'true',
+        disabled: option.getAttribute('aria-disabled') === 'true',
+      };
+      const group = option.parentElement?.closest('[role=group]');
+      const name = group && listbox.contains(group) ? groupName(group) : '';
+      if (name) entry.group = name;
+      return { entry, option };
+    });
+  }
+
+  function selectOptions(select) {
+    const secret = tw.isSecretField(select);
+    return [...select.options].map((option, index) => {
+      const entry = { index, text: fold(option.text), value: option.value, disabled: option.matches(':disabled') };
+      // Which card expiry month is chosen is the person's secret; the list of months is not.
+      if (!secret) entry.selected = option.selected;
+      const group = option.parentElement instanceof HTMLOptGroupElement ? fold(option.parentElement.label) : '';
+      if (group) entry.group = group;
+      return { entry, option };
+    });
+  }
+
+  tw.dropdownOptions = function dropdownOptions(index) {
+    const el = tw.elementAt(index);
+    if (!el) return gone(index);
+    if (el instanceof HTMLSelectElement) {
+      return { ok: true, result: { kind: 'select', multiple: el.multiple, options: selectOptions(el).map(({ entry }) => entry) } };
+    }
+    const listbox = listboxOf(el);
+    if (!listbox) {
+      if (el.getAttribute('role') === 'combobox') {
+        return unsuitable('its list of options is not on the page; click it to open the list, then read or click the options');
+      }
+      return unsuitable(NOT_A_DROPDOWN);
+    }
+    return {
+      ok: true,
+      result: {
+        kind: 'aria',
+        multiple: listbox.getAttribute('aria-multiselectable') === 'true',
+        options: ariaOptions(listbox).map(({ entry }) => entry),
+      },
+    };
+  };
+
+  /** The option a text names: exact text, then exact value, then the same text ignoring case
+   * and spacing, then the only option whose text contains it. Returns {found} or {why}. */
+  function pick(choices, text) {
+    const wanted = fold(text).toLowerCase();
+    const found = choices.find((c) => c.entry.text === text)
+      ?? choices.find((c) => c.entry.value === text)
+      ?? choices.find((c) => c.entry.text.toLowerCase() === wanted);
+    if (found) return { found };
+    const containing = wanted ? choices.filter((c) => c.entry.text.toLowerCase().includes(wanted)) : [];
+    if (containing.length === 1) return { found: containing[0] };
+    const listed = (containing.length ? containing : choices).slice(0, 20).map((c) => JSON.stringify(c.entry.text));
+    const more = (containing.length || choices.length) > 20 ? ', …' : '';
+    const why = containing.length
+      ? `${containing.length} options contain ${JSON.stringify(text)}: ${listed.join(', ')}${more}; give the exact text of one`
+      : `no option matches ${JSON.stringify(text)}; the options are: ${listed.join(', ')}${more}`;
+    return { why: choices.length ? why : 'it has no options' };
+  }
+
+  function chooseInSelect(select, text) {
+    if (select.matches(':disabled')) return unsuitable('the dropdown is disabled');
+    const { found, why } = pick(selectOptions(select), text);
+    if (!found) return unsuitable(why);
+    const { entry, option } = found;
+    if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
+    scrollToCentre(select);
+    select.focus({ preventScroll: true });
+    if (select.multiple) {
+      const setter = Object.getOwnPropertyDescriptor(HTMLOptionElement.prototype, 'selected').set;
+      setter.call(option, true);
+    } else {
+      Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, 'value').set.call(select, option.value);
+      // Two options can share a value; the one named is the one wanted.
+      if (select.selectedIndex !== option.index) {
+        Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, 'selectedIndex').set.call(select, option.index);
+      }
+    }
+    select.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    const result = { selected: entry.text };
+    if (!tw.isSecretField(select)) result.value = option.value;
+    return { ok: true, result };
+  }
+
+  tw.selectOption = function selectOption(index, text) {
+    const el = tw.elementAt(index);
+    if (!el) return gone(index);
+    if (el instanceof HTMLSelectElement) return chooseInSelect(el, text);
+    const listbox = listboxOf(el);
+    if (!listbox) {
+      if (el.getAttribute('role') === 'combobox') {
+        return unsuitable('its list of options is not on the page; click it to open the list, then click the option');
+      }
+      return unsuitable(NOT_A_DROPDOWN);
+    }
+    const { found, why } = pick(ariaOptions(listbox), text);
+    if (!found) return unsuitable(why);
+    const { entry, option } = found;
+    if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
+    scrollToCentre(option);
+    dispatchClick(option);
+    return { ok: true, result: { selected: entry.text, value: entry.value } };
   };
 })();

@@ -1,6 +1,12 @@
-// The content script's message handler: answers the service worker's requests (protocol v1:
-// snapshot, highlight, clear_highlights, click, input), one content script per frame. Messages from anything but this extension are ignored, so a page
-// cannot drive Tabwright by posting messages.
+// The content script's message handler: answers the service worker's requests, one content
+// script per frame. Protocol v1 requests:
+//   snapshot          — the frame's elements and text (indexer.js), with the history state
+//   highlight, clear_highlights — numbered boxes over elements (highlight.js)
+//   click, point, input, dropdown_options, select_option — element actions (executor.js)
+//   scroll, find_text, search_page — page tools (page-tools.js)
+//   markdown          — the page as markdown (markdown.js, injected only when needed)
+// Replies are {ok: true, …} or {ok: false, code, message}. Messages from anything but this
+// extension are ignored, so a page cannot drive Tabwright by posting messages.
 //
 // The worker injects these scripts only when no listener answered, e.g. after the extension was
 // reloaded and the old listener died with it; so this file replaces any earlier listener instead
@@ -10,6 +16,22 @@
 
   const PROTOCOL_VERSION = 1;
 
+  /** Whether the tab can go back or forward. The Navigation API sees only this site's entries,
+   * so history.length longer than those means pages of other sites around this one; they are
+   * taken to lie behind it, where a task that moves forward leaves them. */
+  function historyState() {
+    const navigation = globalThis.navigation;
+    if (!navigation) return { can_go_back: history.length > 1, can_go_forward: false };
+    let hidden = false;
+    try {
+      const known = navigation.entries().length;
+      hidden = known > 0 && history.length > known;
+    } catch {
+      // entries() throws in documents without a usable history
+    }
+    return { can_go_back: navigation.canGoBack || hidden, can_go_forward: navigation.canGoForward };
+  }
+
   function handle(message) {
     if (message?.v !== PROTOCOL_VERSION) {
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
@@ -18,11 +40,19 @@
       case 'snapshot': return tw.snapshot({
         viewportExpansion: Number(message.viewport_expansion ?? 500),
         screen: message.screen ?? null,
-      }).then((snapshot) => ({ ok: true, snapshot }));
+      }).then((snapshot) => ({ ok: true, snapshot, result: historyState() }));
       case 'highlight': return { ok: true, shown: tw.showHighlights(Array.isArray(message.labels) ? message.labels : []) };
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'click': return tw.click(message.index);
+      case 'point': return tw.point(message.index);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
+      case 'dropdown_options': return tw.dropdownOptions(message.index);
+      case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''));
+      case 'scroll': return tw.scroll(message.down !== false, message.pages ?? 1, message.index ?? null);
+      case 'find_text': return tw.findText(String(message.text ?? ''));
+      case 'search_page': return tw.searchPage(message.pattern, message.regex === true, message.max_matches, message.context);
+      case 'history_go': history.go(message.delta === 1 ? 1 : -1); return { ok: true };
+      case 'markdown': return tw.markdown ? tw.markdown() : { ok: false, code: 'unsuitable', message: 'the markdown converter is not loaded' };
       default: return { ok: false, code: 'unknown', message: `unknown request type ${message.type}` };
     }
   }

@@ -17,6 +17,10 @@ async function load() {
   field('base-url').value = llm.base_url ?? '';
   field('model').value = llm.model ?? '';
   field('api-key').value = llm.api_key ?? '';
+  field('extraction-model').value = llm.extraction_model ?? '';
+  field('search-engine').value = settings.search_engine || 'duckduckgo';
+  field('evaluate-domains').value = (settings.evaluate_domains ?? []).join('\n');
+  field('exclude-actions').value = (settings.exclude_actions ?? []).join(', ');
   for (const [id, key] of LIMITS) field(id).value = settings[key] ?? '';
   field('highlights').checked = settings.highlights ?? true;
 }
@@ -32,7 +36,11 @@ form.addEventListener('submit', async (event) => {
       base_url: field('base-url').value.trim(),
       model: field('model').value.trim(),
       api_key: field('api-key').value.trim(),
+      extraction_model: field('extraction-model').value.trim(),
     },
+    search_engine: field('search-engine').value,
+    evaluate_domains: field('evaluate-domains').value.split(/[\s,]+/).filter(Boolean),
+    exclude_actions: field('exclude-actions').value.split(/[\s,]+/).filter(Boolean),
   };
   for (const [id, key] of LIMITS) {
     const value = field(id).value.trim();

@@ -85,6 +85,41 @@ function renderActions(card, actions) {
   card.append(list);
 }
 
+/** The agent's question, with a box for the answer; the task waits until it is sent. */
+function renderQuestion(card, question) {
+  card.querySelector('.question')?.remove();
+  const box = el('section', 'question');
+  box.append(el('p', 'question-text', question));
+  const form = el('form', 'answer-form');
+  const input = el('textarea', 'answer-box');
+  input.rows = 2;
+  input.placeholder = 'Your answer (Enter to send)';
+  input.setAttribute('aria-label', 'Answer');
+  const send = el('button', 'primary', 'Answer');
+  send.type = 'submit';
+  form.append(input, send);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const answer = input.value.trim();
+    if (!answer) return;
+    send.disabled = true;
+    const reply = await ask({ type: 'answer_question', answer });
+    if (reply.type === 'refused') {
+      showNotice(reply.message);
+      send.disabled = false;
+    }
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  box.append(form);
+  card.append(box);
+  input.focus();
+}
+
 function renderFinal(end) {
   const done = end.kind === 'done';
   const success = done && end.success;
@@ -133,8 +168,23 @@ function render(event) {
       card.querySelector('.step-time').textContent = `${((t.observe_ms + t.llm_ms + t.act_ms) / 1000).toFixed(1)} s`;
       break;
     }
+    case 'question_asked':
+      renderQuestion(stepCard(event.step), event.question);
+      setRunning(true, 'Waiting for your answer');
+      break;
+    case 'question_answered': {
+      const box = stepCard(event.step).querySelector('.question');
+      if (box) {
+        box.querySelector('form')?.remove();
+        box.append(el('p', 'answer', event.answer));
+        box.classList.add('answered');
+      }
+      setRunning(true);
+      break;
+    }
     case 'task_finished':
       renderFinal(event.end);
+      for (const form of log.querySelectorAll('.question form')) form.remove();
       setRunning(false, event.end.kind === 'done' ? 'Done' : 'Idle');
       break;
     default:

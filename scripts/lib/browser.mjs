@@ -45,6 +45,7 @@ export async function launchWithExtension(profileDir, { headless = true } = {}) 
 /** Saves LLM settings through the options page, as a user would. */
 export async function saveSettings(context, extensionId, {
   provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
+  extractionModel = '', searchEngine = 'duckduckgo', evaluateDomains = [], excludeActions = [],
 }) {
   const page = await context.newPage();
   await page.goto(`chrome-extension://${extensionId}/options/options.html`);
@@ -60,6 +61,10 @@ export async function saveSettings(context, extensionId, {
   await page.fill('#max-steps', String(maxSteps));
   await page.fill('#viewport-expansion', String(viewportExpansion));
   await page.setChecked('#highlights', highlights);
+  await page.fill('#extraction-model', extractionModel);
+  await page.selectOption('#search-engine', searchEngine);
+  await page.fill('#evaluate-domains', evaluateDomains.join('\n'));
+  await page.fill('#exclude-actions', excludeActions.join(', '));
   await page.click('#save');
   await page.getByText('Saved.').waitFor({ timeout: 5_000 });
   await page.close();

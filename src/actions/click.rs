@@ -1,15 +1,32 @@
-//! `click`: click an element by its index, as a person would.
+//! `click`: click an element by its index, or a point of the viewport.
+//!
+//! By index is the normal way: the content script scrolls the element into view and replays a
+//! person's pointer and mouse events; if the page shows no reaction (some pages ignore events
+//! that are not `isTrusted`), the browser repeats it as a trusted debugger click. A point is for
+//! what has no index (a canvas, a map) and is always a trusted click.
 
-use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec};
+use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
+use crate::llm::LlmTransport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClickParams {
-    /// The index of the element, as shown in `[index]` in the browser state.
-    pub index: u32,
+    /// The index of the element, as shown in `[index]` in the browser state. Give either this
+    /// or both `x` and `y`.
+    pub index: Option<u32>,
+    /// Horizontal position in CSS pixels from the left edge of the viewport.
+    pub x: Option<f64>,
+    /// Vertical position in CSS pixels from the top edge of the viewport.
+    pub y: Option<f64>,
+}
+
+impl ClickParams {
+    pub fn index(index: u32) -> Self {
+        ClickParams { index: Some(index), x: None, y: None }
+    }
 }
 
 pub struct Click;
@@ -18,25 +35,54 @@ impl ActionDef for Click {
     type Params = ClickParams;
     const SPEC: ActionSpec = ActionSpec {
         name: "click",
-        description: "Click an interactive element by its index.",
+        description: "Click an interactive element by its index (preferred), or a point of the viewport by x and y.",
         domains: &[],
-        page_filter: Some(|page| page.snapshot.has_elements()),
+        page_filter: Some(|page, _| page.snapshot.has_elements() || page.notice.is_none()),
         terminates_sequence: false,
+        needs: Needs::PAGE,
     };
 
-    fn describe(params: &ClickParams, page: &PageState) -> String {
-        format!("click {}", element_label(page, params.index))
+    fn check(params: &ClickParams, _schema: &serde_json::Value) -> Result<(), String> {
+        match (params.index, params.x, params.y) {
+            (Some(_), None, None) | (None, Some(_), Some(_)) => {}
+            (Some(_), _, _) => return Err("give either `index` or `x` and `y`, not both".into()),
+            (None, None, None) => return Err("give `index` (or `x` and `y`)".into()),
+            (None, _, _) => return Err("a point needs both `x` and `y`".into()),
+        }
+        for (name, v) in [("x", params.x), ("y", params.y)] {
+            if v.is_some_and(|v| !v.is_finite() || v < 0.0) {
+                return Err(format!("field `{name}`: must be a non-negative number of pixels"));
+            }
+        }
+        Ok(())
     }
 
-    async fn execute<B: Browser>(
+    fn describe(params: &ClickParams, page: &PageState) -> String {
+        match (params.index, params.x, params.y) {
+            (Some(index), _, _) => format!("click {}", element_label(page, index)),
+            (None, Some(x), Some(y)) => format!("click at ({x:.0}, {y:.0})"),
+            _ => "click".into(),
+        }
+    }
+
+    async fn execute<B: Browser, T: LlmTransport>(
         params: ClickParams,
-        ctx: &mut ActionContext<'_, B>,
+        ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError> {
-        let line = match observed_element(ctx.page, params.index) {
-            Ok(line) => line,
-            Err(result) => return Ok(result),
-        };
-        let effect = ctx.browser.click(params.index).await?;
-        Ok(ActionResult::ok(format!("Clicked {line}")).with_navigation(effect.navigated_to))
+        match (params.index, params.x, params.y) {
+            (Some(index), _, _) => {
+                let line = match observed_element(ctx.page, index) {
+                    Ok(line) => line,
+                    Err(result) => return Ok(result),
+                };
+                let effect = ctx.browser.click(index).await?;
+                Ok(ActionResult::ok(format!("Clicked {line}")).with_effect(effect))
+            }
+            (None, Some(x), Some(y)) => {
+                let effect = ctx.browser.click_at(x, y).await?;
+                Ok(ActionResult::ok(format!("Clicked at ({x:.0}, {y:.0})")).with_effect(effect))
+            }
+            _ => Ok(ActionResult::error("click needs `index`, or `x` and `y`")),
+        }
     }
 }

@@ -1,7 +1,10 @@
 //! `input`: type text into a field by its index.
 
-use super::{element_label, is_secret_field, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec};
+use super::{
+    element_label, is_secret_field, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs,
+};
 use crate::browser::{Browser, BrowserError, PageState};
+use crate::llm::LlmTransport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -24,8 +27,9 @@ impl ActionDef for Input {
         name: "input",
         description: "Type text into an input field, text area or editable element by its index.",
         domains: &[],
-        page_filter: Some(|page| page.snapshot.has_elements()),
+        page_filter: Some(|page, _| page.snapshot.has_elements()),
         terminates_sequence: false,
+        needs: Needs::PAGE,
     };
 
     fn recorded_params(params: &InputParams, page: &PageState) -> serde_json::Value {
@@ -40,9 +44,9 @@ impl ActionDef for Input {
         format!("type {} into {}", shown_text(params, page), element_label(page, params.index))
     }
 
-    async fn execute<B: Browser>(
+    async fn execute<B: Browser, T: LlmTransport>(
         params: InputParams,
-        ctx: &mut ActionContext<'_, B>,
+        ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError> {
         let line = match observed_element(ctx.page, params.index) {
             Ok(line) => line,
@@ -50,7 +54,7 @@ impl ActionDef for Input {
         };
         let effect = ctx.browser.input(params.index, &params.text, params.clear.unwrap_or(true)).await?;
         let shown = shown_text(&params, ctx.page);
-        Ok(ActionResult::ok(format!("Typed {shown} into {line}")).with_navigation(effect.navigated_to))
+        Ok(ActionResult::ok(format!("Typed {shown} into {line}")).with_effect(effect))
     }
 }
 

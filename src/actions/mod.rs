@@ -9,21 +9,76 @@
 //! Each step, [`ActionUnion::for_page`] keeps only the actions allowed on the current page, and
 //! that union is both the schema the LLM must follow and the validator of what it answers.
 
+// Checks that fail with the action's result (`Err(ActionResult)`) are on the cold path; the
+// size of that error does not matter.
+#![allow(clippy::result_large_err)]
+
+mod ask_human;
 mod click;
 mod done;
+mod dropdown;
+mod evaluate;
+mod extract;
+mod find_text;
+mod history;
 mod input;
+pub mod keys;
 mod navigate;
+mod schema_check;
+mod screenshot;
+mod scroll;
+mod search;
+mod search_page;
+mod send_keys;
+mod tabs;
 mod union;
 pub mod url;
+mod wait;
 
-pub use click::ClickParams;
-pub use done::DoneParams;
-pub use input::InputParams;
-pub use navigate::NavigateParams;
+pub use ask_human::{AskHuman, AskHumanParams};
+pub use click::{Click, ClickParams};
+pub use done::{Done, DoneParams, StructuredDone, StructuredDoneParams};
+pub use dropdown::{DropdownOptions, DropdownOptionsParams, SelectDropdown, SelectDropdownParams};
+pub use evaluate::{Evaluate, EvaluateParams};
+pub use extract::{Extract, ExtractParams};
+pub use find_text::{FindText, FindTextParams};
+pub use history::{GoBack, GoForward};
+pub use input::{Input, InputParams};
+pub use navigate::{Navigate, NavigateParams};
+pub use screenshot::TakeScreenshot;
+pub use scroll::{Scroll, ScrollParams};
+pub use search::{Search, SearchParams};
+pub use search_page::{SearchPage, SearchPageParams};
+pub use send_keys::{SendKeys, SendKeysParams};
+pub use tabs::{CloseTab, OpenTab, OpenTabParams, SwitchTab, TabParams};
 pub use union::{ActionUnion, ValidationError};
+pub use wait::{Wait, WaitParams};
 
-use crate::browser::{Browser, BrowserError, PageState};
-use serde::{de::DeserializeOwned, Serialize};
+use crate::agent::EventSink;
+use crate::browser::{Browser, BrowserError, PageState, Screenshot};
+use crate::llm::{LlmClient, LlmTransport};
+use crate::settings::ActionOptions;
+use schemars::JsonSchema;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// What an action needs besides the page's content script, so the union can leave out what
+/// cannot work and people can see why an infobar appeared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Runs in the page through the content script.
+    pub content_script: bool,
+    /// Uses chrome.debugger (trusted input, screenshots, scripts): Chrome shows its
+    /// "started debugging this browser" bar while attached.
+    pub debugger: bool,
+    /// Calls the LLM itself (the extraction model).
+    pub llm: bool,
+}
+
+impl Needs {
+    pub const NOTHING: Needs = Needs { content_script: false, debugger: false, llm: false };
+    pub const PAGE: Needs = Needs { content_script: true, debugger: false, llm: false };
+    pub const DEBUGGER: Needs = Needs { content_script: false, debugger: true, llm: false };
+}
 
 /// Everything the registry knows about an action besides its parameters.
 #[derive(Debug, Clone, Copy)]
@@ -34,10 +89,11 @@ pub struct ActionSpec {
     pub description: &'static str,
     /// Host globs (`example.com`, `*.example.com`) where the action is offered; empty = everywhere.
     pub domains: &'static [&'static str],
-    /// Offered only on pages for which this returns true; `None` = every page.
-    pub page_filter: Option<fn(&PageState) -> bool>,
+    /// Offered only on pages (and with settings) for which this returns true; `None` = always.
+    pub page_filter: Option<fn(&PageState, &ActionOptions) -> bool>,
     /// Whether the page may change under the next actions of the same step (navigation-like).
     pub terminates_sequence: bool,
+    pub needs: Needs,
 }
 
 /// One action: its spec, its parameter type and its executor.
@@ -45,6 +101,11 @@ pub struct ActionSpec {
 pub trait ActionDef {
     type Params: DeserializeOwned + Serialize + schemars::JsonSchema + Clone + PartialEq + std::fmt::Debug;
     const SPEC: ActionSpec;
+    /// Checks what the schema cannot say (ranges, one of two forms); the message names the
+    /// field and what is expected.
+    fn check(_params: &Self::Params, _schema: &serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
     /// A short description for people ("click [12] Submit"), with secrets masked.
     fn describe(params: &Self::Params, page: &PageState) -> String;
     /// The parameters as kept in history, events and later prompts. Actions that can carry a
@@ -54,44 +115,91 @@ pub trait ActionDef {
     }
     /// Runs the action. `Err` is kept for browser errors; the loop decides whether they end the
     /// task or go back to the LLM as the action's result.
-    async fn execute<B: Browser>(
+    async fn execute<B: Browser, T: LlmTransport>(
         params: Self::Params,
-        ctx: &mut ActionContext<'_, B>,
+        ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError>;
 }
 
 /// What an executor may use.
-pub struct ActionContext<'a, B> {
+pub struct ActionContext<'a, B, T> {
     pub browser: &'a mut B,
     /// The page as observed at the start of the step.
     pub page: &'a PageState,
+    /// The LLM, for actions that read pages with it (`extract`).
+    pub llm: &'a LlmClient<T>,
+    /// Live progress, for actions the user takes part in (`ask_human`).
+    pub events: &'a dyn EventSink,
+    pub options: &'a ActionOptions,
+    pub step: u32,
 }
 
 /// What an action did, in words for the LLM and the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionResult {
-    /// What happened ("Clicked [3]<button>Submit />; the page navigated to …") or what went wrong.
+    /// What happened ("Clicked [3] <button>; the page navigated to …") or what went wrong.
     pub message: String,
     pub is_error: bool,
     /// Set by `done`: the task's final answer.
     pub done: Option<DoneOutcome>,
     /// Set when the tab's URL changed because of the action.
     pub navigated_to: Option<String>,
+    /// Page-derived content the action read (extracted text, matches, options). It is shown to
+    /// the LLM once, in the next step's results and fenced as page content, not in the
+    /// history of every later step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Set by `screenshot`: attached to the next request for models that can see.
+    #[serde(skip)]
+    pub screenshot: Option<Screenshot>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DoneOutcome {
     pub text: String,
     pub success: bool,
+    /// The task's result in the shape the task asked for, when it gave an output schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
 }
 
 impl ActionResult {
     pub fn ok(message: impl Into<String>) -> Self {
-        ActionResult { message: message.into(), is_error: false, done: None, navigated_to: None }
+        ActionResult {
+            message: message.into(),
+            is_error: false,
+            done: None,
+            navigated_to: None,
+            detail: None,
+            screenshot: None,
+        }
     }
 
     pub fn error(message: impl Into<String>) -> Self {
-        ActionResult { message: message.into(), is_error: true, done: None, navigated_to: None }
+        ActionResult { is_error: true, ..ActionResult::ok(message) }
+    }
+
+    fn with_detail(mut self, detail: String) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// Adds what a page-changing action led to: a navigation, a new tab, a trusted retry.
+    fn with_effect(mut self, effect: crate::browser::ActionEffect) -> Self {
+        if effect.trusted_fallback {
+            self.message.push_str(" (the page ignored a script click, so it was repeated as a real mouse click)");
+        }
+        if let Some(tab) = &effect.opened_tab {
+            self.message.push_str(&format!(
+                "; it opened a new tab (tab {}) at {}, which is now the current tab",
+                tab.id,
+                crate::dom::untrusted(&tab.url, 300)
+            ));
+            self.navigated_to = Some(tab.url.clone());
+        } else {
+            self = self.with_navigation(effect.navigated_to);
+        }
+        self
     }
 
     fn with_navigation(mut self, navigated_to: Option<String>) -> Self {
@@ -103,12 +211,38 @@ impl ActionResult {
     }
 }
 
+/// Parameters of actions that take none. Unknown fields are accepted and ignored, because
+/// some providers cannot express an empty object and add a placeholder field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NoParams {}
+
 /// A registered action as the union builder sees it.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct RegisteredAction {
     pub spec: &'static ActionSpec,
-    /// The JSON Schema of the action's parameters.
-    pub params_schema: fn() -> serde_json::Value,
+    /// The type implementing the action (`Click`), to tell apart actions that share a name.
+    pub def: &'static str,
+    /// Host globs where the action is offered; empty = everywhere. Starts as the spec's, and
+    /// can be narrowed per task (an action meant for one site).
+    pub domains: Vec<String>,
+    /// The JSON Schema of the action's parameters, generated once.
+    pub params_schema: serde_json::Value,
+    /// Parses and checks the action's parameters.
+    parse: fn(serde_json::Value, &serde_json::Value) -> Result<Action, String>,
+}
+
+impl RegisteredAction {
+    /// Checks the LLM's parameters for this action and makes them typed.
+    pub fn parse(&self, params: serde_json::Value) -> Result<Action, String> {
+        (self.parse)(params, &self.params_schema)
+    }
+}
+
+/// Deserializes an action's parameters, naming the field at fault, then runs its own checks.
+fn parse_params<A: ActionDef>(params: serde_json::Value, schema: &serde_json::Value) -> Result<A::Params, String> {
+    let params: A::Params = serde_path_to_error::deserialize(params).map_err(|e| describe_param_error(&e))?;
+    A::check(&params, schema)?;
+    Ok(params)
 }
 
 /// The JSON Schema of a type as the LLM sees it: inlined (no `$ref`), no meta keys or title.
@@ -126,7 +260,7 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     value
 }
 
-/// Declares the registered actions: generates [`Action`], its dispatch, and [`registered`].
+/// Declares the actions: generates [`Action`], its dispatch, and `all_actions`.
 macro_rules! registry {
     ($($def:ident),+ $(,)?) => {
         /// A validated action with typed parameters.
@@ -154,38 +288,74 @@ macro_rules! registry {
                 match self { $(Action::$def(p) => $def::describe(p, page)),+ }
             }
 
-            /// Parses parameters for the action called `name`; `None` if no action has that name.
-            fn parse(name: &str, params: serde_json::Value) -> Option<Result<Action, String>> {
-                $(
-                    if name == $def::SPEC.name {
-                        return Some(
-                            serde_path_to_error::deserialize(params)
-                                .map(Action::$def)
-                                .map_err(|e| describe_param_error(&e)),
-                        );
-                    }
-                )+
-                None
-            }
-
-            pub async fn execute<B: Browser>(self, ctx: &mut ActionContext<'_, B>) -> Result<ActionResult, BrowserError> {
+            pub async fn execute<B: Browser, T: LlmTransport>(
+                self,
+                ctx: &mut ActionContext<'_, B, T>,
+            ) -> Result<ActionResult, BrowserError> {
                 match self { $(Action::$def(p) => $def::execute(p, ctx).await),+ }
             }
         }
 
-        /// Every registered action, in the order they are offered to the LLM.
-        pub fn registered() -> Vec<RegisteredAction> {
-            vec![$(RegisteredAction { spec: &$def::SPEC, params_schema: schema_of::<<$def as ActionDef>::Params> }),+]
+        /// Every action there is, in the order they are offered to the LLM.
+        fn all_actions() -> Vec<RegisteredAction> {
+            vec![$(RegisteredAction {
+                spec: &$def::SPEC,
+                def: stringify!($def),
+                domains: $def::SPEC.domains.iter().map(|d| d.to_string()).collect(),
+                params_schema: schema_of::<<$def as ActionDef>::Params>(),
+                parse: |params, schema| parse_params::<$def>(params, schema).map(Action::$def),
+            }),+]
         }
     };
 }
 
-pub use click::Click;
-pub use done::Done;
-pub use input::Input;
-pub use navigate::Navigate;
+// The one list of actions. Adding an action: write its file (parameter type + `ActionDef`),
+// add its `mod` and `pub use` lines above and its name here.
+registry![
+    Search,
+    Navigate,
+    GoBack,
+    GoForward,
+    Click,
+    Input,
+    SendKeys,
+    Scroll,
+    FindText,
+    DropdownOptions,
+    SelectDropdown,
+    SwitchTab,
+    OpenTab,
+    CloseTab,
+    Extract,
+    SearchPage,
+    TakeScreenshot,
+    Evaluate,
+    Wait,
+    AskHuman,
+    Done,
+    StructuredDone,
+];
 
-registry![Navigate, Click, Input, Done];
+/// The actions of a task without an output schema: everything but the structured `done`.
+pub fn registered() -> Vec<RegisteredAction> {
+    all_actions().into_iter().filter(|a| a.def != "StructuredDone").collect()
+}
+
+/// The actions of a task. When the task asks for its result in a shape (a JSON Schema),
+/// `done` takes `{data, success}` with `data` of that shape instead of free text.
+pub fn registered_for(output_schema: Option<&serde_json::Value>) -> Vec<RegisteredAction> {
+    let Some(output_schema) = output_schema else { return registered() };
+    all_actions()
+        .into_iter()
+        .filter(|a| a.def != "Done")
+        .map(|mut a| {
+            if a.def == "StructuredDone" {
+                a.params_schema = done::structured_schema(output_schema);
+            }
+            a
+        })
+        .collect()
+}
 
 fn describe_param_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     let path = e.path().to_string();

@@ -1,7 +1,8 @@
-//! `navigate`: load a URL in the task's tab.
+//! `navigate`: load a URL in the task's tab, or in a new tab.
 
-use super::{url::is_web_url, ActionContext, ActionDef, ActionResult, ActionSpec};
+use super::{url::is_web_url, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
+use crate::llm::LlmTransport;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -10,6 +11,8 @@ use serde::{Deserialize, Serialize};
 pub struct NavigateParams {
     /// The absolute http(s) URL to open.
     pub url: String,
+    /// Open it in a new tab (which becomes the current tab) instead of the current one.
+    pub new_tab: Option<bool>,
 }
 
 pub struct Navigate;
@@ -18,28 +21,41 @@ impl ActionDef for Navigate {
     type Params = NavigateParams;
     const SPEC: ActionSpec = ActionSpec {
         name: "navigate",
-        description: "Open a URL in the current tab.",
+        description: "Open a URL in the current tab, or in a new tab with new_tab.",
         domains: &[],
         page_filter: None,
         terminates_sequence: true,
+        needs: Needs::NOTHING,
     };
 
-    fn describe(params: &NavigateParams, _page: &PageState) -> String {
-        format!("open {}", params.url)
+    fn check(params: &NavigateParams, _schema: &serde_json::Value) -> Result<(), String> {
+        if is_web_url(&params.url) {
+            Ok(())
+        } else {
+            Err(format!("field `url`: {:?} is not an absolute http:// or https:// URL", params.url))
+        }
     }
 
-    async fn execute<B: Browser>(
+    fn describe(params: &NavigateParams, _page: &PageState) -> String {
+        if params.new_tab == Some(true) {
+            format!("open {} in a new tab", params.url)
+        } else {
+            format!("open {}", params.url)
+        }
+    }
+
+    async fn execute<B: Browser, T: LlmTransport>(
         params: NavigateParams,
-        ctx: &mut ActionContext<'_, B>,
+        ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError> {
-        if !is_web_url(&params.url) {
-            return Ok(ActionResult::error(format!(
-                "Cannot navigate to \"{}\": only absolute http:// or https:// URLs are allowed.",
-                params.url
-            )));
+        if params.new_tab == Some(true) {
+            return super::tabs::open_in_new_tab(ctx, &params.url).await;
         }
         let effect = ctx.browser.navigate(&params.url).await?;
         let landed = effect.navigated_to.unwrap_or_else(|| params.url.clone());
-        Ok(ActionResult { navigated_to: Some(landed.clone()), ..ActionResult::ok(format!("Navigated to {landed}")) })
+        Ok(ActionResult {
+            navigated_to: Some(landed.clone()),
+            ..ActionResult::ok(format!("Navigated to {}", crate::dom::untrusted(&landed, 300)))
+        })
     }
 }

@@ -7,6 +7,7 @@
 
 use super::{url::host_matches, url::host_of, Action, RegisteredAction};
 use crate::browser::PageState;
+use crate::settings::ActionOptions;
 use serde_json::{json, Map, Value};
 
 pub struct ActionUnion {
@@ -28,19 +29,32 @@ pub enum ValidationError {
 }
 
 impl ActionUnion {
-    /// The actions allowed on `page`. On the last step only `done` is offered, so the task ends
-    /// with an answer rather than by running out of steps.
-    pub fn for_page(registered: &[RegisteredAction], page: &PageState, last_step: bool) -> Self {
+    /// The actions allowed on `page`: those whose domains match its host and whose page filter
+    /// accepts it, minus what the user's include/exclude lists leave out. `done` is always
+    /// offered, and on the last step it is the only action, so the task ends with an answer
+    /// rather than by running out of steps.
+    pub fn for_page(
+        registered: &[RegisteredAction],
+        page: &PageState,
+        options: &ActionOptions,
+        last_step: bool,
+    ) -> Self {
         let host = host_of(page.url());
         let allowed = registered
             .iter()
-            .filter(|a| !last_step || a.spec.name == "done")
             .filter(|a| {
-                a.spec.domains.is_empty()
-                    || host.as_deref().is_some_and(|h| a.spec.domains.iter().any(|g| host_matches(h, g)))
+                let name = a.spec.name;
+                if name == "done" {
+                    return true;
+                }
+                !last_step
+                    && (options.include.is_empty() || options.include.iter().any(|n| n == name))
+                    && !options.exclude.iter().any(|n| n == name)
+                    && (a.domains.is_empty()
+                        || host.as_deref().is_some_and(|h| a.domains.iter().any(|g| host_matches(h, g))))
+                    && a.spec.page_filter.is_none_or(|f| f(page, options))
             })
-            .filter(|a| a.spec.page_filter.is_none_or(|f| f(page)))
-            .copied()
+            .cloned()
             .collect();
         ActionUnion { allowed }
     }
@@ -55,7 +69,7 @@ impl ActionUnion {
             .allowed
             .iter()
             .map(|a| {
-                let mut params = (a.params_schema)();
+                let mut params = a.params_schema.clone();
                 if let Some(obj) = params.as_object_mut() {
                     obj.insert("description".into(), Value::String(a.spec.description.into()));
                 }
@@ -97,21 +111,14 @@ impl ActionUnion {
                     allowed: self.names().join(", "),
                 });
             };
-            match Action::parse(name, params.clone()) {
-                Some(Ok(action)) => actions.push(action),
-                Some(Err(detail)) => {
+            match registered.parse(params.clone()) {
+                Ok(action) => actions.push(action),
+                Err(detail) => {
                     return Err(ValidationError::BadParams {
                         position,
                         name: name.clone(),
                         detail,
-                        expected: expected_params(&(registered.params_schema)()),
-                    })
-                }
-                None => {
-                    return Err(ValidationError::NotAllowed {
-                        position,
-                        name: name.clone(),
-                        allowed: self.names().join(", "),
+                        expected: expected_params(&registered.params_schema),
                     })
                 }
             }
@@ -148,12 +155,17 @@ fn expected_params(schema: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::{registered, ClickParams, InputParams};
-    use crate::dom::{Element, Snapshot};
+    use crate::actions::{registered, registered_for, ClickParams, InputParams};
+    use crate::browser::TabInfo;
+    use crate::dom::{Element, ScrollInfo, Snapshot};
 
     fn page(url: &str, elements: usize) -> PageState {
         let elements = (1..=elements as u32).map(|i| Element::new(i, "button", &[], "b")).collect();
         PageState::new(1, Snapshot::with_elements(url, "", elements))
+    }
+
+    fn names(page: &PageState, options: &ActionOptions) -> Vec<&'static str> {
+        ActionUnion::for_page(&registered(), page, options, false).names()
     }
 
     fn branch_names(schema: &Value) -> Vec<String> {
@@ -165,97 +177,228 @@ mod tests {
             .collect()
     }
 
+    /// What every ordinary page offers: no dropdown, one tab, no history, nothing scrolls.
+    const BASE: [&str; 10] = [
+        "search",
+        "navigate",
+        "click",
+        "input",
+        "send_keys",
+        "find_text",
+        "open_tab",
+        "extract",
+        "search_page",
+        "screenshot",
+    ];
+
+    fn with_rest(extra: &[&'static str]) -> Vec<&'static str> {
+        let mut all: Vec<&str> = BASE.to_vec();
+        all.extend_from_slice(extra);
+        all.extend_from_slice(&["wait", "ask_human", "done"]);
+        all
+    }
+
     #[test]
     fn union_offers_one_single_key_branch_per_allowed_action() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 2), false);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 2), &Default::default(), false);
         let schema = union.schema();
-        assert_eq!(branch_names(&schema), ["navigate", "click", "input", "done"]);
+        assert_eq!(branch_names(&schema), with_rest(&[]));
         for branch in schema["anyOf"].as_array().unwrap() {
             assert_eq!(branch["additionalProperties"], false);
             assert_eq!(branch["required"].as_array().unwrap().len(), 1);
         }
-        let click = &schema["anyOf"][1]["properties"]["click"];
-        assert_eq!(click["properties"]["index"]["type"], "integer");
-        assert_eq!(click["description"], "Click an interactive element by its index.");
+        let click = &schema["anyOf"][2]["properties"]["click"];
+        assert_eq!(click["properties"]["index"]["type"], serde_json::json!(["integer", "null"]));
+        assert!(click["description"].as_str().unwrap().starts_with("Click an interactive element by its index"));
     }
 
     #[test]
     fn element_actions_are_withheld_from_a_page_without_elements() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 0), false);
-        assert_eq!(union.names(), ["navigate", "done"]);
+        let mut blank = page("about:blank", 0);
+        blank.snapshot.title = "New tab".into();
+        assert_eq!(
+            names(&blank, &Default::default()),
+            ["search", "navigate", "click", "send_keys", "open_tab", "wait", "ask_human", "done"]
+        );
+        let mut broken = page("https://example.com/", 0);
+        broken.notice = Some("The page failed to load".into());
+        assert_eq!(
+            names(&broken, &Default::default()),
+            ["search", "navigate", "open_tab", "screenshot", "wait", "ask_human", "done"]
+        );
+    }
+
+    #[test]
+    fn dropdown_actions_are_offered_only_when_the_page_has_a_select_or_listbox() {
+        let mut p = page("https://example.com/", 1);
+        assert!(!names(&p, &Default::default()).contains(&"dropdown_options"));
+        p.snapshot.nodes.push(crate::dom::Node::Element(Element::new(7, "select", &[("name", "size")], "")));
+        let offered = names(&p, &Default::default());
+        assert!(offered.contains(&"dropdown_options") && offered.contains(&"select_dropdown"), "{offered:?}");
+        let mut aria = page("https://example.com/", 1);
+        aria.snapshot.nodes.push(crate::dom::Node::Element(Element::new(8, "div", &[("role", "combobox")], "Size")));
+        assert!(names(&aria, &Default::default()).contains(&"select_dropdown"));
+    }
+
+    #[test]
+    fn tab_switch_and_close_are_offered_only_with_more_than_one_tab() {
+        let mut p = page("https://example.com/", 1);
+        assert!(!names(&p, &Default::default()).contains(&"switch_tab"));
+        p.tabs.push(TabInfo { id: 9, url: "https://example.org/".into(), title: "Other".into() });
+        let offered = names(&p, &Default::default());
+        assert!(offered.contains(&"switch_tab") && offered.contains(&"close_tab"), "{offered:?}");
+    }
+
+    #[test]
+    fn history_actions_follow_the_tab_history() {
+        let mut p = page("https://example.com/", 1);
+        assert!(!names(&p, &Default::default()).iter().any(|n| n.starts_with("go_")));
+        p.can_go_back = true;
+        assert_eq!(
+            names(&p, &Default::default()),
+            with_rest(&[])
+                .into_iter()
+                .take(2)
+                .chain(["go_back"])
+                .chain(with_rest(&[]).into_iter().skip(2))
+                .collect::<Vec<_>>()
+        );
+        p.can_go_forward = true;
+        assert!(names(&p, &Default::default()).contains(&"go_forward"));
+    }
+
+    #[test]
+    fn scroll_is_offered_only_when_the_page_or_a_container_scrolls() {
+        let mut p = page("https://example.com/", 1);
+        assert!(!names(&p, &Default::default()).contains(&"scroll"));
+        p.snapshot.scroll = ScrollInfo { above_px: 0, below_px: 900 };
+        assert!(names(&p, &Default::default()).contains(&"scroll"));
+        let mut inner = page("https://example.com/", 0);
+        let mut list = Element::new(3, "div", &[], "");
+        list.scroll = Some(ScrollInfo { above_px: 40, below_px: 0 });
+        inner.snapshot.nodes.push(crate::dom::Node::Element(list));
+        assert!(names(&inner, &Default::default()).contains(&"scroll"));
+    }
+
+    #[test]
+    fn evaluate_is_offered_only_on_hosts_the_user_allowed() {
+        let options = ActionOptions { evaluate_domains: vec!["*.example.com".into()], ..Default::default() };
+        assert!(!names(&page("https://example.com/", 1), &Default::default()).contains(&"evaluate"));
+        assert!(names(&page("https://app.example.com/", 1), &options).contains(&"evaluate"));
+        assert!(!names(&page("https://example.org/", 1), &options).contains(&"evaluate"));
+    }
+
+    #[test]
+    fn include_and_exclude_lists_narrow_the_union_but_never_drop_done() {
+        let p = page("https://example.com/", 1);
+        let include = ActionOptions { include: vec!["click".into(), "input".into()], ..Default::default() };
+        assert_eq!(names(&p, &include), ["click", "input", "done"]);
+        let exclude = ActionOptions { exclude: vec!["search".into(), "done".into()], ..Default::default() };
+        let offered = names(&p, &exclude);
+        assert!(!offered.contains(&"search") && offered.contains(&"done"), "{offered:?}");
     }
 
     #[test]
     fn a_domain_restricted_action_is_offered_only_on_matching_hosts() {
-        static SITE_ONLY: crate::actions::ActionSpec = crate::actions::ActionSpec {
-            name: "site_only",
-            description: "Only on example.com.",
-            domains: &["*.example.com"],
-            page_filter: None,
-            terminates_sequence: false,
-        };
         let mut actions = registered();
-        actions
-            .push(RegisteredAction { spec: &SITE_ONLY, params_schema: || json!({"type": "object", "properties": {}}) });
-        let on_site = ActionUnion::for_page(&actions, &page("https://shop.example.com/cart", 1), false);
-        assert!(on_site.names().contains(&"site_only"));
-        assert!(branch_names(&on_site.schema()).contains(&"site_only".to_string()));
-        let elsewhere = ActionUnion::for_page(&actions, &page("https://example.org/", 1), false);
-        assert!(!elsewhere.names().contains(&"site_only"));
-        let not_a_web_page = ActionUnion::for_page(&actions, &page("about:blank", 1), false);
-        assert!(!not_a_web_page.names().contains(&"site_only"));
+        actions.iter_mut().find(|a| a.spec.name == "wait").unwrap().domains = vec!["*.example.com".into()];
+        let union = |url| ActionUnion::for_page(&actions, &page(url, 1), &Default::default(), false);
+        let on_site = union("https://shop.example.com/cart");
+        assert!(on_site.names().contains(&"wait"));
+        assert!(branch_names(&on_site.schema()).contains(&"wait".to_string()));
+        assert!(!union("https://example.org/").names().contains(&"wait"));
+        assert!(!union("about:blank").names().contains(&"wait"));
     }
 
     #[test]
     fn the_last_step_offers_only_done() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), true);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), true);
         assert_eq!(union.names(), ["done"]);
     }
 
     #[test]
+    fn a_task_with_an_output_schema_gets_a_done_that_takes_data_of_that_shape() {
+        let shape = json!({"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]});
+        let actions = registered_for(Some(&shape));
+        let union = ActionUnion::for_page(&actions, &page("https://example.com/", 1), &Default::default(), false);
+        let schema = union.schema();
+        let done = schema["anyOf"].as_array().unwrap().iter().find_map(|b| b["properties"].get("done")).unwrap();
+        assert_eq!(done["properties"]["data"]["properties"]["price"]["type"], "number");
+        assert!(union.validate(&[json!({"done": {"data": {"price": 4.5}, "success": true}})]).is_ok());
+        let err = union.validate(&[json!({"done": {"data": {"price": "cheap"}, "success": true}})]).unwrap_err();
+        assert!(err.to_string().contains("`data.price` must be number, not a string"), "{err}");
+        let err = union.validate(&[json!({"done": {"text": "4.5", "success": true}})]).unwrap_err();
+        assert!(err.to_string().contains("unknown field `text`"), "{err}");
+    }
+
+    #[test]
     fn valid_actions_become_typed_actions() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), false);
         let actions = union
             .validate(&[json!({"input": {"index": 2, "text": "alice", "clear": null}}), json!({"click": {"index": 3}})])
             .unwrap();
         assert_eq!(actions[0], Action::Input(InputParams { index: 2, text: "alice".into(), clear: None }));
-        assert_eq!(actions[1], Action::Click(ClickParams { index: 3 }));
+        assert_eq!(actions[1], Action::Click(ClickParams::index(3)));
     }
 
     #[test]
     fn an_invented_action_is_refused_with_the_allowed_list() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), false);
         let err = union.validate(&[json!({"teleport": {"to": "moon"}})]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "Action 1: `teleport` is not available on this page. Allowed actions: navigate, click, input, done."
+            format!(
+                "Action 1: `teleport` is not available on this page. Allowed actions: {}.",
+                with_rest(&[]).join(", ")
+            )
         );
     }
 
     #[test]
     fn an_action_withheld_on_this_page_is_refused() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 0), false);
-        let err = union.validate(&[json!({"click": {"index": 1}})]).unwrap_err();
-        assert!(matches!(err, ValidationError::NotAllowed { ref name, .. } if name == "click"));
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), false);
+        let err = union.validate(&[json!({"select_dropdown": {"index": 1, "text": "M"}})]).unwrap_err();
+        assert!(matches!(err, ValidationError::NotAllowed { ref name, .. } if name == "select_dropdown"));
     }
 
     #[test]
     fn wrong_parameters_name_the_action_and_field_and_what_was_expected() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), false);
         let err = union.validate(&[json!({"click": {"index": "the blue button"}})]).unwrap_err().to_string();
         assert!(err.contains("`click`"), "{err}");
         assert!(err.contains("field `index`"), "{err}");
-        assert!(err.contains("{index: integer}"), "{err}");
+        assert!(err.contains("{index?: integer, x?: number, y?: number}"), "{err}");
         let err = union.validate(&[json!({"input": {"index": 1}})]).unwrap_err().to_string();
         assert!(err.contains("missing field `text`"), "{err}");
         assert!(err.contains("clear?: boolean"), "{err}");
         let err = union.validate(&[json!({"click": {"index": 1, "force": true}})]).unwrap_err().to_string();
         assert!(err.contains("unknown field `force`"), "{err}");
+        // Checks beyond the schema's types: ranges, one of two forms, key names.
+        let err = union.validate(&[json!({"click": {"index": 1, "x": 5, "y": 5}})]).unwrap_err().to_string();
+        assert!(err.contains("either `index` or `x` and `y`"), "{err}");
+        let err = union.validate(&[json!({"wait": {"seconds": 90}})]).unwrap_err().to_string();
+        assert!(err.contains("field `seconds`: must be between 0 and 30"), "{err}");
+        let err = union.validate(&[json!({"send_keys": {"keys": "Control+Submit"}})]).unwrap_err().to_string();
+        assert!(err.contains("unknown key \"Submit\""), "{err}");
+        let err = union
+            .validate(&[json!({"navigate": {"url": "javascript:alert(1)", "new_tab": null}})])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not an absolute http:// or https:// URL"), "{err}");
+    }
+
+    #[test]
+    fn empty_parameter_actions_accept_a_placeholder_field() {
+        let mut p = page("https://example.com/", 1);
+        p.can_go_back = true;
+        let union = ActionUnion::for_page(&registered(), &p, &Default::default(), false);
+        assert!(union.validate(&[json!({"go_back": {"_": null}})]).is_ok());
+        assert!(union.validate(&[json!({"screenshot": {}})]).is_ok());
     }
 
     #[test]
     fn malformed_items_and_empty_lists_are_refused() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), false);
         assert_eq!(union.validate(&[]), Err(ValidationError::Empty));
         assert!(matches!(union.validate(&[json!("click 3")]), Err(ValidationError::NotSingleKey { position: 1, .. })));
         assert!(matches!(
@@ -266,7 +409,7 @@ mod tests {
 
     #[test]
     fn done_must_be_alone() {
-        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), false);
+        let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 3), &Default::default(), false);
         let err = union
             .validate(&[json!({"click": {"index": 1}}), json!({"done": {"text": "ok", "success": true}})])
             .unwrap_err();

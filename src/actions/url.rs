@@ -23,6 +23,31 @@ pub fn host_matches(host: &str, glob: &str) -> bool {
     }
 }
 
+/// Whether `glob` is a host glob [`host_matches`] understands: `*`, `example.com`,
+/// `*.example.com`, `localhost`, an IP address.
+pub fn is_host_glob(glob: &str) -> bool {
+    let host = glob.strip_prefix("*.").unwrap_or(glob);
+    glob == "*"
+        || (!host.is_empty()
+            && host.split('.').all(|label| {
+                !label.is_empty()
+                    && !label.starts_with('-')
+                    && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            }))
+}
+
+/// Percent-encodes text for a URL query value (`a b&c` → `a%20b%26c`).
+pub fn encode_query_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
 /// Whether a URL may be navigated to by the agent: http(s) only.
 pub fn is_web_url(url: &str) -> bool {
     let lower = url.trim_start().to_ascii_lowercase();
@@ -81,6 +106,17 @@ mod tests {
         }
         assert!(!is_restricted("https://chrome.google.com/other"));
         assert!(!is_restricted("http://127.0.0.1:8080/login.html"));
+    }
+
+    #[test]
+    fn host_globs_are_checked_and_queries_encoded() {
+        for good in ["*", "example.com", "*.example.com", "localhost", "127.0.0.1", "my-site.co.uk"] {
+            assert!(is_host_glob(good), "{good}");
+        }
+        for bad in ["", "*.", "https://example.com", "example.com/path", "a..b", "**.x.com", "ex ample.com"] {
+            assert!(!is_host_glob(bad), "{bad}");
+        }
+        assert_eq!(encode_query_component("rust wasm & co/é"), "rust%20wasm%20%26%20co%2F%C3%A9");
     }
 
     #[test]

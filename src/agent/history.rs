@@ -51,8 +51,13 @@ impl StepRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskEnd {
-    /// The agent called `done`.
-    Done { text: String, success: bool },
+    /// The agent called `done`. `data` is the result in the task's output schema, if it gave one.
+    Done {
+        text: String,
+        success: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<serde_json::Value>,
+    },
     /// The user stopped it.
     Stopped,
     /// It used every step without calling `done`.

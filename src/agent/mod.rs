@@ -13,12 +13,12 @@ pub use history::{ActionRecord, StepRecord, StepTimings, TaskEnd, TaskHistory};
 pub use output::{AgentOutput, ModelThoughts, OutputError};
 pub use stop::StopSignal;
 
-use crate::actions::{registered, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
-use crate::browser::{Browser, PageState};
+use crate::actions::{registered_for, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
+use crate::browser::{Browser, PageState, Screenshot};
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
 use crate::prompt::{state_message, StateInput, SYSTEM_PROMPT};
 use crate::protocol::{AgentEvent, PlannedAction, PROTOCOL_VERSION as V};
-use crate::settings::{Limits, Settings};
+use crate::settings::{ActionOptions, Limits, Settings};
 
 /// Receives live progress (the side panel, the headless runner, a test).
 pub trait EventSink {
@@ -54,6 +54,7 @@ pub struct Agent<B, T, E, C> {
     task_id: String,
     task: String,
     limits: Limits,
+    options: ActionOptions,
     browser: B,
     llm: LlmClient<T>,
     events: E,
@@ -62,6 +63,8 @@ pub struct Agent<B, T, E, C> {
     registry: Vec<RegisteredAction>,
     history: Vec<StepRecord>,
     usage: Usage,
+    /// A screenshot taken by the last step, for the next request.
+    screenshot: Option<Screenshot>,
 }
 
 /// How one step ended, besides its record.
@@ -76,15 +79,24 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             task_id,
             task,
             limits: settings.limits,
+            options: settings.actions,
             browser: ports.browser,
             llm: LlmClient::new(settings.llm, ports.transport),
             events: ports.events,
             clock: ports.clock,
             stop,
-            registry: registered(),
+            registry: registered_for(None),
             history: Vec::new(),
             usage: Usage::default(),
+            screenshot: None,
         }
+    }
+
+    /// Asks for the task's result in the shape of this JSON Schema: `done` then takes
+    /// `{data, success}` with `data` checked against it.
+    pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
+        self.registry = registered_for(schema);
+        self
     }
 
     /// Runs the task to its end and returns its whole history.
@@ -162,7 +174,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record.timings.observe_ms = self.clock.now_ms() - started;
 
         // Build the union of actions allowed on this page.
-        let union = ActionUnion::for_page(&self.registry, &page, n >= self.limits.max_steps);
+        let union = ActionUnion::for_page(&self.registry, &page, &self.options, n >= self.limits.max_steps);
 
         // Prompt.
         let request = ChatRequest {
@@ -177,6 +189,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }),
             schema_name: "agent_output".to_string(),
             schema: AgentOutput::schema(&union),
+            image: self.screenshot.take().map(|s| s.png_base64),
         };
 
         // Call the LLM.
@@ -246,7 +259,14 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let total = actions.len();
         for (i, (action, PlannedAction { name, description, params })) in actions.enumerate() {
             let terminates = action.spec().terminates_sequence;
-            let mut ctx = ActionContext { browser: &mut self.browser, page };
+            let mut ctx = ActionContext {
+                browser: &mut self.browser,
+                page,
+                llm: &self.llm,
+                events: &self.events,
+                options: &self.options,
+                step: record.step,
+            };
             let mut result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
                 None => return StepEnd::End(TaskEnd::Stopped),
                 Some(Ok(result)) => result,
@@ -261,6 +281,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 }
                 Some(Err(e)) => ActionResult::error(e.to_string()),
             };
+            if result.screenshot.is_some() {
+                self.screenshot = result.screenshot.take();
+            }
             let done = result.done.clone();
             let page_may_have_changed = terminates || result.navigated_to.is_some();
             let remaining = total - i - 1;
@@ -273,7 +296,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             let stop_here = result.is_error || page_may_have_changed;
             record.actions.push(ActionRecord { name, description, params, result });
             if let Some(done) = done {
-                return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success });
+                return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success, data: done.data });
             }
             if stop_here {
                 break;

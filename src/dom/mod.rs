@@ -16,7 +16,7 @@ mod serialize;
 mod stitch;
 
 pub use frame::{FrameNode, FrameSnapshot, SNAPSHOT_VERSION};
-pub use serialize::{element_line, page_text, untrusted};
+pub use serialize::{element_line, page_text, untrusted, untrusted_block};
 pub use stitch::{FrameSet, Stitcher, Target};
 
 use serde::{Deserialize, Serialize};

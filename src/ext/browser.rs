@@ -1,20 +1,31 @@
-//! `ChromeBrowser`: the `Browser` port over chrome.tabs, chrome.scripting and the content scripts.
+//! `ChromeBrowser`: the `Browser` port over chrome.tabs, chrome.scripting, chrome.debugger and
+//! the content scripts.
 //!
 //! Observing asks the top frame's content script for its snapshot, then each child frame it
 //! names (by Chrome frame id) for theirs, nested frames included, and stitches them into one
-//! page with one numbering (`dom::Stitcher`); then it draws the highlights. Clicks and typing
-//! are done by the content script of the element's own frame, addressed by its local index.
-//! Navigation and load waiting use chrome.tabs. After an action the tab is watched briefly: if
-//! a navigation starts, the action waits for it to finish (capped), so the next observation sees
-//! the new page rather than a half-loaded one.
+//! page with one numbering (`dom::Stitcher`); then it draws the highlights. Element actions
+//! (click, type, scroll a container, dropdowns) are done by the content script of the element's
+//! own frame, addressed by its local index. What only trusted input can do — key presses, clicks
+//! at a point, a click on a page that ignores script clicks — and screenshots and scripts go
+//! through the debugger (`debugger.rs`), attached on first need and detached when the task ends.
+//!
+//! After an action the tab is watched: if a navigation starts, the action waits for it to
+//! finish; then for the network to be quiet for a moment (capped), so the next observation sees
+//! the page the action led to rather than a half-loaded one. A page that opens a new tab hands
+//! the task to that tab.
 
 use super::chrome::{self, from_js, Tab};
+use super::debugger::Debugger;
 use crate::actions::url::{is_blank_page, is_restricted};
-use crate::browser::{ActionEffect, Browser, BrowserError, PageState};
+use crate::browser::{
+    ActionEffect, Browser, BrowserError, DropdownOption, KeyPress, PageMarkdown, PageMatches, PageState, Screenshot,
+    ScrollOutcome, TabInfo,
+};
 use crate::dom::{FrameNode, FrameSet, FrameSnapshot, Snapshot, Stitcher};
 use crate::protocol::{ContentReply, ContentRequest, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
 use gloo_timers::future::TimeoutFuture;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 
 /// How long a page may take to load before the step goes on without it.
@@ -32,13 +43,47 @@ const CHILD_FRAME_TIMEOUT_MS: u32 = 5_000;
 const CHILD_FRAMES_BUDGET_MS: f64 = 8_000.0;
 /// Frames read per page at most.
 const MAX_FRAMES: usize = crate::dom::limits::MAX_FRAMES;
+/// After an action: the network counts as settled once it has been quiet this long…
+const NETWORK_QUIET_MS: f64 = 500.0;
+/// …or after this long, whatever it does (pages that poll or stream never go quiet).
+const NETWORK_SETTLE_CAP_MS: f64 = 3_000.0;
+/// How long a script click may take to show an effect before a new tab or navigation is
+/// looked for, and then a trusted click is tried.
+const NEW_TAB_GRACE_MS: f64 = 300.0;
+/// How often a pending `ask_human` looks for the user's answer.
+const ANSWER_POLL_MS: u32 = 200;
+
+thread_local! {
+    /// The running task's open question: `Some(None)` while waiting, `Some(Some(answer))` once
+    /// the side panel delivered the user's answer.
+    static ANSWER: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
+}
+
+/// Hands the user's answer to the waiting `ask_human`; false when no question is waiting.
+pub fn deliver_answer(answer: String) -> bool {
+    ANSWER.with_borrow_mut(|slot| match slot {
+        Some(None) => {
+            *slot = Some(Some(answer));
+            true
+        }
+        _ => false,
+    })
+}
 
 pub struct ChromeBrowser {
+    /// The tab the task works in now.
     tab_id: i32,
+    /// The task's tabs: the one it started on, those it opened and those its pages opened.
+    tabs: Vec<i32>,
     options: PageOptions,
     stitcher: Stitcher,
-    /// Frames that show highlights, to clear when the task ends.
-    highlighted: Vec<i64>,
+    /// Frames that show highlights, by tab, to clear when the task ends or moves on.
+    highlighted: Vec<(i32, i64)>,
+    /// Whether the current tab's history can go back / forward, from the last observation.
+    history: (bool, bool),
+    /// Every tab open at the last look: a tab the task's page opens is one not among them.
+    known_tabs: Vec<i32>,
+    debugger: Debugger,
 }
 
 fn now_ms() -> f64 {
@@ -47,11 +92,163 @@ fn now_ms() -> f64 {
 
 impl ChromeBrowser {
     pub fn new(tab_id: i32, options: PageOptions) -> Self {
-        ChromeBrowser { tab_id, options, stitcher: Stitcher::new(), highlighted: Vec::new() }
+        ChromeBrowser {
+            tab_id,
+            tabs: vec![tab_id],
+            options,
+            stitcher: Stitcher::new(),
+            highlighted: Vec::new(),
+            history: (false, false),
+            known_tabs: Vec::new(),
+            debugger: Debugger::default(),
+        }
     }
 
     async fn tab(&self) -> Result<Tab, BrowserError> {
         chrome::get_tab(self.tab_id).await.map_err(|_| BrowserError::TabClosed)
+    }
+
+    /// Keeps the task's tab list current: tabs that were closed leave it; with `adopt`, web
+    /// tabs that appeared since the last observation and were opened by one of the task's
+    /// pages (a `target=_blank` link, `window.open`) join it. Returns the tabs that joined,
+    /// newest last. If the current tab was closed (by the page or the user), the task moves to
+    /// its most recent other tab.
+    async fn refresh_tabs(&mut self, adopt: bool) -> Result<Vec<Tab>, BrowserError> {
+        let all = chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default();
+        let open: Vec<i32> = all.iter().filter_map(|t| t.id).collect();
+        self.tabs.retain(|id| open.contains(id));
+        let window = all.iter().find(|t| t.id == Some(self.tab_id)).and_then(|t| t.window_id);
+        let mut joined = Vec::new();
+        // Repeat so that a tab opened from a tab that just joined joins too.
+        let mut looking = adopt;
+        while looking {
+            let new: Vec<&Tab> = all
+                .iter()
+                .filter(|t| {
+                    let url = t.pending_url.as_deref().or(t.url.as_deref()).unwrap_or("");
+                    // Links with target=_blank open without an opener; a web tab that appeared
+                    // in the task's window during the action is the action's too.
+                    t.id.is_some_and(|id| !self.tabs.contains(&id) && !self.known_tabs.contains(&id))
+                        && (t.opener_tab_id.is_some_and(|o| self.tabs.contains(&o))
+                            || (t.window_id.is_some() && t.window_id == window))
+                        && crate::actions::url::is_web_url(url)
+                })
+                .collect();
+            looking = !new.is_empty();
+            for tab in new {
+                self.tabs.push(tab.id.unwrap_or_default());
+                joined.push(tab.clone());
+            }
+        }
+        self.known_tabs = open;
+        if !self.tabs.contains(&self.tab_id) {
+            self.tab_id = *self.tabs.last().ok_or(BrowserError::TabClosed)?;
+            self.stitcher = Stitcher::new();
+        }
+        Ok(joined)
+    }
+
+    /// The task's tabs as the LLM sees them.
+    async fn tab_infos(&self) -> Vec<TabInfo> {
+        let mut infos = Vec::new();
+        for &id in &self.tabs {
+            if let Ok(tab) = chrome::get_tab(id).await {
+                infos.push(tab_info(&tab));
+            }
+        }
+        infos
+    }
+
+    /// Makes `tab` the task's current tab and brings it to the front, as a person switching
+    /// tabs would.
+    async fn make_current(&mut self, tab_id: i32) {
+        if tab_id != self.tab_id {
+            self.tab_id = tab_id;
+            self.stitcher = Stitcher::new();
+        }
+        let _ = chrome::update_tab(tab_id, &serde_json::json!({"active": true})).await;
+    }
+
+    /// After a page-changing action: follows a navigation it started, hands the task to a tab
+    /// it opened, then waits for the network to settle.
+    async fn settle(&mut self, before: &Tab, grace_ms: f64) -> Result<ActionEffect, BrowserError> {
+        let (after, _) = self.follow_navigation(before, grace_ms).await?;
+        let mut effect = ActionEffect {
+            navigated_to: after.url.filter(|url| Some(url) != before.url.as_ref()),
+            ..Default::default()
+        };
+        if let Some(opened) = self.refresh_tabs(true).await?.into_iter().last() {
+            let id = opened.id.unwrap_or_default();
+            self.make_current(id).await;
+            let loaded = self.wait_for_load().await.unwrap_or(opened);
+            effect.opened_tab = Some(tab_info(&loaded));
+        }
+        self.wait_for_quiet_network().await;
+        Ok(effect)
+    }
+
+    /// Waits until the tab's network has been quiet for a moment, capped.
+    async fn wait_for_quiet_network(&self) {
+        chrome::watch_network(self.tab_id);
+        let deadline = now_ms() + NETWORK_SETTLE_CAP_MS;
+        while chrome::network_quiet_ms(self.tab_id) < NETWORK_QUIET_MS && now_ms() < deadline {
+            TimeoutFuture::new(POLL_MS).await;
+        }
+    }
+
+    /// The element's frame and local index, or the error for an index that is gone.
+    fn target(&self, index: u32) -> Result<crate::dom::Target, BrowserError> {
+        self.stitcher.target(index).ok_or(BrowserError::ElementGone { index })
+    }
+
+    /// Asks the element's frame, mapping failure codes to typed errors, and returns the
+    /// request's result.
+    async fn ask_element(
+        &self,
+        index: u32,
+        request: impl FnOnce(u32) -> ContentRequest,
+    ) -> Result<serde_json::Value, BrowserError> {
+        let target = self.target(index)?;
+        let reply = self.ask_frame(target.frame_id, &request(target.local)).await?;
+        element_result(index, reply)
+    }
+
+    /// Asks the top frame for a page-level request and returns its result.
+    async fn ask_page(&self, request: &ContentRequest) -> Result<serde_json::Value, BrowserError> {
+        let reply = self.ask_frame(0, request).await?;
+        if !reply.ok {
+            let message = reply.message.unwrap_or_else(|| "the page refused the request".into());
+            return Err(match reply.code.as_deref() {
+                Some("bad_pattern") => BrowserError::Script(message),
+                _ => BrowserError::ContentScript { reason: message },
+            });
+        }
+        Ok(reply.result.unwrap_or_default())
+    }
+
+    /// Moves through the tab's history with the page's own `history.go` (see
+    /// `ContentRequest::HistoryGo`); on a page without a content script (an error page), with
+    /// the browser's buttons.
+    async fn history_go(&mut self, delta: i32) -> Result<ActionEffect, BrowserError> {
+        let before = self.tab().await?;
+        let by_page = self.ask_frame(0, &ContentRequest::HistoryGo { v: PROTOCOL_VERSION, delta }).await;
+        if !by_page.is_ok_and(|reply| reply.ok) {
+            let moved =
+                if delta < 0 { chrome::go_back(self.tab_id).await } else { chrome::go_forward(self.tab_id).await };
+            moved.map_err(|reason| BrowserError::Navigation { url: "the page in the tab's history".into(), reason })?;
+        }
+        self.settle(&before, NAVIGATION_START_MS).await
+    }
+
+    /// A trusted click on the element: scrolled into view by its content script, clicked at
+    /// an uncovered point through the debugger.
+    async fn trusted_click(&mut self, index: u32) -> Result<(), BrowserError> {
+        let target = self.target(index)?;
+        let point =
+            self.ask_element(index, |local| ContentRequest::Point { v: PROTOCOL_VERSION, index: local }).await?;
+        let x = point["x"].as_f64().unwrap_or_default() + target.offset.0;
+        let y = point["y"].as_f64().unwrap_or_default() + target.offset.1;
+        self.debugger.click_at(self.tab_id, x, y).await
     }
 
     /// Waits until the tab has finished loading, up to `LOAD_TIMEOUT_MS`. A page that never
@@ -138,14 +335,23 @@ impl ChromeBrowser {
         Ok(reply)
     }
 
-    /// One frame's snapshot, checked.
-    async fn frame_snapshot(&self, frame_id: i64, screen: Option<ScreenRegion>) -> Result<FrameSnapshot, BrowserError> {
+    /// One frame's snapshot, checked. The top frame's also tells where the tab's history can go.
+    async fn frame_snapshot(
+        &mut self,
+        frame_id: i64,
+        screen: Option<ScreenRegion>,
+    ) -> Result<FrameSnapshot, BrowserError> {
         let request = ContentRequest::Snapshot {
             v: PROTOCOL_VERSION,
             viewport_expansion: self.options.viewport_expansion,
             screen,
         };
         let reply = self.ask_frame(frame_id, &request).await?;
+        if frame_id == 0 {
+            let result = reply.result.as_ref();
+            let flag = |name| result.and_then(|r| r.get(name)).and_then(serde_json::Value::as_bool).unwrap_or(false);
+            self.history = (flag("can_go_back"), flag("can_go_forward"));
+        }
         match (reply.ok, reply.snapshot) {
             (true, Some(raw)) => {
                 FrameSnapshot::from_json(raw).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
@@ -199,41 +405,57 @@ impl ChromeBrowser {
                 by_frame.entry(target.frame_id).or_default().push((target.local, element.index));
             }
         }
-        // Frames that showed boxes last step but have none now (not read, or emptied) are
-        // cleared, so no stale numbers stay on the page.
-        for frame_id in std::mem::take(&mut self.highlighted) {
-            if !by_frame.contains_key(&frame_id) {
-                let _ = self.ask_frame(frame_id, &ContentRequest::ClearHighlights { v: PROTOCOL_VERSION }).await;
+        // Frames that showed boxes last step but have none now (not read, emptied, another
+        // tab) are cleared, so no stale numbers stay on a page.
+        for (tab_id, frame_id) in std::mem::take(&mut self.highlighted) {
+            if tab_id != self.tab_id || !by_frame.contains_key(&frame_id) {
+                clear_highlights(tab_id, frame_id).await;
             }
         }
         for (frame_id, labels) in by_frame {
             if self.ask_frame(frame_id, &ContentRequest::Highlight { v: PROTOCOL_VERSION, labels }).await.is_ok() {
-                self.highlighted.push(frame_id);
+                self.highlighted.push((self.tab_id, frame_id));
             }
         }
     }
+}
 
-    /// Runs an element action in the element's frame and maps the content script's failure
-    /// codes to typed errors.
-    async fn element_action(
-        &self,
-        index: u32,
-        request: impl FnOnce(u32) -> ContentRequest,
-    ) -> Result<ActionEffect, BrowserError> {
-        let target = self.stitcher.target(index).ok_or(BrowserError::ElementGone { index })?;
-        let before = self.tab().await?;
-        let reply = self.ask_frame(target.frame_id, &request(target.local)).await?;
-        if !reply.ok {
-            let reason = reply.message.unwrap_or_else(|| "the page refused the action".into());
-            return Err(match reply.code.as_deref() {
-                Some("element_gone") => BrowserError::ElementGone { index },
-                _ => BrowserError::ElementUnsuitable { index, reason },
-            });
-        }
-        let (after, _) = self.follow_navigation(&before, NAVIGATION_GRACE_MS).await?;
-        let navigated_to = after.url.filter(|url| Some(url) != before.url.as_ref());
-        Ok(ActionEffect { navigated_to })
+/// Removes a frame's boxes. Best effort, and never injects anything into a page that moved on.
+async fn clear_highlights(tab_id: i32, frame_id: i64) {
+    let request = ContentRequest::ClearHighlights { v: PROTOCOL_VERSION };
+    let _ = super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_frame(tab_id, frame_id, &request)).await;
+}
+
+/// An element request's result, or the typed error its failure code names.
+fn element_result(index: u32, reply: ContentReply) -> Result<serde_json::Value, BrowserError> {
+    if reply.ok {
+        return Ok(reply.result.unwrap_or_default());
     }
+    let reason = reply.message.unwrap_or_else(|| "the page refused the action".into());
+    Err(match reply.code.as_deref() {
+        Some("element_gone") => BrowserError::ElementGone { index },
+        _ => BrowserError::ElementUnsuitable { index, reason },
+    })
+}
+
+/// Chrome's words for a message channel that closed because the page unloaded.
+fn page_went_away(reason: &str) -> bool {
+    reason.contains("message port closed")
+        || reason.contains("back/forward cache")
+        || reason.contains("message channel closed")
+}
+
+fn tab_info(tab: &Tab) -> TabInfo {
+    TabInfo {
+        id: tab.id.unwrap_or_default(),
+        url: tab.url.clone().or_else(|| tab.pending_url.clone()).unwrap_or_default(),
+        title: tab.title.clone().unwrap_or_default(),
+    }
+}
+
+fn parse_result<T: serde::de::DeserializeOwned>(value: serde_json::Value, what: &str) -> Result<T, BrowserError> {
+    serde_json::from_value(value)
+        .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable {what} from the page: {e}") })
 }
 
 /// The child frames a frame snapshot shows, with where each one's content starts in the top
@@ -247,18 +469,31 @@ fn child_frames(snapshot: &FrameSnapshot, origin: (f64, f64)) -> impl Iterator<I
 
 impl Browser for ChromeBrowser {
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
+        self.refresh_tabs(false).await?;
+        chrome::watch_network(self.tab_id);
         let tab = self.wait_for_load().await?;
         let url = tab.url.clone().unwrap_or_default();
         let title = tab.title.clone().unwrap_or_default();
+        let tabs = self.tab_infos().await;
+        let tab_id = self.tab_id;
+        let state = move |snapshot, notice, history: (bool, bool)| PageState {
+            tab_id,
+            snapshot,
+            notice,
+            tabs,
+            can_go_back: history.0,
+            can_go_forward: history.1,
+        };
+        self.history = (false, false);
         if is_blank_page(&url) {
             // A new tab: nothing to see yet, but the task can navigate from here.
-            return Ok(PageState::new(self.tab_id, Snapshot::with_elements(&url, &title, Vec::new())));
+            return Ok(state(Snapshot::with_elements(&url, &title, Vec::new()), None, (false, false)));
         }
         if is_restricted(&url) {
             return Err(BrowserError::RestrictedPage { url });
         }
         match self.read_page().await {
-            Ok(snapshot) => Ok(PageState::new(self.tab_id, snapshot)),
+            Ok(snapshot) => Ok(state(snapshot, None, self.history)),
             // Unreadable (an error page, a page too busy to answer): the LLM still sees where the
             // tab is and why the page is empty, so it can go elsewhere.
             Err(e @ (BrowserError::ContentScript { .. } | BrowserError::Timeout { .. })) => {
@@ -267,11 +502,7 @@ impl Browser for ChromeBrowser {
                 } else {
                     e.to_string()
                 };
-                Ok(PageState {
-                    tab_id: self.tab_id,
-                    snapshot: Snapshot::with_elements(&url, &title, Vec::new()),
-                    notice: Some(why),
-                })
+                Ok(state(Snapshot::with_elements(&url, &title, Vec::new()), Some(why), (false, false)))
             }
             Err(e) => Err(e),
         }
@@ -289,26 +520,232 @@ impl Browser for ChromeBrowser {
                 reason: "the page did not start loading (it may be a download, or a URL the browser refused)".into(),
             });
         }
-        Ok(ActionEffect { navigated_to: after.url })
+        self.wait_for_quiet_network().await;
+        Ok(ActionEffect { navigated_to: after.url, ..Default::default() })
+    }
+
+    async fn open_tab(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
+        let current = self.tab().await?;
+        let mut props = serde_json::json!({"url": url, "active": true, "openerTabId": self.tab_id});
+        if let Some(window) = current.window_id {
+            props["windowId"] = window.into();
+        }
+        let tab =
+            chrome::create_tab(&props).await.map_err(|reason| BrowserError::Navigation { url: url.into(), reason })?;
+        let id = tab
+            .id
+            .ok_or_else(|| BrowserError::Navigation { url: url.into(), reason: "Chrome opened no tab".into() })?;
+        if !self.tabs.contains(&id) {
+            self.tabs.push(id);
+        }
+        self.make_current(id).await;
+        // A new tab starts at about:blank before loading the URL.
+        let deadline = now_ms() + NAVIGATION_START_MS;
+        while now_ms() < deadline {
+            let t = self.tab().await?;
+            if t.url.as_deref().is_some_and(|u| !is_blank_page(u)) || t.pending_url.is_some() {
+                break;
+            }
+            TimeoutFuture::new(POLL_MS).await;
+        }
+        let loaded = self.wait_for_load().await?;
+        self.wait_for_quiet_network().await;
+        Ok(ActionEffect {
+            navigated_to: loaded.url.clone(),
+            opened_tab: Some(tab_info(&loaded)),
+            trusted_fallback: false,
+        })
+    }
+
+    async fn switch_tab(&mut self, tab_id: i32) -> Result<TabInfo, BrowserError> {
+        self.refresh_tabs(false).await?;
+        if !self.tabs.contains(&tab_id) {
+            return Err(BrowserError::NoSuchTab { tab_id });
+        }
+        self.make_current(tab_id).await;
+        let tab = self.wait_for_load().await?;
+        Ok(tab_info(&tab))
+    }
+
+    async fn close_tab(&mut self, tab_id: i32) -> Result<Option<TabInfo>, BrowserError> {
+        self.refresh_tabs(false).await?;
+        if !self.tabs.contains(&tab_id) {
+            return Err(BrowserError::NoSuchTab { tab_id });
+        }
+        if self.tabs.len() == 1 {
+            return Err(BrowserError::ElementUnsuitable {
+                index: 0,
+                reason: "it is the task's only tab; navigate elsewhere instead of closing it".into(),
+            });
+        }
+        self.debugger.release(tab_id).await;
+        chrome::remove_tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
+        self.tabs.retain(|&id| id != tab_id);
+        if tab_id != self.tab_id {
+            return Ok(None);
+        }
+        let next = *self.tabs.last().ok_or(BrowserError::TabClosed)?;
+        self.make_current(next).await;
+        let tab = self.wait_for_load().await?;
+        Ok(Some(tab_info(&tab)))
+    }
+
+    async fn go_back(&mut self) -> Result<ActionEffect, BrowserError> {
+        self.history_go(-1).await
+    }
+
+    async fn go_forward(&mut self) -> Result<ActionEffect, BrowserError> {
+        self.history_go(1).await
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
-        self.element_action(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await
+        let before = self.tab().await?;
+        let result =
+            match self.ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await {
+                Ok(result) => result,
+                // The click unloaded the page before its content script could answer.
+                Err(BrowserError::ContentScript { reason }) if page_went_away(&reason) => {
+                    serde_json::json!({"effect": true})
+                }
+                Err(e) => return Err(e),
+            };
+        if result["effect"].as_bool() != Some(false) {
+            return self.settle(&before, NAVIGATION_GRACE_MS).await;
+        }
+        // The page showed no reaction to the script click. It may have opened a tab or started
+        // a navigation the content script cannot see; if not, it probably ignores events that
+        // are not trusted: click again as a person's mouse would.
+        let effect = self.settle(&before, NEW_TAB_GRACE_MS).await?;
+        if effect.navigated_to.is_some() || effect.opened_tab.is_some() {
+            return Ok(effect);
+        }
+        let before = self.tab().await?;
+        self.trusted_click(index).await?;
+        let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
+        Ok(ActionEffect { trusted_fallback: true, ..effect })
+    }
+
+    async fn click_at(&mut self, x: f64, y: f64) -> Result<ActionEffect, BrowserError> {
+        let before = self.tab().await?;
+        self.debugger.click_at(self.tab_id, x, y).await?;
+        self.settle(&before, NAVIGATION_GRACE_MS).await
     }
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
-        self.element_action(index, |local| ContentRequest::Input {
+        let before = self.tab().await?;
+        self.ask_element(index, |local| ContentRequest::Input {
             v: PROTOCOL_VERSION,
             index: local,
             text: text.into(),
             clear,
         })
+        .await?;
+        self.settle(&before, NAVIGATION_GRACE_MS).await
+    }
+
+    async fn send_keys(&mut self, keys: &[KeyPress]) -> Result<ActionEffect, BrowserError> {
+        let before = self.tab().await?;
+        self.debugger.press_keys(self.tab_id, keys).await?;
+        self.settle(&before, NAVIGATION_GRACE_MS).await
+    }
+
+    async fn scroll(&mut self, down: bool, pages: f64, index: Option<u32>) -> Result<ScrollOutcome, BrowserError> {
+        let request = |local| ContentRequest::Scroll { v: PROTOCOL_VERSION, down, pages, index: local };
+        let result = match index {
+            Some(index) => self.ask_element(index, |local| request(Some(local))).await?,
+            None => self.ask_page(&request(None)).await?,
+        };
+        parse_result(result, "scroll result")
+    }
+
+    async fn find_text(&mut self, text: &str) -> Result<u32, BrowserError> {
+        let result = self.ask_page(&ContentRequest::FindText { v: PROTOCOL_VERSION, text: text.into() }).await?;
+        Ok(if result["found"].as_bool() == Some(true) {
+            result["count"].as_u64().unwrap_or(1).max(1) as u32
+        } else {
+            0
+        })
+    }
+
+    async fn dropdown_options(&mut self, index: u32) -> Result<Vec<DropdownOption>, BrowserError> {
+        let result = self
+            .ask_element(index, |local| ContentRequest::DropdownOptions { v: PROTOCOL_VERSION, index: local })
+            .await?;
+        parse_result(result["options"].clone(), "dropdown options")
+    }
+
+    async fn select_option(&mut self, index: u32, text: &str) -> Result<(String, ActionEffect), BrowserError> {
+        let before = self.tab().await?;
+        let result = self
+            .ask_element(index, |local| ContentRequest::SelectOption {
+                v: PROTOCOL_VERSION,
+                index: local,
+                text: text.into(),
+            })
+            .await?;
+        let chosen = result["selected"].as_str().unwrap_or(text).to_string();
+        let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
+        Ok((chosen, effect))
+    }
+
+    async fn search_page(&mut self, pattern: &str, regex: bool, max: u32) -> Result<PageMatches, BrowserError> {
+        let request = ContentRequest::SearchPage {
+            v: PROTOCOL_VERSION,
+            pattern: pattern.into(),
+            regex,
+            max_matches: max,
+            context: 80,
+        };
+        parse_result(self.ask_page(&request).await?, "search results")
+    }
+
+    async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
+        chrome::inject_files(
+            self.tab_id,
+            &["vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "content/markdown.js"],
+        )
         .await
+        .map_err(|reason| BrowserError::ContentScript {
+            reason: format!("the markdown converter could not be loaded: {reason}"),
+        })?;
+        parse_result(self.ask_page(&ContentRequest::Markdown { v: PROTOCOL_VERSION }).await?, "page markdown")
+    }
+
+    async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
+        self.debugger.screenshot(self.tab_id).await
+    }
+
+    async fn evaluate(&mut self, code: &str) -> Result<String, BrowserError> {
+        self.debugger.evaluate(self.tab_id, code).await
+    }
+
+    async fn wait(&mut self, ms: u32) {
+        TimeoutFuture::new(ms).await;
+    }
+
+    async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
+        ANSWER.set(Some(None));
+        // Cleared however the wait ends (answered, or the task stopped while waiting).
+        struct Clear;
+        impl Drop for Clear {
+            fn drop(&mut self) {
+                ANSWER.set(None);
+            }
+        }
+        let _clear = Clear;
+        loop {
+            if let Some(Some(answer)) = ANSWER.with_borrow(|slot| slot.clone()) {
+                return Ok(answer);
+            }
+            TimeoutFuture::new(ANSWER_POLL_MS).await;
+        }
     }
 
     async fn finish(&mut self) {
-        for frame_id in std::mem::take(&mut self.highlighted) {
-            let _ = self.ask_frame(frame_id, &ContentRequest::ClearHighlights { v: PROTOCOL_VERSION }).await;
+        for (tab_id, frame_id) in std::mem::take(&mut self.highlighted) {
+            clear_highlights(tab_id, frame_id).await;
         }
+        self.debugger.release_all().await;
+        chrome::unwatch_network();
     }
 }

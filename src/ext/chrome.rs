@@ -29,6 +29,28 @@ extern "C" {
     fn runtime_get_platform_info() -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest, catch)]
     fn runtime_get_manifest() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
+    fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goBack, catch)]
+    fn tabs_go_back(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goForward, catch)]
+    fn tabs_go_forward(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = attach, catch)]
+    fn debugger_attach(target: &JsValue, version: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = detach, catch)]
+    fn debugger_detach(target: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = sendCommand, catch)]
+    fn debugger_send_command(target: &JsValue, method: &str, params: &JsValue) -> Result<Promise, JsValue>;
+    // Kept by the background module (listeners must be registered there): why Chrome detached
+    // the debugger from a tab, and how long a tab's network has been quiet.
+    #[wasm_bindgen(js_namespace = tabwrightDebugger, js_name = detachReason, catch)]
+    fn debugger_detach_reason(tab_id: i32) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = watch, catch)]
+    fn network_watch(tab_id: i32) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = unwatchAll, catch)]
+    fn network_unwatch_all() -> Result<(), JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = idleMs, catch)]
+    fn network_idle_ms(tab_id: i32) -> Result<f64, JsValue>;
 }
 
 /// A tab as far as Tabwright cares.
@@ -45,6 +67,11 @@ pub struct Tab {
     pub status: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
+    /// The tab whose page opened this one (a link with target=_blank, window.open).
+    #[serde(default)]
+    pub opener_tab_id: Option<i32>,
+    #[serde(default)]
+    pub window_id: Option<i32>,
 }
 
 /// The text of a thrown JS value: an Error's `message`, or its string form.
@@ -82,6 +109,70 @@ pub async fn update_tab(tab_id: i32, props: &serde_json::Value) -> Result<(), St
 
 pub async fn create_tab(props: &serde_json::Value) -> Result<Tab, String> {
     from_js(settle(tabs_create(&to_js(props))).await?)
+}
+
+pub async fn remove_tab(tab_id: i32) -> Result<(), String> {
+    settle(tabs_remove(tab_id)).await.map(|_| ())
+}
+
+pub async fn go_back(tab_id: i32) -> Result<(), String> {
+    settle(tabs_go_back(tab_id)).await.map(|_| ())
+}
+
+pub async fn go_forward(tab_id: i32) -> Result<(), String> {
+    settle(tabs_go_forward(tab_id)).await.map(|_| ())
+}
+
+fn debuggee(tab_id: i32) -> JsValue {
+    to_js(&serde_json::json!({"tabId": tab_id}))
+}
+
+pub async fn attach_debugger(tab_id: i32) -> Result<(), String> {
+    settle(debugger_attach(&debuggee(tab_id), "1.3")).await.map(|_| ())
+}
+
+pub async fn detach_debugger(tab_id: i32) -> Result<(), String> {
+    settle(debugger_detach(&debuggee(tab_id))).await.map(|_| ())
+}
+
+/// Sends one Chrome DevTools Protocol command to an attached tab and returns its result.
+pub async fn debugger_command(
+    tab_id: i32,
+    method: &str,
+    params: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    let result = settle(debugger_send_command(&debuggee(tab_id), method, &to_js(params))).await?;
+    if result.is_undefined() || result.is_null() {
+        return Ok(serde_json::Value::Null);
+    }
+    from_js(result)
+}
+
+/// Why Chrome last detached the debugger from the tab (`canceled_by_user`, `target_closed`),
+/// if it did since the last ask.
+pub fn debugger_detached(tab_id: i32) -> Option<String> {
+    debugger_detach_reason(tab_id).ok().and_then(|r| r.as_string())
+}
+
+/// Starts counting the tab's network requests, for waiting on a quiet network.
+pub fn watch_network(tab_id: i32) {
+    let _ = network_watch(tab_id);
+}
+
+pub fn unwatch_network() {
+    let _ = network_unwatch_all();
+}
+
+/// Milliseconds since the tab's last network activity; 0 while requests are in flight.
+/// Without the tracker (it failed to load), the network counts as quiet.
+pub fn network_quiet_ms(tab_id: i32) -> f64 {
+    network_idle_ms(tab_id).unwrap_or(f64::INFINITY)
+}
+
+/// Injects extension files into the top frame of a tab (ISOLATED world).
+pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<(), String> {
+    let injection = serde_json::json!({"target": {"tabId": tab_id, "frameIds": [0]}, "files": files});
+    settle(scripting_execute_script(&to_js(&injection))).await.map(|_| ())
 }
 
 /// Sends a message to the content script of one frame of a tab and returns its reply.

@@ -46,8 +46,17 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         .and_then(PanelRequest::from_json);
     let reply = match request {
         Err(e) => refused(e.to_string()),
-        Ok(PanelRequest::StartTask { task, tab_id, start_url, .. }) => {
-            start_task(task, tab_id, start_url, broadcast).await
+        Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, .. }) => {
+            start_task(task, tab_id, start_url, output_schema, broadcast).await
+        }
+        Ok(PanelRequest::AnswerQuestion { answer, .. }) => {
+            if answer.trim().is_empty() {
+                refused("Type an answer first.")
+            } else if super::browser::deliver_answer(answer) {
+                PanelReply::Accepted { v: V }
+            } else {
+                refused("No question is waiting for an answer.")
+            }
         }
         Ok(PanelRequest::StopTask { .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
@@ -84,11 +93,19 @@ async fn start_task(
     task: String,
     tab_id: Option<i32>,
     start_url: Option<String>,
+    output_schema: Option<serde_json::Value>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
     let task = task.trim().to_string();
     if task.is_empty() {
         return refused("Type a task first.");
+    }
+    if let Some(schema) = &output_schema {
+        if !schema.is_object() {
+            return refused(
+                "The output schema must be a JSON Schema object, e.g. {\"type\": \"object\", \"properties\": {…}}.",
+            );
+        }
     }
     // Claim the slot before the first await, so two start requests cannot both pass the check.
     let claim = CURRENT.with_borrow_mut(|slot| {
@@ -135,7 +152,7 @@ async fn start_task(
         events: sink,
         clock: js_sys::Date::now,
     };
-    let agent = Agent::new(task_id, task, settings, ports, stop);
+    let agent = Agent::new(task_id, task, settings, ports, stop).with_output_schema(output_schema.as_ref());
     {
         let running = running.clone();
         wasm_bindgen_futures::spawn_local(async move {

@@ -3,12 +3,14 @@
 //! - [`chrome`]: bindings to the chrome.* APIs the core uses; every one can throw, so every one
 //!   is imported with `catch` and wrapped to return a `Result`.
 //! - [`browser`]: `ChromeBrowser`, the `Browser` port over tabs, scripting and content scripts.
+//! - [`debugger`]: trusted input, screenshots and scripts over chrome.debugger.
 //! - [`transport`]: `FetchTransport`, the LLM transport over fetch (gloo-net).
 //! - [`exports`]: the functions the background module calls.
 //! - [`timeout`]: bounding waits on pages that may never answer.
 
 mod browser;
 mod chrome;
+mod debugger;
 mod exports;
 mod timeout;
 mod transport;

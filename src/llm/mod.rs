@@ -9,6 +9,7 @@
 //! [`LlmClient`] joins the two for the agent loop.
 
 pub mod openai;
+pub mod schema;
 
 use crate::settings::LlmSettings;
 
@@ -45,6 +46,8 @@ pub struct ChatRequest {
     pub user: String,
     pub schema_name: String,
     pub schema: serde_json::Value,
+    /// A PNG screenshot (base64) to show the model with the user message.
+    pub image: Option<String>,
 }
 
 /// The model's answer: the JSON text it wrote, and what it cost.
@@ -106,8 +109,28 @@ impl<T: LlmTransport> LlmClient<T> {
         &self.settings.model
     }
 
+    /// The model `extract` reads pages with.
+    pub fn extraction_model(&self) -> &str {
+        self.settings.extraction_model.as_deref().unwrap_or(&self.settings.model)
+    }
+
     pub async fn complete(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
-        let http = openai::build_request(&self.settings, request);
+        self.send(&self.settings, request).await
+    }
+
+    /// Like [`complete`](Self::complete), with the extraction model.
+    pub async fn complete_extraction(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
+        match &self.settings.extraction_model {
+            Some(model) if *model != self.settings.model => {
+                let settings = LlmSettings { model: model.clone(), ..self.settings.clone() };
+                self.send(&settings, request).await
+            }
+            _ => self.send(&self.settings, request).await,
+        }
+    }
+
+    async fn send(&self, settings: &LlmSettings, request: &ChatRequest) -> Result<Completion, LlmError> {
+        let http = openai::build_request(settings, request);
         let response = self
             .transport
             .post(&http)

@@ -3,22 +3,30 @@
 //! Structured output uses `response_format: {type: "json_schema", strict: true}`, so the model
 //! can only answer with an object of the agent-output schema. Both functions are pure.
 
+use super::schema::openai_strict;
 use super::{ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage};
 use crate::settings::LlmSettings;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 /// Builds the POST to `{base_url}/chat/completions`.
 pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpRequest {
+    let user = match &request.image {
+        None => json!(request.user),
+        Some(png) => json!([
+            {"type": "text", "text": request.user},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}"), "detail": "auto"}},
+        ]),
+    };
     let body = json!({
         "model": settings.model,
         "messages": [
             {"role": "system", "content": request.system},
-            {"role": "user", "content": request.user},
+            {"role": "user", "content": user},
         ],
         "response_format": {
             "type": "json_schema",
-            "json_schema": {"name": request.schema_name, "strict": true, "schema": strict_schema(&request.schema)},
+            "json_schema": {"name": request.schema_name, "strict": true, "schema": openai_strict(&request.schema)},
         },
     });
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
@@ -30,79 +38,6 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
         headers,
         body: body.to_string(),
     }
-}
-
-/// Rewrites a JSON Schema into the subset OpenAI's strict mode accepts: every object closed
-/// (`additionalProperties: false`) with every property required — optional ones become
-/// nullable — `anyOf` instead of `oneOf`, and no `format`, `title`, `default` or `$schema`.
-pub fn strict_schema(schema: &Value) -> Value {
-    match schema {
-        Value::Object(obj) => {
-            let mut out = Map::new();
-            for (key, value) in obj {
-                match key.as_str() {
-                    "format" | "title" | "default" | "$schema" | "examples" => {}
-                    "oneOf" => {
-                        out.insert("anyOf".into(), strict_schema(value));
-                    }
-                    "properties" => {
-                        let required: Vec<&str> = obj
-                            .get("required")
-                            .and_then(Value::as_array)
-                            .map(|r| r.iter().filter_map(Value::as_str).collect())
-                            .unwrap_or_default();
-                        let props = value.as_object().cloned().unwrap_or_default();
-                        let mut strict_props = Map::new();
-                        for (name, prop) in &props {
-                            let prop = strict_schema(prop);
-                            let prop = if required.contains(&name.as_str()) { prop } else { nullable(prop) };
-                            strict_props.insert(name.clone(), prop);
-                        }
-                        out.insert("required".into(), Value::Array(props.keys().cloned().map(Value::String).collect()));
-                        out.insert("properties".into(), Value::Object(strict_props));
-                        out.insert("additionalProperties".into(), Value::Bool(false));
-                    }
-                    "required" | "additionalProperties" if obj.contains_key("properties") => {}
-                    _ => {
-                        out.insert(key.clone(), strict_schema(value));
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(strict_schema).collect()),
-        other => other.clone(),
-    }
-}
-
-/// The schema, also accepting `null`.
-fn nullable(mut schema: Value) -> Value {
-    let null = Value::String("null".into());
-    if let Some(obj) = schema.as_object_mut() {
-        match obj.get_mut("type") {
-            Some(Value::String(t)) if t != "null" => {
-                let t = Value::String(t.clone());
-                obj.insert("type".into(), Value::Array(vec![t, null.clone()]));
-            }
-            Some(Value::Array(types)) if !types.contains(&null) => types.push(null.clone()),
-            Some(_) => {}
-            None => {
-                if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
-                    if !branches.iter().any(|b| b.get("type") == Some(&null)) {
-                        branches.push(json!({"type": "null"}));
-                    }
-                    return schema;
-                }
-                return json!({"anyOf": [schema, {"type": "null"}]});
-            }
-        }
-        if let Some(Value::Array(values)) = obj.get_mut("enum") {
-            if !values.contains(&Value::Null) {
-                values.push(Value::Null);
-            }
-        }
-    }
-    schema
 }
 
 #[derive(Deserialize)]
@@ -192,7 +127,12 @@ mod tests {
     const ERROR_401: &str = include_str!("../../tests/fixtures/llm/openai/error_401.json");
 
     fn settings(key: &str) -> LlmSettings {
-        LlmSettings { base_url: "https://api.openai.com/v1/".into(), model: "gpt-4.1-mini".into(), api_key: key.into() }
+        LlmSettings {
+            base_url: "https://api.openai.com/v1/".into(),
+            model: "gpt-4.1-mini".into(),
+            api_key: key.into(),
+            extraction_model: None,
+        }
     }
 
     fn ok(body: &str) -> HttpResponse {
@@ -204,6 +144,7 @@ mod tests {
         let req = ChatRequest {
             system: "sys".into(),
             user: "state".into(),
+            image: None,
             schema_name: "agent_output".into(),
             schema: json!({"type": "object"}),
         };
@@ -215,55 +156,21 @@ mod tests {
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(body["messages"][1]["content"], "state");
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
-        assert_eq!(body["response_format"]["json_schema"]["schema"], json!({"type": "object"}));
-    }
-
-    #[test]
-    fn strict_schema_closes_objects_requires_all_and_nulls_optionals() {
-        let input = json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "InputParams",
-            "type": "object",
-            "properties": {
-                "index": {"type": "integer", "format": "uint32", "minimum": 0},
-                "text": {"type": "string"},
-                "clear": {"type": ["boolean", "null"], "default": null},
-                "mode": {"oneOf": [{"const": "a"}, {"const": "b"}]},
-                "engine": {"type": "string", "enum": ["duckduckgo", "google"]}
-            },
-            "required": ["index", "text"]
-        });
-        let golden = json!({
-            "type": "object",
-            "required": ["index", "text", "clear", "mode", "engine"],
-            "properties": {
-                "index": {"type": "integer", "minimum": 0},
-                "text": {"type": "string"},
-                "clear": {"type": ["boolean", "null"]},
-                "mode": {"anyOf": [{"const": "a"}, {"const": "b"}, {"type": "null"}]},
-                "engine": {"type": ["string", "null"], "enum": ["duckduckgo", "google", null]}
-            },
-            "additionalProperties": false
-        });
-        assert_eq!(strict_schema(&input), golden);
-    }
-
-    #[test]
-    fn strict_schema_reaches_nested_unions_and_items() {
-        let input = json!({"type": "array", "items": {"anyOf": [
-            {"type": "object", "properties": {"click": {"type": "object", "properties": {"index": {"type": "integer"}}, "required": ["index"]}}, "required": ["click"]}
-        ]}});
-        let out = strict_schema(&input);
-        let branch = &out["items"]["anyOf"][0];
-        assert_eq!(branch["additionalProperties"], false);
-        assert_eq!(branch["properties"]["click"]["additionalProperties"], false);
-        assert_eq!(branch["properties"]["click"]["required"], json!(["index"]));
+        assert_eq!(
+            body["response_format"]["json_schema"]["schema"],
+            json!({"type": "object", "required": [], "properties": {}, "additionalProperties": false})
+        );
     }
 
     #[test]
     fn no_authorization_header_without_a_key() {
-        let req =
-            ChatRequest { system: String::new(), user: String::new(), schema_name: "x".into(), schema: json!({}) };
+        let req = ChatRequest {
+            system: String::new(),
+            user: String::new(),
+            schema_name: "x".into(),
+            schema: json!({}),
+            image: None,
+        };
         let http = build_request(&settings(""), &req);
         assert!(http.headers.iter().all(|(k, _)| k != "authorization"));
     }

@@ -8,6 +8,9 @@
 use crate::agent::StepRecord;
 use crate::browser::PageState;
 use crate::dom::{page_text, untrusted};
+
+/// Tabs listed in the browser state at most.
+const MAX_TABS: usize = 20;
 use std::fmt::Write;
 
 /// The system prompt, kept as a markdown file beside this module.
@@ -64,6 +67,10 @@ pub fn state_message(input: &StateInput<'_>) -> String {
         Some(last) => {
             for action in &last.actions {
                 let _ = writeln!(out, "{}: {}", action.name, action.result.message);
+                // What the action read from the page: shown this once, fenced as page content.
+                if let Some(detail) = &action.result.detail {
+                    let _ = writeln!(out, "<page_content>\n{detail}\n</page_content>");
+                }
             }
             if let Some(error) = &last.error {
                 let _ = writeln!(out, "Error: {error}");
@@ -79,6 +86,19 @@ pub fn state_message(input: &StateInput<'_>) -> String {
         untrusted(&snapshot.url, MAX_FIELD_CHARS),
         untrusted(&snapshot.title, MAX_FIELD_CHARS)
     );
+    if input.page.tabs.len() > 1 {
+        out.push_str("Tabs:\n");
+        for tab in input.page.tabs.iter().take(MAX_TABS) {
+            let current = if tab.id == input.page.tab_id { " (current)" } else { "" };
+            let _ = writeln!(
+                out,
+                "  tab {}{current}: {} — {}",
+                tab.id,
+                untrusted(&tab.title, 80),
+                untrusted(&tab.url, 200)
+            );
+        }
+    }
     if let Some(notice) = &input.page.notice {
         let _ = writeln!(out, "Note: {}", untrusted(notice, MAX_FIELD_CHARS * 2));
     }

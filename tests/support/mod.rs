@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use tabwright::browser::{ActionEffect, Browser, BrowserError, PageState};
+use tabwright::browser::{ActionEffect, Browser, BrowserError, PageMarkdown, PageState, Screenshot};
 use tabwright::dom::{Element, Snapshot};
 use tabwright::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
 use tabwright::settings::{Limits, LlmSettings, Settings};
@@ -23,9 +23,11 @@ pub fn settings(max_steps: u32) -> Settings {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "scripted".into(),
             api_key: "sk-test".into(),
+            extraction_model: None,
         },
         limits: Limits { max_steps, ..Limits::default() },
         page: Default::default(),
+        actions: Default::default(),
     }
 }
 
@@ -39,6 +41,12 @@ pub struct SiteState {
     /// Indices the page has removed since the last observe (to test stale indices).
     pub removed: Vec<u32>,
     pub observations: u32,
+    /// The page as markdown, for `extract`.
+    pub markdown: String,
+    /// What the user answers `ask_human` questions with; the questions asked are kept.
+    pub answer: String,
+    pub questions: Vec<String>,
+    pub screenshots: u32,
 }
 
 #[derive(Clone)]
@@ -112,7 +120,7 @@ impl Browser for FakeSite {
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
         self.state.borrow_mut().url = url.into();
-        Ok(ActionEffect { navigated_to: Some(url.into()) })
+        Ok(ActionEffect { navigated_to: Some(url.into()), ..Default::default() })
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
@@ -128,14 +136,14 @@ impl Browser for FakeSite {
                 {
                     s.logged_in_as = Some("alice".into());
                     s.url = HOME_URL.into();
-                    Ok(ActionEffect { navigated_to: Some(HOME_URL.into()) })
+                    Ok(ActionEffect { navigated_to: Some(HOME_URL.into()), ..Default::default() })
                 } else {
                     Ok(ActionEffect::default())
                 }
             }
             (_, 9) => {
                 s.url = LOGIN_URL.into();
-                Ok(ActionEffect { navigated_to: Some(LOGIN_URL.into()) })
+                Ok(ActionEffect { navigated_to: Some(LOGIN_URL.into()), ..Default::default() })
             }
             _ => Ok(ActionEffect::default()),
         }
@@ -152,6 +160,22 @@ impl Browser for FakeSite {
         }
         field.push_str(text);
         Ok(ActionEffect::default())
+    }
+
+    async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
+        let s = self.state.borrow();
+        Ok(PageMarkdown { markdown: s.markdown.clone(), title: "Example".into(), url: s.url.clone() })
+    }
+
+    async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
+        self.state.borrow_mut().screenshots += 1;
+        Ok(Screenshot { png_base64: "iVBORw0KGgo=".into(), width: 1280, height: 800 })
+    }
+
+    async fn ask_human(&mut self, question: &str) -> Result<String, BrowserError> {
+        let mut s = self.state.borrow_mut();
+        s.questions.push(question.to_string());
+        Ok(s.answer.clone())
     }
 }
 
@@ -197,7 +221,7 @@ impl LlmTransport for ScriptedLlm {
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let body: Value = serde_json::from_str(&request.body).expect("the core sends JSON");
         self.requests.borrow_mut().push(body.clone());
-        let state = body["messages"][1]["content"].as_str().unwrap_or_default().to_string();
+        let state = state_text(&body);
         let content = match (self.policy)(&state, &body) {
             Reply::Output(v) => v.to_string(),
             Reply::Content(c) => c,
@@ -216,6 +240,20 @@ impl LlmTransport for ScriptedLlm {
         });
         Ok(HttpResponse { status: 200, body: response.to_string() })
     }
+}
+
+/// The user message's text (without an attached image).
+pub fn state_text(body: &Value) -> String {
+    let content = &body["messages"][1]["content"];
+    match content.as_array() {
+        Some(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        None => content.as_str().unwrap_or_default().to_string(),
+    }
+}
+
+/// Whether a request is one of `extract`'s calls rather than an agent step.
+pub fn is_extraction(body: &Value) -> bool {
+    body["response_format"]["json_schema"]["name"] == "extraction"
 }
 
 /// The index of the first element line in the state text that contains `needle`.

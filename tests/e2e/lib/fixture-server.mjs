@@ -10,6 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+const NODE_MODULES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules');
+/** Libraries fixtures load, from the npm packages (real React for the React-controlled form). */
+const VENDOR = {
+  '/vendor/react.js': 'react/umd/react.production.min.js',
+  '/vendor/react-dom.js': 'react-dom/umd/react-dom.production.min.js',
+};
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json' };
 
 function escapeHtml(s) {
@@ -62,6 +68,17 @@ export async function startFixtureServer() {
     if (url.pathname === '/large') {
       res.writeHead(200, { 'content-type': TYPES['.html'] });
       res.end(largePage(Math.min(Number(url.searchParams.get('n') ?? 1000), 200_000)));
+      return;
+    }
+    if (VENDOR[url.pathname]) {
+      res.writeHead(200, { 'content-type': TYPES['.js'] });
+      res.end(await readFile(path.join(NODE_MODULES, VENDOR[url.pathname])));
+      return;
+    }
+    if (url.pathname === '/results') {
+      const q = escapeHtml(url.searchParams.get('q') ?? '');
+      res.writeHead(200, { 'content-type': TYPES['.html'] });
+      res.end(`<!doctype html><title>Results for ${q}</title><h1>Results for ${q}</h1><a href="/actions/history-a.html">First result</a>`);
       return;
     }
     if (url.pathname === '/welcome') {

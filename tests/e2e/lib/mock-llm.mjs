@@ -33,7 +33,9 @@ export async function startMockLlm(policy) {
     requests.push(record);
     // The client hung up before the answer: it aborted the request (e.g. the user pressed Stop).
     res.on('close', () => { if (!res.writableEnded) record.abandoned = true; });
-    const state = body.messages?.find((m) => m.role === 'user')?.content ?? '';
+    const content = body.messages?.find((m) => m.role === 'user')?.content ?? '';
+    // With a screenshot the user message is a list of parts: the state text and the image.
+    const state = Array.isArray(content) ? content.filter((p) => p.type === 'text').map((p) => p.text).join('\n') : content;
     let reply;
     try {
       reply = await policy(state, body);

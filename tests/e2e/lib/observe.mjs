@@ -28,7 +28,7 @@ export async function startObserver(settings = {}) {
       const before = llm.requests.length;
       await panel.bringToFront();
       const final = await runTaskToEnd(panel, task, timeout);
-      const states = llm.requests.slice(before).map((r) => r.body.messages[1].content);
+      const states = llm.requests.slice(before).map((r) => textOf(r.body));
       return { states, final };
     },
     /** Runs a task whose model repeats `act(state)` (a list of actions) until the state text
@@ -53,6 +53,12 @@ export async function startObserver(settings = {}) {
       await llm.close();
     },
   };
+}
+
+/** The state text of a request (the text part when an image is attached). */
+export function textOf(body) {
+  const content = body.messages?.[1]?.content ?? '';
+  return Array.isArray(content) ? content.filter((p) => p.type === 'text').map((p) => p.text).join('\n') : content;
 }
 
 /** The browser-state part of a state text: the page as the model sees it. */

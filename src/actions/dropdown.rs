@@ -1,0 +1,126 @@
+//! `dropdown_options` and `select_dropdown`: read and choose the options of a dropdown.
+//!
+//! A closed `<select>` shows only its chosen option, so the LLM first lists the options, then
+//! chooses one by its text; the content script sets it the way the page's own code would see
+//! a person's choice (native setter, `input` and `change` events).
+
+use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use crate::browser::{Browser, BrowserError, PageState};
+use crate::dom::{untrusted, untrusted_block};
+use crate::llm::LlmTransport;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DropdownOptionsParams {
+    /// The index of the dropdown (`<select>` or listbox).
+    pub index: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SelectDropdownParams {
+    /// The index of the dropdown (`<select>` or listbox).
+    pub index: u32,
+    /// The text of the option to choose, as listed by dropdown_options.
+    pub text: String,
+}
+
+fn has_dropdown(page: &PageState, _: &crate::settings::ActionOptions) -> bool {
+    page.has_dropdown()
+}
+
+/// The element must be a dropdown on the observed page.
+fn dropdown_line(page: &PageState, index: u32) -> Result<String, ActionResult> {
+    let line = observed_element(page, index)?;
+    match page.snapshot.element(index) {
+        Some(el) if crate::browser::is_dropdown(el) => Ok(line),
+        _ => Err(ActionResult::error(format!(
+            "Element {line} is not a dropdown. Use dropdown_options on a <select> or listbox; click other elements to open them."
+        ))),
+    }
+}
+
+pub struct DropdownOptions;
+
+impl ActionDef for DropdownOptions {
+    type Params = DropdownOptionsParams;
+    const SPEC: ActionSpec = ActionSpec {
+        name: "dropdown_options",
+        description: "List all options of a dropdown (a <select> shows only its chosen one).",
+        domains: &[],
+        page_filter: Some(has_dropdown),
+        terminates_sequence: false,
+        needs: Needs::PAGE,
+    };
+
+    fn describe(params: &DropdownOptionsParams, page: &PageState) -> String {
+        format!("list the options of {}", element_label(page, params.index))
+    }
+
+    async fn execute<B: Browser, T: LlmTransport>(
+        params: DropdownOptionsParams,
+        ctx: &mut ActionContext<'_, B, T>,
+    ) -> Result<ActionResult, BrowserError> {
+        let line = match dropdown_line(ctx.page, params.index) {
+            Ok(line) => line,
+            Err(result) => return Ok(result),
+        };
+        let options = ctx.browser.dropdown_options(params.index).await?;
+        if options.is_empty() {
+            return Ok(ActionResult::error(format!("Dropdown {line} has no options.")));
+        }
+        let mut listed = String::new();
+        for o in options.iter().take(200) {
+            let mut flags = Vec::new();
+            if o.selected {
+                flags.push("selected");
+            }
+            if o.disabled {
+                flags.push("disabled");
+            }
+            let group = o.group.as_deref().map(|g| format!("{g} › ")).unwrap_or_default();
+            let flags = if flags.is_empty() { String::new() } else { format!(" ({})", flags.join(", ")) };
+            listed.push_str(&format!("{}: {group}{:?}{flags}\n", o.index, o.text));
+        }
+        if options.len() > 200 {
+            listed.push_str(&format!("… and {} more\n", options.len() - 200));
+        }
+        let message = format!(
+            "Dropdown {line} has {} options (listed in the results below); choose one with select_dropdown and its text",
+            options.len()
+        );
+        Ok(ActionResult::ok(message).with_detail(untrusted_block(&listed, 20_000)))
+    }
+}
+
+pub struct SelectDropdown;
+
+impl ActionDef for SelectDropdown {
+    type Params = SelectDropdownParams;
+    const SPEC: ActionSpec = ActionSpec {
+        name: "select_dropdown",
+        description: "Choose an option of a dropdown by the option's text.",
+        domains: &[],
+        page_filter: Some(has_dropdown),
+        terminates_sequence: false,
+        needs: Needs::PAGE,
+    };
+
+    fn describe(params: &SelectDropdownParams, page: &PageState) -> String {
+        format!("choose {:?} in {}", params.text, element_label(page, params.index))
+    }
+
+    async fn execute<B: Browser, T: LlmTransport>(
+        params: SelectDropdownParams,
+        ctx: &mut ActionContext<'_, B, T>,
+    ) -> Result<ActionResult, BrowserError> {
+        let line = match dropdown_line(ctx.page, params.index) {
+            Ok(line) => line,
+            Err(result) => return Ok(result),
+        };
+        let (chosen, effect) = ctx.browser.select_option(params.index, &params.text).await?;
+        Ok(ActionResult::ok(format!("Chose {} in {line}", untrusted(&format!("{chosen:?}"), 200))).with_effect(effect))
+    }
+}

@@ -1,0 +1,68 @@
+//! `evaluate`: run JavaScript in the page — only on sites where the user allowed it.
+//!
+//! A script can do anything the page can, so the action is offered only on hosts the user
+//! listed in the options (`evaluate_domains`); elsewhere it is not in the schema at all.
+
+use super::{url::host_matches, url::host_of, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use crate::browser::{Browser, BrowserError, PageState};
+use crate::dom::untrusted_block;
+use crate::llm::LlmTransport;
+use crate::settings::ActionOptions;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluateParams {
+    /// A JavaScript expression; its value (awaited if a promise) is returned as JSON.
+    pub code: String,
+}
+
+pub struct Evaluate;
+
+/// Whether the user allowed scripts on this page's host.
+pub fn evaluate_allowed(page: &PageState, options: &ActionOptions) -> bool {
+    let Some(host) = host_of(page.url()) else { return false };
+    page.notice.is_none() && options.evaluate_domains.iter().any(|glob| host_matches(&host, glob))
+}
+
+impl ActionDef for Evaluate {
+    type Params = EvaluateParams;
+    const SPEC: ActionSpec = ActionSpec {
+        name: "evaluate",
+        description: "Run a JavaScript expression in the page and get its value as JSON. Use only when no other action can do it.",
+        domains: &[],
+        page_filter: Some(evaluate_allowed),
+        terminates_sequence: false,
+        needs: Needs::DEBUGGER,
+    };
+
+    fn check(params: &EvaluateParams, _schema: &serde_json::Value) -> Result<(), String> {
+        if params.code.trim().is_empty() {
+            return Err("field `code`: must not be empty".into());
+        }
+        if params.code.len() > 20_000 {
+            return Err("field `code`: at most 20000 characters".into());
+        }
+        Ok(())
+    }
+
+    fn describe(params: &EvaluateParams, _page: &PageState) -> String {
+        let first: String = params.code.lines().next().unwrap_or("").chars().take(60).collect();
+        format!("run script {first}")
+    }
+
+    async fn execute<B: Browser, T: LlmTransport>(
+        params: EvaluateParams,
+        ctx: &mut ActionContext<'_, B, T>,
+    ) -> Result<ActionResult, BrowserError> {
+        match ctx.browser.evaluate(&params.code).await {
+            Ok(value) => Ok(ActionResult::ok("Ran the script; its value is in the results below")
+                .with_detail(untrusted_block(&value, 10_000))),
+            Err(BrowserError::Script(reason)) => {
+                Ok(ActionResult::error(format!("The script threw: {}", crate::dom::untrusted(&reason, 1_000))))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The debugger: trusted input, screenshots and scripts over chrome.debugger (the Chrome
+//! DevTools Protocol).
+//!
+//! Chrome shows a "… started debugging this browser" bar while the debugger is attached, which
+//! alarms people, so a tab is attached only when an action needs it and detached when the task
+//! ends. The failures people meet are turned into errors that say what to do: DevTools or
+//! another extension already attached, the bar closed by the user (`canceled_by_user`, after
+//! which Tabwright does not re-attach on its own), pages Chrome does not let extensions debug.
+
+use super::chrome;
+use super::timeout::within;
+use crate::browser::{BrowserError, KeyPress, Screenshot};
+use std::collections::BTreeSet;
+
+/// One protocol command may take this long (a page busy in a long script).
+const COMMAND_TIMEOUT_MS: u32 = 15_000;
+/// `evaluate` scripts may run this long.
+const SCRIPT_TIMEOUT_MS: u32 = 10_000;
+
+#[derive(Default)]
+pub struct Debugger {
+    attached: BTreeSet<i32>,
+    /// Tabs whose debugging bar the user closed: the task does not attach to them again.
+    declined: BTreeSet<i32>,
+}
+
+impl Debugger {
+    async fn ensure_attached(&mut self, tab_id: i32, what: &str) -> Result<(), BrowserError> {
+        if let Some(reason) = chrome::debugger_detached(tab_id) {
+            self.attached.remove(&tab_id);
+            if reason == "canceled_by_user" {
+                self.declined.insert(tab_id);
+            }
+        }
+        if self.declined.contains(&tab_id) {
+            return Err(BrowserError::Debugger {
+                what: what.into(),
+                reason: "you closed Chrome's debugging bar for this tab, so Tabwright stopped using the debugger there. Keys, clicks at a point, screenshots and scripts are unavailable on this tab; start the task again to allow them".into(),
+            });
+        }
+        if self.attached.contains(&tab_id) {
+            return Ok(());
+        }
+        chrome::attach_debugger(tab_id).await.map_err(|e| attach_error(what, &e))?;
+        self.attached.insert(tab_id);
+        Ok(())
+    }
+
+    /// Sends a command, attaching first; re-attaches once if Chrome detached meanwhile (a
+    /// cross-site navigation can do that) unless the user declined.
+    async fn command(
+        &mut self,
+        tab_id: i32,
+        what: &str,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
+        self.ensure_attached(tab_id, what).await?;
+        match self.send(tab_id, what, method, &params).await {
+            Err(BrowserError::Debugger { reason, .. }) if reason.contains("not attached") => {
+                self.attached.remove(&tab_id);
+                self.ensure_attached(tab_id, what).await?;
+                self.send(tab_id, what, method, &params).await
+            }
+            other => other,
+        }
+    }
+
+    async fn send(
+        &self,
+        tab_id: i32,
+        what: &str,
+        method: &str,
+        params: &serde_json::Value,
+    ) -> Result<serde_json::Value, BrowserError> {
+        match within(COMMAND_TIMEOUT_MS, chrome::debugger_command(tab_id, method, params)).await {
+            None => {
+                Err(BrowserError::Timeout { what: format!("{what} ({method})"), seconds: COMMAND_TIMEOUT_MS / 1000 })
+            }
+            Some(Err(reason)) => Err(BrowserError::Debugger { what: what.into(), reason }),
+            Some(Ok(value)) => Ok(value),
+        }
+    }
+
+    /// A left click at a point of the viewport (CSS pixels), as a mouse makes it.
+    pub async fn click_at(&mut self, tab_id: i32, x: f64, y: f64) -> Result<(), BrowserError> {
+        let what = "Clicking";
+        let at = |kind: &str, buttons: u32| serde_json::json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1, "pointerType": "mouse"});
+        self.command(
+            tab_id,
+            what,
+            "Input.dispatchMouseEvent",
+            serde_json::json!({"type": "mouseMoved", "x": x, "y": y}),
+        )
+        .await?;
+        self.command(tab_id, what, "Input.dispatchMouseEvent", at("mousePressed", 1)).await?;
+        self.command(tab_id, what, "Input.dispatchMouseEvent", at("mouseReleased", 0)).await?;
+        Ok(())
+    }
+
+    /// Presses each key (with its modifiers held) into whatever has focus.
+    pub async fn press_keys(&mut self, tab_id: i32, keys: &[KeyPress]) -> Result<(), BrowserError> {
+        let what = "Pressing keys";
+        for key in keys {
+            let held = modifier_keys(key.modifiers);
+            for (name, code, key_code, _) in &held {
+                let down = serde_json::json!({"type": "rawKeyDown", "key": name, "code": code, "windowsVirtualKeyCode": key_code, "modifiers": key.modifiers});
+                self.command(tab_id, what, "Input.dispatchKeyEvent", down).await?;
+            }
+            let mut down = serde_json::json!({
+                "type": if key.text.is_some() { "keyDown" } else { "rawKeyDown" },
+                "key": key.key,
+                "code": key.code,
+                "windowsVirtualKeyCode": key.key_code,
+                "nativeVirtualKeyCode": key.key_code,
+                "modifiers": key.modifiers,
+            });
+            if let Some(text) = &key.text {
+                down["text"] = text.clone().into();
+                down["unmodifiedText"] = text.clone().into();
+            }
+            self.command(tab_id, what, "Input.dispatchKeyEvent", down).await?;
+            let up = serde_json::json!({
+                "type": "keyUp",
+                "key": key.key,
+                "code": key.code,
+                "windowsVirtualKeyCode": key.key_code,
+                "nativeVirtualKeyCode": key.key_code,
+                "modifiers": key.modifiers,
+            });
+            self.command(tab_id, what, "Input.dispatchKeyEvent", up).await?;
+            for (name, code, key_code, _) in held.iter().rev() {
+                let up = serde_json::json!({"type": "keyUp", "key": name, "code": code, "windowsVirtualKeyCode": key_code, "modifiers": 0});
+                self.command(tab_id, what, "Input.dispatchKeyEvent", up).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A PNG of the visible part of the tab.
+    pub async fn screenshot(&mut self, tab_id: i32) -> Result<Screenshot, BrowserError> {
+        let what = "Taking a screenshot";
+        let result = self
+            .command(tab_id, what, "Page.captureScreenshot", serde_json::json!({"format": "png", "fromSurface": true}))
+            .await?;
+        let png_base64 = result["data"].as_str().unwrap_or_default().to_string();
+        let (width, height) = png_size(&png_base64)
+            .ok_or_else(|| BrowserError::Debugger { what: what.into(), reason: "Chrome returned no image".into() })?;
+        Ok(Screenshot { png_base64, width, height })
+    }
+
+    /// Runs an expression in the page's main world and returns its value as JSON text.
+    pub async fn evaluate(&mut self, tab_id: i32, code: &str) -> Result<String, BrowserError> {
+        let params = serde_json::json!({
+            "expression": code,
+            "returnByValue": true,
+            "awaitPromise": true,
+            "userGesture": true,
+            "timeout": SCRIPT_TIMEOUT_MS,
+        });
+        let result = self.command(tab_id, "Running the script", "Runtime.evaluate", params).await?;
+        if let Some(details) = result.get("exceptionDetails") {
+            let text = details["exception"]["description"]
+                .as_str()
+                .or_else(|| details["text"].as_str())
+                .unwrap_or("the script threw an exception");
+            return Err(BrowserError::Script(text.to_string()));
+        }
+        let value = &result["result"];
+        Ok(match value.get("value") {
+            Some(v) => serde_json::to_string_pretty(v).unwrap_or_default(),
+            None => value["description"].as_str().or_else(|| value["type"].as_str()).unwrap_or("undefined").to_string(),
+        })
+    }
+
+    /// Lets go of one tab (it is being closed).
+    pub async fn release(&mut self, tab_id: i32) {
+        if self.attached.remove(&tab_id) {
+            let _ = chrome::detach_debugger(tab_id).await;
+        }
+    }
+
+    /// Lets go of every tab: the task is over, and the debugging bar goes away.
+    pub async fn release_all(&mut self) {
+        for tab_id in std::mem::take(&mut self.attached) {
+            let _ = chrome::detach_debugger(tab_id).await;
+        }
+        self.declined.clear();
+    }
+}
+
+fn attach_error(what: &str, error: &str) -> BrowserError {
+    let reason = if error.contains("Another debugger is already attached") {
+        "another debugger (DevTools or another extension) is attached to this tab. Close DevTools or the other tool and try again".to_string()
+    } else if error.contains("Cannot access") || error.contains("Cannot attach") {
+        format!("Chrome does not let extensions debug this page ({error})")
+    } else {
+        error.to_string()
+    };
+    BrowserError::Debugger { what: what.into(), reason }
+}
+
+/// The modifier keys to hold for a CDP modifier mask: (key, code, key code, bit).
+fn modifier_keys(mask: u32) -> Vec<(&'static str, &'static str, u32, u32)> {
+    [
+        ("Alt", "AltLeft", 18, 1),
+        ("Control", "ControlLeft", 17, 2),
+        ("Meta", "MetaLeft", 91, 4),
+        ("Shift", "ShiftLeft", 16, 8),
+    ]
+    .into_iter()
+    .filter(|(.., bit)| mask & bit != 0)
+    .collect()
+}
+
+/// Width and height from a base64 PNG's header (IHDR), without decoding the image.
+fn png_size(base64: &str) -> Option<(u32, u32)> {
+    let head: Vec<u8> = decode_base64(base64.get(..32)?)?;
+    if head.get(..8)? != b"\x89PNG\r\n\x1a\n" {
+        return None;
+    }
+    let width = u32::from_be_bytes(head.get(16..20)?.try_into().ok()?);
+    let height = u32::from_be_bytes(head.get(20..24)?.try_into().ok()?);
+    Some((width, height))
+}
+
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for quad in text.as_bytes().chunks(4) {
+        let v: Vec<u8> = quad.iter().map(|&c| value(c)).collect::<Option<_>>()?;
+        let n = v.iter().fold(0u32, |acc, &x| (acc << 6) | x as u32) << (6 * (4 - v.len()));
+        out.extend_from_slice(&n.to_be_bytes()[1..1 + v.len() * 3 / 4]);
+    }
+    Some(out)
+}

@@ -1,0 +1,407 @@
+// Every action, executed for real: each test gives the mock LLM a policy that reads the state
+// text the extension sends (elements found by their text), runs a task through the side panel
+// in real Chromium, and checks the effect on the page — not merely that an action was sent.
+// DEBUG_ACTIONS=1 prints each state text the model received, to see why a test failed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startObserver, pageOf, textOf } from './lib/observe.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex, field, offeredActions } from './lib/state.mjs';
+
+let o;
+
+before(async () => {
+  o = await startObserver({ evaluateDomains: ['localhost'], extractionModel: 'mock-extractor', viewportExpansion: 0 });
+  // No internet here: the search engine's results page is answered locally, from the query
+  // the browser really asked for.
+  await o.h.context.route('https://duckduckgo.com/**', (route) => {
+    const q = new URL(route.request().url()).searchParams.get('q') ?? '';
+    route.fulfill({ contentType: 'text/html', body: `<!doctype html><title>${q} at DuckDuckGo</title><h1>Results for ${q}</h1>` });
+  });
+});
+
+after(async () => {
+  await o?.close();
+});
+
+const done = (text = 'Finished.', success = true) => answer('Finish', [{ done: { text, success } }]);
+
+/** A model that plays `steps` in order — each gets the state text and request body and returns
+ * the answer — then finishes. Extraction requests (the extract action's own LLM calls) go to
+ * `extractor`. */
+function script(steps, extractor = null) {
+  let i = 0;
+  return (state, body) => {
+    if (body.response_format?.json_schema?.name === 'extraction') return extractor(state, body);
+    const step = steps[i++];
+    return step ? step(state, body) : done();
+  };
+}
+
+/** Runs `task` on `page` with the scripted model; returns this task's agent requests (bodies),
+ * their state texts, and the final answer. */
+async function runScript(page, task, steps, extractor) {
+  const before = o.llm.requests.length;
+  o.setPolicy(script(steps, extractor));
+  try {
+    const { final } = await o.run(page, task);
+    if (process.env.DEBUG_ACTIONS) {
+      for (const b of o.llm.requests.slice(before).map((r) => r.body)) console.log("STATE:", textOf(b).replace(/<task>[\s\S]*<\/history>/, "").slice(0, 900));
+    }
+    const bodies = o.llm.requests.slice(before).map((r) => r.body);
+    const agent = bodies.filter((b) => b.response_format?.json_schema?.name !== 'extraction');
+    return { final, bodies, agent, states: agent.map(textOf) };
+  } finally {
+    o.setPolicy(null);
+  }
+}
+
+function mustFind(state, pattern) {
+  const index = findIndex(state, pattern);
+  assert.ok(index, `no element matching ${pattern} in:\n${pageOf(state)}`);
+  return index;
+}
+
+/** The last step's results block of a state text. */
+function lastResults(state) {
+  return /<last_step_results>\n([\s\S]*?)<\/last_step_results>/.exec(state)?.[1] ?? '';
+}
+
+test('search opens the default engine with the query and the results page is observed', async () => {
+  const page = await o.open('actions/history-a.html');
+  const { states } = await runScript(page, 'Search the web for rust wasm', [
+    () => answer('Search', [{ search: { query: 'rust wasm', engine: null } }]),
+  ]);
+  assert.match(lastResults(states[1]), /search: Searched duckduckgo for "rust wasm"/);
+  assert.match(field(states[1], 'URL'), /^https:\/\/duckduckgo\.com\/\?q=rust%20wasm$/);
+  assert.match(pageOf(states[1]), /Results for rust wasm/);
+  assert.equal(await page.title(), 'rust wasm at DuckDuckGo');
+});
+
+test('navigate loads a URL in the tab, and with new_tab opens a second tab the task moves to', async () => {
+  const page = await o.open('actions/history-a.html');
+  const target = `${o.h.fixtures.url}/actions/history-b.html`;
+  const { states } = await runScript(page, 'Open page B, then the pricing page in a new tab', [
+    () => answer('Open B', [{ navigate: { url: target, new_tab: null } }]),
+    () => answer('Open pricing in a new tab', [{ navigate: { url: `${o.h.fixtures.url}/actions/pricing.html`, new_tab: true } }]),
+  ]);
+  assert.equal(field(states[1], 'Title'), 'Page B');
+  assert.equal(page.url(), target, 'the task tab itself navigated');
+  assert.equal(field(states[2], 'Title'), 'Pricing');
+  assert.match(states[2], /Tabs:\n {2}tab \d+: Page B — http[^\n]+\n {2}tab \d+ \(current\): Pricing/);
+  assert.match(lastResults(states[2]), /Opened tab \d+ at http[^ ]+pricing\.html; it is now the current tab/);
+});
+
+test('go_back and go_forward move through the tab history, and are offered only when possible', async () => {
+  const page = await o.open('actions/history-a.html');
+  const { states, agent } = await runScript(page, 'Visit page B, go back, then forward again', [
+    (s) => answer('Open B', [{ click: { index: mustFind(s, 'Go to page B'), x: null, y: null } }]),
+    () => answer('Back', [{ go_back: {} }]),
+    () => answer('Forward', [{ go_forward: {} }]),
+  ]);
+  assert.ok(!offeredActions(agent[0]).includes('go_forward'), 'nothing to go forward to yet');
+  assert.ok(offeredActions(agent[1]).includes('go_back'), 'after a navigation the page can go back');
+  assert.ok(!offeredActions(agent[1]).includes('go_forward'));
+  assert.equal(field(states[2], 'Title'), 'Page A');
+  assert.match(lastResults(states[2]), /Went back to http[^ ]+history-a\.html/);
+  assert.ok(offeredActions(agent[2]).includes('go_forward'), 'after going back the page can go forward');
+  assert.equal(field(states[3], 'Title'), 'Page B');
+  assert.equal(await page.title(), 'Page B');
+});
+
+test('wait gives a slow page time, and the next step sees what appeared', async () => {
+  const page = await o.open('actions/slow-ready.html');
+  const { states } = await runScript(page, 'Wait for the export', [
+    (s) => {
+      assert.match(s, /Preparing your export/);
+      return answer('Wait for it', [{ wait: { seconds: 2 } }]);
+    },
+  ]);
+  assert.match(lastResults(states[1]), /wait: Waited 2 s/);
+  assert.match(pageOf(states[1]), /Export ready/);
+  assert.ok(findIndex(states[1], 'Download export'), 'the link that appeared is listed');
+});
+
+test('click by x and y clicks that point of the viewport with a real mouse event', async () => {
+  const page = await o.open('actions/canvas.html');
+  const { states } = await runScript(page, 'Drop a pin where the page says', [
+    (s) => {
+      const [, x, y] = /x=(\d+) y=(\d+)/.exec(pageOf(s));
+      return answer('Click the map', [{ click: { index: null, x: Number(x), y: Number(y) } }]);
+    },
+  ]);
+  assert.match(lastResults(states[1]), /Clicked at \(150, 160\)/);
+  assert.equal(await page.locator('#pin').innerText(), 'Pin at 150,160');
+});
+
+test('click falls back to a trusted click on a page that ignores script clicks', async () => {
+  const page = await o.open('actions/trusted-only.html');
+  const { states } = await runScript(page, 'Confirm you are here', [
+    (s) => answer('Confirm', [{ click: { index: mustFind(s, 'Confirm I am here'), x: null, y: null } }]),
+  ]);
+  assert.equal(await page.locator('#status').innerText(), 'Confirmed by a real click');
+  assert.match(lastResults(states[1]), /the page ignored a script click, so it was repeated as a real mouse click/);
+  assert.match(pageOf(states[1]), /Confirmed by a real click/);
+  // The debugger was attached for the trusted click and let go when the task ended: the
+  // extension can attach to the tab again (a second attach while still attached fails).
+  const reattach = await o.panel.evaluate(async () => {
+    const tab = (await chrome.tabs.query({})).find((t) => t.url?.endsWith('/actions/trusted-only.html'));
+    try {
+      await chrome.debugger.attach({ tabId: tab.id }, '1.3');
+    } catch (error) {
+      return String(error?.message ?? error);
+    }
+    let second = 'attached twice';
+    try {
+      await chrome.debugger.attach({ tabId: tab.id }, '1.3');
+    } catch (error) {
+      second = String(error?.message ?? error);
+    }
+    await chrome.debugger.detach({ tabId: tab.id });
+    return `released; ${second}`;
+  });
+  assert.match(reattach, /^released; .*already attached/, 'no debugger stays attached after the task');
+});
+
+test('input and select_dropdown drive a real React-controlled form, and dropdown_options lists a select', async () => {
+  const page = await o.open('actions/react-form.html');
+  const { states, agent } = await runScript(page, 'Order a large for Ada Lovelace', [
+    (s) => answer('Type the name, list the sizes', [
+      { input: { index: mustFind(s, 'Full name'), text: 'Ada Lovelace', clear: true } },
+      { dropdown_options: { index: mustFind(s, /^select/) } },
+    ]),
+    (s) => {
+      const listed = lastResults(s);
+      const large = /"(Large[^"]*)"/.exec(listed)?.[1];
+      assert.ok(large, `the options are listed: ${listed}`);
+      return answer('Choose large', [{ select_dropdown: { index: mustFind(s, /^select/), text: large } }]);
+    },
+    (s) => answer('Order', [{ click: { index: mustFind(s, 'Place order'), x: null, y: null } }]),
+  ]);
+  assert.ok(offeredActions(agent[0]).includes('select_dropdown'), 'a page with a select offers dropdown actions');
+  assert.match(lastResults(states[1]), /0: "Small"\n1: "Medium" \(selected\)\n2: "Large \(\+2 €\)"/);
+  assert.match(pageOf(states[2]), /Preview: Ada Lovelace, large/, 'React saw the typed name and the chosen size');
+  await page.getByRole('heading', { name: 'Ordered a large for Ada Lovelace' }).waitFor({ timeout: 5_000 });
+  assert.ok(!offeredActions(agent[3]).includes('select_dropdown'), 'no dropdown on the confirmation page');
+});
+
+test('send_keys presses a real Enter that submits a form without a button, and Escape', async () => {
+  const page = await o.open('actions/search-box.html');
+  const { states } = await runScript(page, 'Search this site for teapots', [
+    (s) => answer('Type and press Escape', [
+      { input: { index: mustFind(s, 'Search this site'), text: 'teapots', clear: true } },
+      { send_keys: { keys: 'Escape' } },
+    ]),
+    (s) => {
+      assert.match(pageOf(s), /Escape pressed/);
+      return answer('Submit', [
+        { click: { index: mustFind(s, 'Search this site'), x: null, y: null } },
+        { send_keys: { keys: 'Enter' } },
+      ]);
+    },
+  ]);
+  assert.match(lastResults(states[2]), /send_keys: Pressed Enter; the page navigated to http[^ ]+\/results\?q=teapots/);
+  assert.equal(await page.title(), 'Results for teapots');
+  assert.ok(o.h.fixtures.log.includes('GET /results'), 'the form was submitted to the server');
+});
+
+test('scroll moves the page and a scrolling container, and is offered only when something scrolls', async () => {
+  const page = await o.open('actions/long-page.html');
+  const { states, agent } = await runScript(page, 'Read the end of the article and the last message', [
+    (s) => answer('Scroll the inbox', [{ scroll: { down: true, pages: 10, index: mustFind(s, 'Message 1 />') } }]),
+    () => answer('Scroll the page', [{ scroll: { down: true, pages: 10, index: null } }]),
+  ]);
+  assert.ok(offeredActions(agent[0]).includes('scroll'));
+  assert.match(lastResults(states[1]), /Scrolled the container of \[\d+\] <a> down by \d+ pixels; it is now at the bottom/);
+  assert.ok(findIndex(states[1], 'Message 30'), 'the last message is listed after scrolling the inbox');
+  assert.match(lastResults(states[2]), /Scrolled the page down by \d+ pixels; it is now at the bottom/);
+  assert.match(pageOf(states[2]), /End of article marker/);
+  assert.ok(await page.evaluate(() => window.scrollY) > 5000);
+  const short = await o.open('actions/history-a.html');
+  const { agent: plain } = await runScript(short, 'Look', []);
+  assert.ok(!offeredActions(plain[0]).includes('scroll'), 'nothing scrolls on a short page');
+});
+
+test('find_text scrolls a phrase into view and search_page finds text anywhere without the LLM', async () => {
+  const page = await o.open('actions/long-page.html');
+  const { states } = await runScript(page, 'Find the order number and track the parcel', [
+    () => answer('Search', [{ search_page: { pattern: 'Order #\\d+', regex: true } }]),
+    () => answer('Find it', [{ find_text: { text: 'your order NUMBER is' } }]),
+    (s) => answer('Track', [{ click: { index: mustFind(s, 'Track parcel'), x: null, y: null } }]),
+  ]);
+  const found = lastResults(states[1]);
+  assert.match(found, /Found 1 match\(es\) for "Order #\\\\d\+" on the page/);
+  assert.match(found, /<page_content>\n1\. …[^\n]*\[Order #48213\], shipped Tuesday/);
+  assert.doesNotMatch(pageOf(states[1]), /Track parcel/, 'before find_text the section is out of view');
+  assert.match(lastResults(states[2]), /Found "your order NUMBER is" and scrolled it into view/);
+  assert.match(pageOf(states[2]), /Track parcel/);
+  const { states: bad } = await runScript(page, 'Search badly', [
+    () => answer('Search', [{ search_page: { pattern: '([', regex: true } }]),
+  ]);
+  assert.match(lastResults(bad[1]), /search_page: The pattern is not valid: invalid regular expression/);
+});
+
+test('a link that opens a new tab moves the task there; switch_tab, open_tab and close_tab manage the tabs', async () => {
+  const page = await o.open('actions/new-tab-link.html');
+  const reports = async () => (await Promise.all(o.h.context.pages().map((p) => p.title()))).filter((t) => t === 'Page B').length;
+  const reportsBefore = await reports();
+  const { states, agent } = await runScript(page, 'Open the report, go back to the links, open pricing, close the report', [
+    (s) => {
+      assert.doesNotMatch(s, /Tabs:/, 'one tab: no tab list');
+      return answer('Open the report', [{ click: { index: mustFind(s, 'Open the report'), x: null, y: null } }]);
+    },
+    (s) => {
+      const links = /tab (\d+): Links out/.exec(s)?.[1];
+      assert.ok(links, s);
+      return answer('Back to the links', [{ switch_tab: { tab_id: Number(links) } }]);
+    },
+    () => answer('Open pricing', [{ open_tab: { url: `${o.h.fixtures.url}/actions/pricing.html` } }]),
+    (s) => {
+      const report = /tab (\d+): Page B/.exec(s)?.[1];
+      return answer('Close the report', [{ close_tab: { tab_id: Number(report) } }]);
+    },
+  ]);
+  assert.ok(!offeredActions(agent[0]).includes('switch_tab'), 'tab switching needs a second tab');
+  assert.match(lastResults(states[1]), /it opened a new tab \(tab \d+\) at http[^ ]+history-b\.html, which is now the current tab/);
+  assert.equal(field(states[1], 'Title'), 'Page B');
+  assert.ok(offeredActions(agent[1]).includes('switch_tab') && offeredActions(agent[1]).includes('close_tab'));
+  assert.equal(field(states[2], 'Title'), 'Links out');
+  assert.equal(field(states[3], 'Title'), 'Pricing');
+  assert.match(lastResults(states[4]), /Closed tab \d+/);
+  assert.equal(await reports(), reportsBefore, 'the report tab the link opened is closed again');
+  const titles = await Promise.all(o.h.context.pages().map((p) => p.title()));
+  assert.ok(titles.includes('Pricing') && titles.includes('Links out'));
+});
+
+test('extract reads the whole page as markdown with the extraction model and returns what it found', async () => {
+  const page = await o.open('actions/pricing.html');
+  let seen = null;
+  const { states, bodies } = await runScript(page, 'What does the Team plan cost?', [
+    () => answer('Read the prices', [{ extract: { query: 'the price of each plan' } }]),
+  ], (state, body) => {
+    seen = { state, body };
+    return { output: { found: true, content: 'Starter: 9 €; Team: 29 €; Enterprise: on request' } };
+  });
+  assert.ok(seen, 'the extraction model was asked');
+  assert.equal(seen.body.model, 'mock-extractor');
+  assert.match(seen.state, /<query>\nthe price of each plan\n<\/query>/);
+  assert.match(seen.state, /\| Team \| 29 € \|/, 'the table arrives as markdown');
+  assert.match(seen.state, /\[terms\]\(http:\/\/127\.0\.0\.1:\d+\/actions\/history-b\.html\)/, 'links are absolute');
+  assert.doesNotMatch(seen.state, /Secret internal price/, 'hidden text is not read');
+  assert.equal(bodies.filter((b) => b.response_format.json_schema.name === 'extraction').length, 1);
+  assert.match(lastResults(states[1]), /Extracted "the price of each plan" from the page[^\n]*\n<page_content>\nStarter: 9 €; Team: 29 €/);
+});
+
+test('screenshot attaches a PNG of the page to the next request', async () => {
+  const page = await o.open('actions/pricing.html');
+  const { agent, states } = await runScript(page, 'Look at the pricing page', [
+    () => answer('Look', [{ screenshot: {} }]),
+  ]);
+  assert.equal(typeof agent[0].messages[1].content, 'string', 'no image before the screenshot');
+  const parts = agent[1].messages[1].content;
+  assert.ok(Array.isArray(parts), 'the request after the screenshot carries an image');
+  const url = parts.find((p) => p.type === 'image_url').image_url.url;
+  const png = Buffer.from(url.replace('data:image/png;base64,', ''), 'base64');
+  assert.equal(png.subarray(1, 4).toString(), 'PNG');
+  assert.ok(png.length > 1000);
+  assert.match(lastResults(states[1]), /Took a screenshot of the viewport \(\d+×\d+ pixels\)/);
+});
+
+test('evaluate is offered only on the host the user allowed, and runs the script there', async () => {
+  const allowed = await o.open('actions/script-page.html');
+  await allowed.goto(`${o.h.fixtures.otherUrl}/actions/script-page.html`);
+  const { agent, states } = await runScript(allowed, 'How many visitors?', [
+    () => answer('Read the numbers', [{ evaluate: { code: 'document.title = "Checked"; window.dashboard.visitors * 2' } }]),
+  ]);
+  assert.match(field(states[0], 'URL'), /^http:\/\/localhost:/);
+  assert.ok(offeredActions(agent[0]).includes('evaluate'), 'offered on localhost, which the user allowed');
+  assert.match(lastResults(states[1]), /Ran the script; its value is in the results below\n<page_content>\n2468\n<\/page_content>/);
+  assert.equal(await allowed.title(), 'Checked');
+
+  const other = await o.open('actions/script-page.html');
+  const { agent: elsewhere } = await runScript(other, 'How many visitors?', []);
+  assert.match(textOf(elsewhere[0]), /URL: http:\/\/127\.0\.0\.1:/);
+  assert.ok(!offeredActions(elsewhere[0]).includes('evaluate'), 'not offered on 127.0.0.1');
+});
+
+test('ask_human pauses the task until the user answers in the side panel', async () => {
+  const page = await o.open('actions/otp.html');
+  const run = runScript(page, 'Verify the login', [
+    () => answer('Ask for the code', [{ ask_human: { question: 'What is the 6-digit code sent to your phone?' } }]),
+    (s) => {
+      const code = /The user answered: (\d+)/.exec(s)?.[1];
+      return answer('Enter it', [
+        { input: { index: mustFind(s, '6-digit code'), text: code, clear: true } },
+        { click: { index: mustFind(s, 'Verify'), x: null, y: null } },
+      ]);
+    },
+  ]);
+  const box = o.panel.locator('.question textarea');
+  await box.waitFor({ timeout: 30_000 });
+  assert.match(await o.panel.locator('.question-text').innerText(), /6-digit code/);
+  assert.equal(await o.panel.locator('#status').innerText(), 'Waiting for your answer');
+  await o.h.screenshot(o.panel, 'ask-human-question');
+  const asked = o.llm.requests.length;
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.equal(o.llm.requests.length, asked, 'nothing runs while the question waits');
+  await box.fill('424242');
+  await box.press('Enter');
+  const { states } = await run;
+  assert.match(lastResults(states[1]), /ask_human: The user answered: 424242/);
+  assert.equal(await page.locator('#out').innerText(), 'Verified');
+  assert.match(await o.panel.locator('.question .answer').last().innerText(), /424242/);
+});
+
+test('done with an output schema returns data of that shape, and data of another shape goes back to the LLM', async () => {
+  const page = await o.open('actions/pricing.html');
+  const schema = {
+    type: 'object',
+    properties: { plans: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, euros: { type: ['number', 'null'] } }, required: ['name', 'euros'] } } },
+    required: ['plans'],
+  };
+  const before = o.llm.requests.length;
+  o.setPolicy(script([
+    () => answer('Report', [{ done: { data: { plans: [{ name: 'Team', euros: '29' }] }, success: true } }]),
+    () => answer('Report again', [{ done: { data: { plans: [{ name: 'Starter', euros: 9 }, { name: 'Team', euros: 29 }] }, success: true } }]),
+  ]));
+  try {
+    await page.bringToFront();
+    await o.panel.bringToFront();
+    const tabId = await o.panel.evaluate(async () => (await chrome.tabs.query({})).find((t) => t.title === 'Pricing' && t.active)?.id
+      ?? (await chrome.tabs.query({ title: 'Pricing' })).at(-1).id);
+    const finals = await o.panel.locator('.final').count();
+    const reply = await o.panel.evaluate((request) => chrome.runtime.sendMessage({ to: 'core', request }),
+      { v: 1, type: 'start_task', task: 'List the plans and their prices', tab_id: tabId, start_url: null, output_schema: schema });
+    assert.equal(reply.type, 'accepted');
+    await o.panel.locator('.final').nth(finals).waitFor({ timeout: 30_000 });
+    const bodies = o.llm.requests.slice(before).map((r) => r.body);
+    const done = bodies[0].response_format.json_schema.schema.properties.action.items.anyOf
+      .find((b) => b.properties.done).properties.done;
+    assert.deepEqual(Object.keys(done.properties), ['data', 'success']);
+    assert.match(textOf(bodies[1]), /`data\.plans\[0\]\.euros` must be number or null, not a string/);
+    const status = await o.panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+    const end = status.events.at(-1).end;
+    assert.deepEqual(end.data, { plans: [{ name: 'Starter', euros: 9 }, { name: 'Team', euros: 29 }] });
+  } finally {
+    o.setPolicy(null);
+  }
+});
+
+test('a key press while another debugger holds the tab says so, and the task goes on', async () => {
+  const page = await o.open('actions/search-box.html');
+  const title = 'Site search';
+  const held = await o.panel.evaluate(async (title) => {
+    const tab = (await chrome.tabs.query({ title })).at(-1);
+    await chrome.debugger.attach({ tabId: tab.id }, '1.3');
+    return tab.id;
+  }, title);
+  try {
+    const { states } = await runScript(page, 'Press Escape', [
+      () => answer('Press Escape', [{ send_keys: { keys: 'Escape' } }]),
+    ]);
+    assert.match(lastResults(states[1]), /Pressing keys needs the browser's debugger, which is not available here: another debugger \(DevTools or another extension\) is attached to this tab/);
+    assert.equal(states.length, 2, 'the error went back to the model, which finished');
+  } finally {
+    await o.panel.evaluate((tabId) => chrome.debugger.detach({ tabId }), held);
+  }
+});
