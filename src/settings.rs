@@ -14,6 +14,8 @@ pub struct StoredSettings {
     pub max_steps: Option<u32>,
     pub max_actions_per_step: Option<u32>,
     pub max_failures: Option<u32>,
+    /// Seconds one action may take before it is abandoned.
+    pub action_timeout_s: Option<u32>,
     /// How far beyond the viewport elements are listed, in CSS pixels; -1 = the whole page.
     pub viewport_expansion: Option<i32>,
     /// Numbered boxes over the elements while a task runs.
@@ -121,11 +123,14 @@ pub struct Limits {
     pub max_actions_per_step: u32,
     /// Consecutive failed steps (invalid LLM output or failed actions) before the task stops.
     pub max_failures: u32,
+    /// Seconds one action may take (actions that call the LLM get five times as long;
+    /// `ask_human` waits for the user as long as it takes).
+    pub action_timeout_s: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 100, max_actions_per_step: 5, max_failures: 3 }
+        Limits { max_steps: 100, max_actions_per_step: 5, max_failures: 3, action_timeout_s: 60 }
     }
 }
 
@@ -206,6 +211,7 @@ impl StoredSettings {
                     20,
                 )?,
                 max_failures: ranged("max consecutive failures", self.max_failures, d.max_failures, 1, 20)?,
+                action_timeout_s: ranged("action timeout", self.action_timeout_s, d.action_timeout_s, 5, 600)?,
             },
             page: PageOptions {
                 viewport_expansion: match self.viewport_expansion {

@@ -445,3 +445,29 @@ fn ask_human_reports_the_question_and_gives_the_answer_back_to_the_llm() {
         run.events.iter().position(|e| matches!(e, AgentEvent::QuestionAnswered { answer, .. } if answer == "hunter2"));
     assert!(asked.is_some() && answered > asked, "{:?}", run.events);
 }
+
+/// A clock whose timers fire at once, so every action that does not finish immediately times out.
+struct ImpatientClock;
+
+impl tabwright::agent::Clock for ImpatientClock {
+    fn now_ms(&self) -> f64 {
+        0.0
+    }
+    async fn sleep(&self, _ms: u32) {}
+}
+
+#[test]
+fn an_action_that_hangs_is_abandoned_at_its_time_limit_and_the_llm_is_told() {
+    let mut site = FakeSite::at(LOGIN_URL);
+    site.hang_on_click = true;
+    let llm = ScriptedLlm::new(|state, _| {
+        if state.contains("took longer than 60 s and was abandoned") {
+            return output("Give up", json!([{"done": {"text": "the page hangs", "success": false}}]));
+        }
+        output("Press the button", json!([{"click": {"index": index_of(state, ">Submit").unwrap()}}]))
+    });
+    let ports = Ports { browser: site, transport: llm, events: |_: AgentEvent| {}, clock: ImpatientClock };
+    let history = block_on(Agent::new("t".into(), "Submit".into(), settings(5), ports, StopSignal::new()).run());
+    assert_eq!(history.end, TaskEnd::Done { text: "the page hangs".into(), success: false, data: None });
+    assert!(history.steps[0].actions[0].result.is_error);
+}

@@ -7,6 +7,7 @@ const field = (id) => document.getElementById(id);
 // Limit fields and their keys in the stored settings; empty means the default.
 const LIMITS = [
   ['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures'],
+  ['action-timeout', 'action_timeout_s'],
   ['viewport-expansion', 'viewport_expansion'],
 ];
 

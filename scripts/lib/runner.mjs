@@ -1,12 +1,15 @@
 // The headless runner: runs one task in a headless Chromium with the extension and prints each
 // step as it happens, then the final answer; writes the task's history as JSON.
 //
-//   node scripts/lib/runner.mjs --task "…" [--url URL] [--out FILE] [--profile DIR]
+//   node scripts/lib/runner.mjs --task "…" [--url URL] [--out FILE] [--profile DIR] [--schema FILE]
+//
+// With --schema (a JSON Schema file), the task's result is data of that shape: it is printed as
+// JSON and kept in the history's `end.data`.
 //
 // LLM settings come from TABWRIGHT_LLM_PROVIDER (default openai), TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL, TABWRIGHT_LLM_API_KEY (and
 // TABWRIGHT_MAX_STEPS) when set; otherwise from the profile's saved options.
 // Exit status: 0 when the task finished successfully, 2 when it ended without success, 1 on error.
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,11 +21,21 @@ const { values: args } = parseArgs({
     url: { type: 'string' },
     out: { type: 'string' },
     profile: { type: 'string' },
+    schema: { type: 'string' },
   },
 });
 if (!args.task) {
-  console.error('usage: scripts/run --task "what to do" [--url URL] [--out history.json] [--profile DIR]');
+  console.error('usage: scripts/run --task "what to do" [--url URL] [--out history.json] [--profile DIR] [--schema result-schema.json]');
   process.exit(1);
+}
+let outputSchema = null;
+if (args.schema) {
+  try {
+    outputSchema = JSON.parse(readFileSync(args.schema, 'utf8'));
+  } catch (error) {
+    console.error(`The output schema ${args.schema} could not be read as JSON: ${error.message}`);
+    process.exit(1);
+  }
 }
 
 function print(event) {
@@ -66,7 +79,7 @@ try {
 
   // With --url the core opens the tab; without, the task starts on a new blank tab.
   const blankTab = args.url ? null : await panel.evaluate(async () => (await chrome.tabs.create({ url: 'about:blank', active: true })).id);
-  const reply = await ask({ type: 'start_task', task: args.task, tab_id: blankTab, start_url: args.url ?? null });
+  const reply = await ask({ type: 'start_task', task: args.task, tab_id: blankTab, start_url: args.url ?? null, output_schema: outputSchema });
   if (reply?.type !== 'accepted') {
     console.error(`Tabwright refused the task: ${reply?.message ?? JSON.stringify(reply)}`);
     if (/No LLM is configured/.test(reply?.message ?? '')) {

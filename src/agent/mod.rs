@@ -31,9 +31,14 @@ impl<F: Fn(AgentEvent)> EventSink for F {
     }
 }
 
-/// Milliseconds from any fixed origin, for step timings.
+/// Time: milliseconds from any fixed origin, for step timings, and sleeping, for action
+/// timeouts. A clock that cannot sleep (the default) never times anything out.
+#[allow(async_fn_in_trait)]
 pub trait Clock {
     fn now_ms(&self) -> f64;
+    async fn sleep(&self, _ms: u32) {
+        std::future::pending::<()>().await
+    }
 }
 
 impl<F: Fn() -> f64> Clock for F {
@@ -267,10 +272,16 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 options: &self.options,
                 step: record.step,
             };
-            let mut result = match self.stop.unless_stopped(action.execute(&mut ctx)).await {
+            let limit = time_limit(action.spec(), &self.limits);
+            let work = within(&self.clock, limit, action.execute(&mut ctx));
+            let mut result = match self.stop.unless_stopped(work).await {
                 None => return StepEnd::End(TaskEnd::Stopped),
-                Some(Ok(result)) => result,
-                Some(Err(e)) if e.ends_task() => {
+                Some(None) => ActionResult::error(format!(
+                    "`{name}` took longer than {} s and was abandoned; the page may be busy. Look at the page in the next step before trying again.",
+                    limit.unwrap_or_default() / 1000
+                )),
+                Some(Some(Ok(result))) => result,
+                Some(Some(Err(e))) if e.ends_task() => {
                     record.actions.push(ActionRecord {
                         name,
                         description,
@@ -279,7 +290,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                     });
                     return StepEnd::End(TaskEnd::Error { message: e.to_string() });
                 }
-                Some(Err(e)) => ActionResult::error(e.to_string()),
+                Some(Some(Err(e))) => ActionResult::error(e.to_string()),
             };
             if result.screenshot.is_some() {
                 self.screenshot = result.screenshot.take();
@@ -304,6 +315,35 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
         StepEnd::Continue
     }
+}
+
+/// How long an action may run, in milliseconds: the limit, five times that for actions that
+/// call the LLM themselves, and no limit for `ask_human`, which waits for the person.
+fn time_limit(spec: &crate::actions::ActionSpec, limits: &Limits) -> Option<u32> {
+    let ms = limits.action_timeout_s.saturating_mul(1000);
+    match spec.name {
+        "ask_human" => None,
+        _ if spec.needs.llm => Some(ms.saturating_mul(5)),
+        _ => Some(ms),
+    }
+}
+
+/// Runs `work` until it ends (`Some`) or `ms` pass on the clock (`None`, and `work` is dropped).
+async fn within<C: Clock, F: std::future::Future>(clock: &C, ms: Option<u32>, work: F) -> Option<F::Output> {
+    use std::future::Future;
+    let Some(ms) = ms else { return Some(work.await) };
+    let mut work = std::pin::pin!(work);
+    let mut timer = std::pin::pin!(clock.sleep(ms));
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(out) = work.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(out));
+        }
+        if timer.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 fn last_error(record: &StepRecord) -> String {

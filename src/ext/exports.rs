@@ -89,6 +89,19 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
     to_js(&reply)
 }
 
+/// The worker's clock: wall time for timings, timers for action timeouts.
+struct WallClock;
+
+impl crate::agent::Clock for WallClock {
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    async fn sleep(&self, ms: u32) {
+        gloo_timers::future::TimeoutFuture::new(ms).await;
+    }
+}
+
 async fn start_task(
     task: String,
     tab_id: Option<i32>,
@@ -150,7 +163,7 @@ async fn start_task(
         browser: ChromeBrowser::new(tab_id, settings.page),
         transport: FetchTransport { timeout_ms: LLM_TIMEOUT_MS },
         events: sink,
-        clock: js_sys::Date::now,
+        clock: WallClock,
     };
     let agent = Agent::new(task_id, task, settings, ports, stop).with_output_schema(output_schema.as_ref());
     {

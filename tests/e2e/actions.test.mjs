@@ -405,3 +405,14 @@ test('a key press while another debugger holds the tab says so, and the task goe
     await o.panel.evaluate((tabId) => chrome.debugger.detach({ tabId }), held);
   }
 });
+
+test('input types into a contenteditable editor, replacing or appending, and the page hears it', async () => {
+  const page = await o.open('contenteditable.html');
+  const { states } = await runScript(page, 'Rewrite the note', [
+    (s) => answer('Replace the note', [{ input: { index: mustFind(s, 'Note editor'), text: 'Buy tea', clear: true } }]),
+    (s) => answer('Add to it', [{ input: { index: mustFind(s, 'Note editor'), text: ' and milk', clear: false } }]),
+  ]);
+  assert.match(lastResults(states[1]), /input: Typed "Buy tea" into \[\d+\] <div>/);
+  assert.equal((await page.locator('.editor').innerText()).trim(), 'Buy tea and milk');
+  assert.equal(await page.locator('#mirror').innerText(), 'Saved: Buy tea and milk', 'the page got input events');
+});

@@ -54,6 +54,8 @@ pub struct FakeSite {
     pub state: Rc<RefCell<SiteState>>,
     /// Pending forever on observe after this many observations (to test stop).
     pub hang_after: Option<u32>,
+    /// Clicks never finish (a page whose script blocks).
+    pub hang_on_click: bool,
 }
 
 pub const LOGIN_URL: &str = "https://app.example.com/login";
@@ -63,7 +65,11 @@ pub const BROKEN_URL: &str = "https://app.example.com/broken";
 
 impl FakeSite {
     pub fn at(url: &str) -> Self {
-        FakeSite { state: Rc::new(RefCell::new(SiteState { url: url.into(), ..Default::default() })), hang_after: None }
+        FakeSite {
+            state: Rc::new(RefCell::new(SiteState { url: url.into(), ..Default::default() })),
+            hang_after: None,
+            hang_on_click: false,
+        }
     }
 
     fn element(index: u32, tag: &str, attrs: &[(&str, &str)], text: &str) -> Element {
@@ -124,6 +130,9 @@ impl Browser for FakeSite {
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
+        if self.hang_on_click {
+            std::future::pending::<()>().await;
+        }
         let mut s = self.state.borrow_mut();
         if s.removed.contains(&index) {
             return Err(BrowserError::ElementGone { index });
