@@ -6,14 +6,17 @@
 // Requests that stay open (event streams, long polls) stop counting after a while, so a page
 // that never goes quiet only costs the core its cap.
 const STALE_MS = 5_000;
-const watched = new Map(); // tabId → {pending: Map(requestId → start), last: time of last activity}
+const watched = new Map(); // tabId → {pending: Map(requestId → start), last: last activity, started: last request start}
 let listening = false;
 
 function record(details, done) {
   const tab = watched.get(details.tabId);
   if (!tab) return;
   if (done) tab.pending.delete(details.requestId);
-  else if (details.type !== 'websocket') tab.pending.set(details.requestId, Date.now());
+  else if (details.type !== 'websocket') {
+    tab.pending.set(details.requestId, Date.now());
+    tab.started = Date.now();
+  }
   tab.last = Date.now();
 }
 const started = (d) => record(d, false);
@@ -22,7 +25,7 @@ const FILTER = { urls: ['<all_urls>'] };
 
 export const network = {
   watch(tabId) {
-    if (!watched.has(tabId)) watched.set(tabId, { pending: new Map(), last: Date.now() });
+    if (!watched.has(tabId)) watched.set(tabId, { pending: new Map(), last: Date.now(), started: 0 });
     if (listening) return;
     listening = true;
     chrome.webRequest.onBeforeRequest.addListener(started, FILTER);
@@ -36,6 +39,10 @@ export const network = {
     chrome.webRequest.onBeforeRequest.removeListener(started);
     chrome.webRequest.onCompleted.removeListener(finished);
     chrome.webRequest.onErrorOccurred.removeListener(finished);
+  },
+  /** When the tab last started a request (ms since the epoch), 0 if none was seen. */
+  lastRequestAt(tabId) {
+    return watched.get(tabId)?.started ?? 0;
   },
   /** Milliseconds since the tab's last request started or ended; 0 while one is in flight. */
   idleMs(tabId) {

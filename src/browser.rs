@@ -25,6 +25,9 @@ pub struct PageState {
     /// Whether the tab's history has a page to go back / forward to.
     pub can_go_back: bool,
     pub can_go_forward: bool,
+    /// Whether actions that need the debugger can run on this tab (false once the user closed
+    /// Chrome's debugging bar for it).
+    pub debugger_available: bool,
 }
 
 /// A tab as the LLM sees it.
@@ -38,7 +41,15 @@ pub struct TabInfo {
 impl PageState {
     pub fn new(tab_id: i32, snapshot: Snapshot) -> Self {
         let tab = TabInfo { id: tab_id, url: snapshot.url.clone(), title: snapshot.title.clone() };
-        PageState { tab_id, snapshot, notice: None, tabs: vec![tab], can_go_back: false, can_go_forward: false }
+        PageState {
+            tab_id,
+            snapshot,
+            notice: None,
+            tabs: vec![tab],
+            can_go_back: false,
+            can_go_forward: false,
+            debugger_available: true,
+        }
     }
 
     /// A page that could not be read, at the last URL known.
@@ -80,6 +91,9 @@ pub struct ActionEffect {
     /// Set when a click had no visible effect as a script event and was repeated as a trusted
     /// (debugger) click.
     pub trusted_fallback: bool,
+    /// Set when the action's tab closed itself (a popup done with its work) and the task moved
+    /// to another of its tabs.
+    pub tab_closed_to: Option<TabInfo>,
 }
 
 /// One key press for `send_keys`, as the debugger's `Input.dispatchKeyEvent` needs it.
@@ -182,6 +196,8 @@ pub enum BrowserError {
     Debugger { what: String, reason: String },
     #[error("The page's script failed: {0}")]
     Script(String),
+    #[error("Tab {tab_id} is the task's only tab, so it stays open; navigate elsewhere instead.")]
+    LastTab { tab_id: i32 },
     #[error("This browser cannot {0}.")]
     Unsupported(&'static str),
 }

@@ -206,6 +206,12 @@ pub enum ContentRequest {
         max_matches: u32,
         context: u32,
     },
+    /// Whether the page reacted late to the last script click on this element (which at first
+    /// showed no effect); asked before repeating it as a trusted click.
+    LateClickEffect {
+        v: u32,
+        index: u32,
+    },
     /// Go back (-1) or forward (1) in the tab's history, as the page's own `history.go`: unlike
     /// the browser's back button, it does not skip pages that were left without a user gesture
     /// (which is how script clicks leave them).

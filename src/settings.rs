@@ -211,7 +211,7 @@ impl StoredSettings {
                     20,
                 )?,
                 max_failures: ranged("max consecutive failures", self.max_failures, d.max_failures, 1, 20)?,
-                action_timeout_s: ranged("action timeout", self.action_timeout_s, d.action_timeout_s, 5, 600)?,
+                action_timeout_s: ranged("action timeout", self.action_timeout_s, d.action_timeout_s, 30, 600)?,
             },
             page: PageOptions {
                 viewport_expansion: match self.viewport_expansion {

@@ -471,3 +471,26 @@ fn an_action_that_hangs_is_abandoned_at_its_time_limit_and_the_llm_is_told() {
     assert_eq!(history.end, TaskEnd::Done { text: "the page hangs".into(), success: false, data: None });
     assert!(history.steps[0].actions[0].result.is_error);
 }
+
+#[test]
+fn a_model_that_refuses_images_is_asked_again_without_the_screenshot() {
+    let site = FakeSite::at(HOME_URL);
+    let steps = Rc::new(RefCell::new(0));
+    let llm = ScriptedLlm::new({
+        let steps = steps.clone();
+        move |_, body| {
+            if body["messages"][1]["content"].is_array() {
+                return Reply::Http(400, r#"{"error":{"message":"this model does not support image input"}}"#.into());
+            }
+            *steps.borrow_mut() += 1;
+            match *steps.borrow() {
+                1 => output("Look", json!([{"screenshot": {}}])),
+                _ => output("Report", json!([{"done": {"text": "text only", "success": true}}])),
+            }
+        }
+    });
+    let run = run_task(site, llm, 10, StopSignal::new());
+    assert_eq!(run.history.end, TaskEnd::Done { text: "text only".into(), success: true, data: None });
+    assert_eq!(run.requests.len(), 3, "step 2 was asked twice: with the image, then without");
+    assert!(run.requests[2]["messages"][1]["content"].is_string());
+}

@@ -206,6 +206,12 @@
           observer.takeRecords();
         }
       },
+      /** Whether anything changed since watching began; stops watching. */
+      check() {
+        const changed = seen || observer.takeRecords().some(byPage) || stateChanged(before, el);
+        stop();
+        return changed;
+      },
       /** Waits for the page to react and tells whether it did. */
       async settle() {
         try {
@@ -242,10 +248,19 @@
     el.click(); // dispatches `click` and runs the element's activation (links, submit buttons)
   }
 
+  /** After a click that showed no effect, the page is watched on: a slow handler (one that
+   * waits for the network first) may still react, and then a trusted retry would click twice. */
+  const LATE_EFFECT_WATCH_MS = 10_000;
+
   tw.click = function click(index) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el.matches(':disabled')) return unsuitable('it is disabled');
+    if (el instanceof HTMLInputElement && el.type === 'file') {
+      return unsuitable('it is a file upload field; file uploads are not supported, so ask the user to choose the file');
+    }
+    tw.lateClick?.watch.check();
+    tw.lateClick = null;
     scrollToCentre(el);
     const { x, y } = aimAt(el);
     const watch = watchEffects(el);
@@ -255,7 +270,25 @@
       watch.settle();
       throw error;
     }
-    return watch.settle().then((effect) => ({ ok: true, result: { effect, x, y } }));
+    return watch.settle().then((effect) => {
+      if (!effect) {
+        const late = { index, watch: watchEffects(el) };
+        tw.lateClick = late;
+        setTimeout(() => {
+          if (tw.lateClick === late) late.watch.check();
+        }, LATE_EFFECT_WATCH_MS);
+      }
+      return { ok: true, result: { effect, x, y } };
+    });
+  };
+
+  /** Whether the page reacted late to the last click on `index` that showed no effect at
+   * first. Asked just before a trusted retry. */
+  tw.lateClickEffect = function lateClickEffect(index) {
+    const late = tw.lateClick;
+    tw.lateClick = null;
+    if (!late || late.index !== index) return { ok: true, result: { effect: false } };
+    return { ok: true, result: { effect: late.watch.check() } };
   };
 
   // --- Typing ------------------------------------------------------------------------------
@@ -430,8 +463,8 @@
     }
     select.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
     select.dispatchEvent(new Event('change', { bubbles: true }));
-    const result = { selected: entry.text };
-    if (!tw.isSecretField(select)) result.value = option.value;
+    // Which card expiry month was chosen is the person's secret.
+    const result = tw.isSecretField(select) ? {} : { selected: entry.text, value: option.value };
     return { ok: true, result };
   }
 

@@ -14,7 +14,8 @@
 
   tw.isSecretField = function isSecretField(el) {
     const autocomplete = (el.getAttribute('autocomplete') || '').toLowerCase();
-    return (el.localName === 'input' && el.type === 'password') || autocomplete.startsWith('cc-');
+    // The attribute is a token list ("billing cc-number", "section-pay cc-csc").
+    return (el.localName === 'input' && el.type === 'password') || autocomplete.split(/\s+/).some((t) => t.startsWith('cc-'));
   };
 
   /** Keeps the start of long values; the core shortens further for the prompt. */

@@ -4,7 +4,9 @@
 //! chooses one by its text; the content script sets it the way the page's own code would see
 //! a person's choice (native setter, `input` and `change` events).
 
-use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use super::{
+    element_label, is_secret_field, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs,
+};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::dom::{untrusted, untrusted_block};
 use crate::llm::LlmTransport;
@@ -25,6 +27,15 @@ pub struct SelectDropdownParams {
     pub index: u32,
     /// The text of the option to choose, as listed by dropdown_options.
     pub text: String,
+}
+
+/// The option as shown to people and in results: masked in card fields (an expiry month).
+fn shown_choice(params: &SelectDropdownParams, page: &PageState) -> String {
+    if is_secret_field(page, params.index) {
+        "•••".into()
+    } else {
+        format!("{:?}", params.text)
+    }
 }
 
 fn has_dropdown(page: &PageState, _: &crate::settings::ActionOptions) -> bool {
@@ -109,7 +120,15 @@ impl ActionDef for SelectDropdown {
     };
 
     fn describe(params: &SelectDropdownParams, page: &PageState) -> String {
-        format!("choose {:?} in {}", params.text, element_label(page, params.index))
+        format!("choose {} in {}", shown_choice(params, page), element_label(page, params.index))
+    }
+
+    fn recorded_params(params: &SelectDropdownParams, page: &PageState) -> serde_json::Value {
+        let mut value = serde_json::to_value(params).unwrap_or_default();
+        if is_secret_field(page, params.index) {
+            value["text"] = serde_json::Value::String("•••".into());
+        }
+        value
     }
 
     async fn execute<B: Browser, T: LlmTransport>(
@@ -121,6 +140,38 @@ impl ActionDef for SelectDropdown {
             Err(result) => return Ok(result),
         };
         let (chosen, effect) = ctx.browser.select_option(params.index, &params.text).await?;
-        Ok(ActionResult::ok(format!("Chose {} in {line}", untrusted(&format!("{chosen:?}"), 200))).with_effect(effect))
+        let result =
+            ActionResult::ok(format!("Chose {} in {line}", shown_choice(&params, ctx.page))).with_effect(effect);
+        // The page's name for the option, when it differs from the words asked for, is page text.
+        Ok(if !is_secret_field(ctx.page, params.index) && chosen.trim() != params.text.trim() {
+            result.with_detail(format!("The option chosen reads: {}", untrusted(&chosen, 200)))
+        } else {
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::{Element, Snapshot};
+
+    fn page(autocomplete: &str) -> PageState {
+        let select = Element::new(5, "select", &[("autocomplete", autocomplete)], "");
+        PageState::new(1, Snapshot::with_elements("https://shop.example/", "", vec![select]))
+    }
+
+    fn params() -> SelectDropdownParams {
+        SelectDropdownParams { index: 5, text: "08".into() }
+    }
+
+    #[test]
+    fn the_option_chosen_in_a_card_select_is_masked_even_in_a_token_list() {
+        let secret = page("billing cc-exp-month");
+        assert_eq!(SelectDropdown::describe(&params(), &secret), "choose ••• in [5] <select>");
+        assert_eq!(SelectDropdown::recorded_params(&params(), &secret)["text"], "•••");
+        let plain = page("shipping country");
+        assert_eq!(SelectDropdown::describe(&params(), &plain), "choose \"08\" in [5] <select>");
+        assert_eq!(SelectDropdown::recorded_params(&params(), &plain)["text"], "08");
     }
 }

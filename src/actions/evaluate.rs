@@ -26,6 +26,18 @@ pub fn evaluate_allowed(page: &PageState, options: &ActionOptions) -> bool {
     page.notice.is_none() && options.evaluate_domains.iter().any(|glob| host_matches(&host, glob))
 }
 
+/// The script as run: first a check, in the page itself, that the page is still on a host the
+/// user allowed — the tab may have moved on since the step observed it (a redirect, a click
+/// earlier in the step) — then the model's code, whose completion value is the result.
+pub fn guarded_script(code: &str, allowed: &[String]) -> String {
+    let globs = serde_json::to_string(allowed).unwrap_or_else(|_| "[]".into());
+    format!(
+        "{{ const host = location.hostname.toLowerCase(); \
+         if (!{globs}.some((g) => g === '*' || host === g || (g.startsWith('*.') && (host === g.slice(2) || host.endsWith(g.slice(1)))))) \
+         throw new Error('scripts are not allowed on ' + host + '; the page is no longer on a host where the user allowed them'); }}\n{code}"
+    )
+}
+
 impl ActionDef for Evaluate {
     type Params = EvaluateParams;
     const SPEC: ActionSpec = ActionSpec {
@@ -56,7 +68,8 @@ impl ActionDef for Evaluate {
         params: EvaluateParams,
         ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError> {
-        match ctx.browser.evaluate(&params.code).await {
+        let script = guarded_script(&params.code, &ctx.options.evaluate_domains);
+        match ctx.browser.evaluate(&script).await {
             Ok(value) => Ok(ActionResult::ok("Ran the script; its value is in the results below")
                 .with_detail(untrusted_block(&value, 10_000))),
             Err(BrowserError::Script(reason)) => {
@@ -64,5 +77,20 @@ impl ActionDef for Evaluate {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_checks_the_host_in_the_page_before_the_code_runs() {
+        let script = guarded_script("window.total * 2", &["shop.example.com".into(), "*.example.org".into()]);
+        let (guard, code) = script.split_once('\n').unwrap();
+        assert!(guard.starts_with("{ const host = location.hostname.toLowerCase();"), "{guard}");
+        assert!(guard.contains(r#"["shop.example.com","*.example.org"].some("#), "{guard}");
+        assert!(guard.ends_with("}"), "the guard is a block, so the code's value is the script's");
+        assert_eq!(code, "window.total * 2");
     }
 }

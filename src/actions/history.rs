@@ -62,8 +62,8 @@ fn moved(direction: &str, to: Option<String>) -> ActionResult {
             navigated_to: Some(url.clone()),
             ..ActionResult::ok(format!("Went {direction} to {}", crate::dom::untrusted(&url, 300)))
         },
-        None => {
-            ActionResult::ok(format!("Went {direction}; the URL did not change (the page may have changed in place)"))
-        }
+        None => ActionResult::ok(format!(
+            "Tried to go {direction}, but the URL did not change: there may be no page that way (use navigate), or the page changed in place"
+        )),
     }
 }

@@ -189,7 +189,14 @@ impl ActionResult {
         if effect.trusted_fallback {
             self.message.push_str(" (the page ignored a script click, so it was repeated as a real mouse click)");
         }
-        if let Some(tab) = &effect.opened_tab {
+        if let Some(tab) = &effect.tab_closed_to {
+            self.message.push_str(&format!(
+                "; the tab closed itself, so the current tab is now tab {} at {}",
+                tab.id,
+                crate::dom::untrusted(&tab.url, 300)
+            ));
+            self.navigated_to = Some(tab.url.clone());
+        } else if let Some(tab) = &effect.opened_tab {
             self.message.push_str(&format!(
                 "; it opened a new tab (tab {}) at {}, which is now the current tab",
                 tab.id,
@@ -386,10 +393,13 @@ fn element_label(page: &PageState, index: u32) -> String {
 }
 
 /// Whether the element holds a secret that must not be shown (password, card fields).
-fn is_secret_field(page: &PageState, index: u32) -> bool {
+pub(crate) fn is_secret_field(page: &PageState, index: u32) -> bool {
     page.snapshot.element(index).is_some_and(|e| {
         e.attributes.get("type").is_some_and(|t| t.eq_ignore_ascii_case("password"))
-            || e.attributes.get("autocomplete").is_some_and(|a| a.to_ascii_lowercase().starts_with("cc-"))
+            // A token list: "billing cc-number", "section-pay cc-csc".
+            || e.attributes.get("autocomplete").is_some_and(|a| {
+                a.split_whitespace().any(|token| token.to_ascii_lowercase().starts_with("cc-"))
+            })
     })
 }
 

@@ -65,9 +65,14 @@ impl ActionDef for Scroll {
         let way = if params.down { "down" } else { "up" };
         if outcome.moved.abs() < 1.0 {
             let edge = if params.down { "bottom" } else { "top" };
-            return Ok(ActionResult::ok(format!(
-                "Did not scroll {what}: it is already at the {edge}. Nothing more to see that way."
-            )));
+            let at_edge = if params.down { outcome.at_end } else { outcome.at_start };
+            return Ok(ActionResult::ok(if at_edge {
+                format!("Did not scroll {what}: it is already at the {edge}. Nothing more to see that way.")
+            } else {
+                format!(
+                    "Did not scroll {what}: it does not scroll (a dialog may be open over the page; close it first)."
+                )
+            }));
         }
         let target = if outcome.target == "container" && params.index.is_none() {
             "the page's main scrolling area".to_string()

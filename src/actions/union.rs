@@ -52,6 +52,7 @@ impl ActionUnion {
                     && !options.exclude.iter().any(|n| n == name)
                     && (a.domains.is_empty()
                         || host.as_deref().is_some_and(|h| a.domains.iter().any(|g| host_matches(h, g))))
+                    && (!a.spec.needs.debugger || page.debugger_available)
                     && a.spec.page_filter.is_none_or(|f| f(page, options))
             })
             .cloned()
@@ -278,6 +279,18 @@ mod tests {
         list.scroll = Some(ScrollInfo { above_px: 40, below_px: 0 });
         inner.snapshot.nodes.push(crate::dom::Node::Element(list));
         assert!(names(&inner, &Default::default()).contains(&"scroll"));
+    }
+
+    #[test]
+    fn debugger_actions_are_withheld_once_the_user_declined_the_debugger() {
+        let mut p = page("https://example.com/", 1);
+        p.debugger_available = false;
+        let options = ActionOptions { evaluate_domains: vec!["example.com".into()], ..Default::default() };
+        let offered = names(&p, &options);
+        for name in ["send_keys", "screenshot", "evaluate"] {
+            assert!(!offered.contains(&name), "{name} in {offered:?}");
+        }
+        assert!(offered.contains(&"click"), "clicks by index work without the debugger");
     }
 
     #[test]

@@ -199,7 +199,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
         // Call the LLM.
         let asked = self.clock.now_ms();
-        let answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
+        let mut answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
+        // A model that cannot read images refuses a request carrying a screenshot: ask again
+        // without it rather than ending the task.
+        if request.image.is_some() && matches!(answer, Some(Err(crate::llm::LlmError::Http { status: 400, .. }))) {
+            let request = ChatRequest { image: None, ..request };
+            answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
+        }
         record.timings.llm_ms = self.clock.now_ms() - asked;
         let completion = match answer {
             None => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
@@ -290,7 +296,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                     });
                     return StepEnd::End(TaskEnd::Error { message: e.to_string() });
                 }
-                Some(Some(Err(e))) => ActionResult::error(e.to_string()),
+                // Browser errors can quote the page (a refused option's name): escaped, so page
+                // text cannot pose as a fence or an instruction in the history.
+                Some(Some(Err(e))) => ActionResult::error(crate::dom::untrusted(&e.to_string(), 2_000)),
             };
             if result.screenshot.is_some() {
                 self.screenshot = result.screenshot.take();
@@ -323,7 +331,10 @@ fn time_limit(spec: &crate::actions::ActionSpec, limits: &Limits) -> Option<u32>
     let ms = limits.action_timeout_s.saturating_mul(1000);
     match spec.name {
         "ask_human" => None,
-        _ if spec.needs.llm => Some(ms.saturating_mul(5)),
+        // Up to 30 s of waiting, plus a look at the page.
+        "wait" => Some(ms.max(40_000)),
+        // Several LLM calls of up to a minute each.
+        _ if spec.needs.llm => Some(ms.saturating_mul(5).max(300_000)),
         _ => Some(ms),
     }
 }

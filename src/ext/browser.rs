@@ -81,8 +81,13 @@ pub struct ChromeBrowser {
     highlighted: Vec<(i32, i64)>,
     /// Whether the current tab's history can go back / forward, from the last observation.
     history: (bool, bool),
-    /// Every tab open at the last look: a tab the task's page opens is one not among them.
+    /// Every tab open when the current action began: a tab the action opened is one not
+    /// among them.
     known_tabs: Vec<i32>,
+    /// When the current action began (ms), to tell its network requests from earlier ones.
+    action_started: f64,
+    /// Tabs a task page opened that are still blank; they join the task when they load a page.
+    blank_children: Vec<i32>,
     debugger: Debugger,
 }
 
@@ -100,6 +105,8 @@ impl ChromeBrowser {
             highlighted: Vec::new(),
             history: (false, false),
             known_tabs: Vec::new(),
+            action_started: 0.0,
+            blank_children: Vec::new(),
             debugger: Debugger::default(),
         }
     }
@@ -119,28 +126,49 @@ impl ChromeBrowser {
         self.tabs.retain(|id| open.contains(id));
         let window = all.iter().find(|t| t.id == Some(self.tab_id)).and_then(|t| t.window_id);
         let mut joined = Vec::new();
+        // A popup a task page opened blank (`window.open()` first, the address after) joins
+        // once it shows a web page, whenever that is.
+        self.blank_children.retain(|id| open.contains(id));
+        for tab in &all {
+            let Some(id) = tab.id else { continue };
+            let url = tab.pending_url.as_deref().or(tab.url.as_deref()).unwrap_or("");
+            if self.blank_children.contains(&id) && crate::actions::url::is_web_url(url) {
+                self.blank_children.retain(|&b| b != id);
+                self.tabs.push(id);
+                joined.push(tab.clone());
+            }
+        }
         // Repeat so that a tab opened from a tab that just joined joins too.
         let mut looking = adopt;
         while looking {
             let new: Vec<&Tab> = all
                 .iter()
                 .filter(|t| {
-                    let url = t.pending_url.as_deref().or(t.url.as_deref()).unwrap_or("");
-                    // Links with target=_blank open without an opener; a web tab that appeared
-                    // in the task's window during the action is the action's too.
-                    t.id.is_some_and(|id| !self.tabs.contains(&id) && !self.known_tabs.contains(&id))
-                        && (t.opener_tab_id.is_some_and(|o| self.tabs.contains(&o))
-                            || (t.window_id.is_some() && t.window_id == window))
-                        && crate::actions::url::is_web_url(url)
+                    t.id.is_some_and(|id| {
+                        !self.tabs.contains(&id) && !self.known_tabs.contains(&id) && !self.blank_children.contains(&id)
+                    })
                 })
                 .collect();
-            looking = !new.is_empty();
+            looking = false;
             for tab in new {
-                self.tabs.push(tab.id.unwrap_or_default());
-                joined.push(tab.clone());
+                let id = tab.id.unwrap_or_default();
+                let url = tab.pending_url.as_deref().or(tab.url.as_deref()).unwrap_or("");
+                let opened_by_task = tab.opener_tab_id.is_some_and(|o| self.tabs.contains(&o));
+                // Links with target=_blank open without an opener: a web tab that appeared in
+                // the task's window during the action is the action's too.
+                let beside = tab.window_id.is_some() && tab.window_id == window;
+                if crate::actions::url::is_web_url(url) && (opened_by_task || beside) {
+                    self.tabs.push(id);
+                    joined.push(tab.clone());
+                    looking = true;
+                } else if opened_by_task && (url == "about:blank" || url.is_empty()) {
+                    self.blank_children.push(id);
+                }
             }
         }
-        self.known_tabs = open;
+        if !adopt {
+            self.known_tabs = open;
+        }
         if !self.tabs.contains(&self.tab_id) {
             self.tab_id = *self.tabs.last().ok_or(BrowserError::TabClosed)?;
             self.stitcher = Stitcher::new();
@@ -172,7 +200,19 @@ impl ChromeBrowser {
     /// After a page-changing action: follows a navigation it started, hands the task to a tab
     /// it opened, then waits for the network to settle.
     async fn settle(&mut self, before: &Tab, grace_ms: f64) -> Result<ActionEffect, BrowserError> {
-        let (after, _) = self.follow_navigation(before, grace_ms).await?;
+        let after = match self.follow_navigation(before, grace_ms).await {
+            Ok((after, _)) => after,
+            // The tab closed itself (a popup done with its work): the task goes on in its most
+            // recent other tab, if it has one.
+            Err(BrowserError::TabClosed) => {
+                self.refresh_tabs(false).await?;
+                self.make_current(self.tab_id).await;
+                let now = self.wait_for_load().await?;
+                self.wait_for_quiet_network().await;
+                return Ok(ActionEffect { tab_closed_to: Some(tab_info(&now)), ..Default::default() });
+            }
+            Err(e) => return Err(e),
+        };
         let mut effect = ActionEffect {
             navigated_to: after.url.filter(|url| Some(url) != before.url.as_ref()),
             ..Default::default()
@@ -185,6 +225,15 @@ impl ChromeBrowser {
         }
         self.wait_for_quiet_network().await;
         Ok(effect)
+    }
+
+    /// Call at the start of every action: remembers which tabs exist (a tab that appears during
+    /// the action is the action's) and when the action began; returns the current tab.
+    async fn before_action(&mut self) -> Result<Tab, BrowserError> {
+        let all = chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default();
+        self.known_tabs = all.iter().filter_map(|t| t.id).collect();
+        self.action_started = now_ms();
+        self.tab().await
     }
 
     /// Waits until the tab's network has been quiet for a moment, capped.
@@ -230,7 +279,7 @@ impl ChromeBrowser {
     /// `ContentRequest::HistoryGo`); on a page without a content script (an error page), with
     /// the browser's buttons.
     async fn history_go(&mut self, delta: i32) -> Result<ActionEffect, BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         let by_page = self.ask_frame(0, &ContentRequest::HistoryGo { v: PROTOCOL_VERSION, delta }).await;
         if !by_page.is_ok_and(|reply| reply.ok) {
             let moved =
@@ -246,6 +295,13 @@ impl ChromeBrowser {
         let target = self.target(index)?;
         let point =
             self.ask_element(index, |local| ContentRequest::Point { v: PROTOCOL_VERSION, index: local }).await?;
+        if point["covered"].as_bool() == Some(true) {
+            // A real click there would land on whatever covers it (a banner, an overlay).
+            return Err(BrowserError::ElementUnsuitable {
+                index,
+                reason: "the page ignored a script click on it, and a real click cannot reach it: another element covers it. Close what covers it (a banner, a dialog) or scroll, then try again".into(),
+            });
+        }
         let x = point["x"].as_f64().unwrap_or_default() + target.offset.0;
         let y = point["y"].as_f64().unwrap_or_default() + target.offset.1;
         self.debugger.click_at(self.tab_id, x, y).await
@@ -476,6 +532,7 @@ impl Browser for ChromeBrowser {
         let title = tab.title.clone().unwrap_or_default();
         let tabs = self.tab_infos().await;
         let tab_id = self.tab_id;
+        let debugger_available = self.debugger.available(tab_id);
         let state = move |snapshot, notice, history: (bool, bool)| PageState {
             tab_id,
             snapshot,
@@ -483,6 +540,7 @@ impl Browser for ChromeBrowser {
             tabs,
             can_go_back: history.0,
             can_go_forward: history.1,
+            debugger_available,
         };
         self.history = (false, false);
         if is_blank_page(&url) {
@@ -509,7 +567,7 @@ impl Browser for ChromeBrowser {
     }
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         chrome::update_tab(self.tab_id, &serde_json::json!({"url": url}))
             .await
             .map_err(|reason| BrowserError::Navigation { url: url.into(), reason })?;
@@ -550,11 +608,7 @@ impl Browser for ChromeBrowser {
         }
         let loaded = self.wait_for_load().await?;
         self.wait_for_quiet_network().await;
-        Ok(ActionEffect {
-            navigated_to: loaded.url.clone(),
-            opened_tab: Some(tab_info(&loaded)),
-            trusted_fallback: false,
-        })
+        Ok(ActionEffect { navigated_to: loaded.url.clone(), opened_tab: Some(tab_info(&loaded)), ..Default::default() })
     }
 
     async fn switch_tab(&mut self, tab_id: i32) -> Result<TabInfo, BrowserError> {
@@ -573,10 +627,7 @@ impl Browser for ChromeBrowser {
             return Err(BrowserError::NoSuchTab { tab_id });
         }
         if self.tabs.len() == 1 {
-            return Err(BrowserError::ElementUnsuitable {
-                index: 0,
-                reason: "it is the task's only tab; navigate elsewhere instead of closing it".into(),
-            });
+            return Err(BrowserError::LastTab { tab_id });
         }
         self.debugger.release(tab_id).await;
         chrome::remove_tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
@@ -599,7 +650,7 @@ impl Browser for ChromeBrowser {
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         let result =
             match self.ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await {
                 Ok(result) => result,
@@ -616,7 +667,22 @@ impl Browser for ChromeBrowser {
         // a navigation the content script cannot see; if not, it probably ignores events that
         // are not trusted: click again as a person's mouse would.
         let effect = self.settle(&before, NEW_TAB_GRACE_MS).await?;
-        if effect.navigated_to.is_some() || effect.opened_tab.is_some() {
+        if effect.navigated_to.is_some() || effect.opened_tab.is_some() || effect.tab_closed_to.is_some() {
+            return Ok(effect);
+        }
+        // A slow handler may have reacted after all: it sent a request, or changed the page
+        // while the network settled. Clicking again would do its work twice.
+        if chrome::network_last_request_ms(self.tab_id) >= self.action_started {
+            return Ok(effect);
+        }
+        let late = self
+            .ask_element(index, |local| ContentRequest::LateClickEffect { v: PROTOCOL_VERSION, index: local })
+            .await
+            .unwrap_or_default();
+        if late["effect"].as_bool() == Some(true) {
+            return Ok(effect);
+        }
+        if !self.debugger.available(self.tab_id) {
             return Ok(effect);
         }
         let before = self.tab().await?;
@@ -626,13 +692,13 @@ impl Browser for ChromeBrowser {
     }
 
     async fn click_at(&mut self, x: f64, y: f64) -> Result<ActionEffect, BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         self.debugger.click_at(self.tab_id, x, y).await?;
         self.settle(&before, NAVIGATION_GRACE_MS).await
     }
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         self.ask_element(index, |local| ContentRequest::Input {
             v: PROTOCOL_VERSION,
             index: local,
@@ -644,7 +710,7 @@ impl Browser for ChromeBrowser {
     }
 
     async fn send_keys(&mut self, keys: &[KeyPress]) -> Result<ActionEffect, BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         self.debugger.press_keys(self.tab_id, keys).await?;
         self.settle(&before, NAVIGATION_GRACE_MS).await
     }
@@ -675,7 +741,7 @@ impl Browser for ChromeBrowser {
     }
 
     async fn select_option(&mut self, index: u32, text: &str) -> Result<(String, ActionEffect), BrowserError> {
-        let before = self.tab().await?;
+        let before = self.before_action().await?;
         let result = self
             .ask_element(index, |local| ContentRequest::SelectOption {
                 v: PROTOCOL_VERSION,
@@ -700,14 +766,21 @@ impl Browser for ChromeBrowser {
     }
 
     async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
-        chrome::inject_files(
-            self.tab_id,
-            &["vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "content/markdown.js"],
-        )
-        .await
-        .map_err(|reason| BrowserError::ContentScript {
-            reason: format!("the markdown converter could not be loaded: {reason}"),
-        })?;
+        let files = ["vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "content/markdown.js"];
+        match super::timeout::within(CONTENT_TIMEOUT_MS, chrome::inject_files(self.tab_id, &files)).await {
+            None => return Err(BrowserError::Timeout {
+                what:
+                    "Loading the markdown converter into the page (it may be showing a dialog or running a long script)"
+                        .into(),
+                seconds: CONTENT_TIMEOUT_MS / 1000,
+            }),
+            Some(Err(reason)) => {
+                return Err(BrowserError::ContentScript {
+                    reason: format!("the markdown converter could not be loaded: {reason}"),
+                })
+            }
+            Some(Ok(())) => {}
+        }
         parse_result(self.ask_page(&ContentRequest::Markdown { v: PROTOCOL_VERSION }).await?, "page markdown")
     }
 

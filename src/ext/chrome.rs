@@ -51,6 +51,8 @@ extern "C" {
     fn network_unwatch_all() -> Result<(), JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = idleMs, catch)]
     fn network_idle_ms(tab_id: i32) -> Result<f64, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = lastRequestAt, catch)]
+    fn network_last_request_at(tab_id: i32) -> Result<f64, JsValue>;
 }
 
 /// A tab as far as Tabwright cares.
@@ -167,6 +169,11 @@ pub fn unwatch_network() {
 /// Without the tracker (it failed to load), the network counts as quiet.
 pub fn network_quiet_ms(tab_id: i32) -> f64 {
     network_idle_ms(tab_id).unwrap_or(f64::INFINITY)
+}
+
+/// When (ms since the epoch) the tab last started a network request; 0 if never seen.
+pub fn network_last_request_ms(tab_id: i32) -> f64 {
+    network_last_request_at(tab_id).unwrap_or(0.0)
 }
 
 /// Injects extension files into the top frame of a tab (ISOLATED world).

@@ -25,13 +25,25 @@ pub struct Debugger {
 }
 
 impl Debugger {
-    async fn ensure_attached(&mut self, tab_id: i32, what: &str) -> Result<(), BrowserError> {
+    /// Notes why Chrome detached the debugger from the tab, if it did since the last look.
+    fn note_detach(&mut self, tab_id: i32) {
         if let Some(reason) = chrome::debugger_detached(tab_id) {
             self.attached.remove(&tab_id);
             if reason == "canceled_by_user" {
                 self.declined.insert(tab_id);
             }
         }
+    }
+
+    /// Whether debugger actions can run on the tab: not after the user closed the debugging
+    /// bar for it during this task.
+    pub fn available(&mut self, tab_id: i32) -> bool {
+        self.note_detach(tab_id);
+        !self.declined.contains(&tab_id)
+    }
+
+    async fn ensure_attached(&mut self, tab_id: i32, what: &str) -> Result<(), BrowserError> {
+        self.note_detach(tab_id);
         if self.declined.contains(&tab_id) {
             return Err(BrowserError::Debugger {
                 what: what.into(),
@@ -41,8 +53,13 @@ impl Debugger {
         if self.attached.contains(&tab_id) {
             return Ok(());
         }
-        chrome::attach_debugger(tab_id).await.map_err(|e| attach_error(what, &e))?;
+        // Counted as attached before the call ends, so that a task stopped meanwhile still
+        // detaches it (detaching a tab that is not attached is harmless).
         self.attached.insert(tab_id);
+        if let Err(e) = chrome::attach_debugger(tab_id).await {
+            self.attached.remove(&tab_id);
+            return Err(attach_error(what, &e));
+        }
         Ok(())
     }
 
@@ -184,8 +201,13 @@ impl Debugger {
     pub async fn release_all(&mut self) {
         for tab_id in std::mem::take(&mut self.attached) {
             let _ = chrome::detach_debugger(tab_id).await;
+            // A detach noted now (the user closed the bar at the very end) must not hold
+            // against the next task.
+            let _ = chrome::debugger_detached(tab_id);
         }
-        self.declined.clear();
+        for tab_id in std::mem::take(&mut self.declined) {
+            let _ = chrome::debugger_detached(tab_id);
+        }
     }
 }
 

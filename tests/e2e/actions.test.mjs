@@ -416,3 +416,34 @@ test('input types into a contenteditable editor, replacing or appending, and the
   assert.equal((await page.locator('.editor').innerText()).trim(), 'Buy tea and milk');
   assert.equal(await page.locator('#mirror').innerText(), 'Saved: Buy tea and milk', 'the page got input events');
 });
+
+test('a popup opened blank and given its address later joins the task tabs once it loads', async () => {
+  const page = await o.open('actions/popup-blank.html');
+  const { states } = await runScript(page, 'Pay in the secure window', [
+    (s) => answer('Open the payment window', [{ click: { index: mustFind(s, 'Pay in a secure window'), x: null, y: null } }]),
+    (s) => {
+      // Depending on when it loads, the popup is already the current tab, or listed beside it.
+      if (field(s, 'Title') === 'Pricing') return done();
+      const popup = /tab (\d+): Pricing/.exec(s)?.[1];
+      assert.ok(popup, `the popup is listed once it loaded:\n${s}`);
+      return answer('Go to the payment window', [{ switch_tab: { tab_id: Number(popup) } }]);
+    },
+  ]);
+  assert.match(states[1], /Tabs:\n {2}tab \d+[^\n]*: Checkout[^\n]*\n {2}tab \d+[^\n]*: Pricing/);
+  assert.equal(field(states.at(-1), 'Title'), 'Pricing');
+});
+
+test('a sign-in popup that closes itself hands the task back to the page that opened it', async () => {
+  const page = await o.open('actions/oauth.html');
+  const { states } = await runScript(page, 'Sign in with the provider', [
+    (s) => answer('Open the sign-in window', [{ click: { index: mustFind(s, 'Sign in with Provider'), x: null, y: null } }]),
+    (s) => {
+      assert.equal(field(s, 'Title'), 'Authorize', 'the popup is the current tab');
+      return answer('Allow', [{ click: { index: mustFind(s, 'Allow'), x: null, y: null } }]);
+    },
+  ]);
+  assert.match(lastResults(states[2]), /the tab closed itself, so the current tab is now tab \d+ at http[^ ]+oauth\.html/);
+  assert.equal(field(states[2], 'Title'), 'Sign in');
+  assert.match(pageOf(states[2]), /Signed in with Provider/);
+  assert.doesNotMatch(states[2], /Tabs:/, 'the closed popup is no longer listed');
+});
