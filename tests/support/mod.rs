@@ -205,9 +205,12 @@ pub enum Reply {
     Hang,
 }
 
+/// Decides each answer from the state text and the request body.
+type Policy = Box<dyn Fn(&str, &Value) -> Reply>;
+
 pub struct ScriptedLlm {
     pub requests: Recorded,
-    policy: Box<dyn Fn(&str, &Value) -> Reply>,
+    policy: Policy,
 }
 
 impl ScriptedLlm {
