@@ -64,6 +64,22 @@
       return null;
     }
   }
+  /** The element's shadow root, open or closed, or null (shared with page-tools.js and markdown.js). */
+  tw.shadowRootOf = shadowRootOf;
+
+  /** The children a person sees: the shadow tree instead of the light children, a slot's
+   * assigned nodes in place of the slot (the flat tree other content scripts walk). */
+  tw.renderedChildren = function renderedChildren(node) {
+    if (node.nodeType === Node.ELEMENT_NODE) {
+      const root = shadowRootOf(node);
+      if (root) return root.childNodes;
+      if (node instanceof HTMLSlotElement) {
+        const assigned = node.assignedNodes({ flatten: true });
+        if (assigned.length) return assigned;
+      }
+    }
+    return node.childNodes;
+  };
 
   /** The children a person sees, in order: the shadow tree instead of the light children, and
    * a slot's assigned nodes in place of the slot. */

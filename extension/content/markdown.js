@@ -18,29 +18,9 @@
     'script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'frame', 'object', 'embed',
     'link', 'meta', 'head', 'title', 'datalist', 'audio', 'video', 'math',
   ]);
-  // Elements that may host a shadow root besides custom elements (same list as the indexer).
-  const SHADOW_HOSTS = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
   const MAX_DEPTH = 400;
 
-  function shadowRootOf(el) {
-    if (el.shadowRoot) return el.shadowRoot;
-    if (!el.localName.includes('-') && !SHADOW_HOSTS.has(el.localName)) return null;
-    try {
-      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
-    } catch {
-      return null;
-    }
-  }
-
-  function renderedChildren(el) {
-    const root = shadowRootOf(el);
-    if (root) return root.childNodes;
-    if (el instanceof HTMLSlotElement) {
-      const assigned = el.assignedNodes({ flatten: true });
-      if (assigned.length) return assigned;
-    }
-    return el.childNodes;
-  }
+  const { renderedChildren } = tw;
 
   /** An open modal dialog made with ARIA, or null. */
   function openModal() {

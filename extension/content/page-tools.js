@@ -20,34 +20,10 @@
   };
 
   // Elements that may host a shadow root besides custom elements (same list as the indexer):
-  // asking Chrome for a closed root of every element would cost a call each.
-  const SHADOW_HOSTS = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
   const NO_TEXT = new Set(['script', 'style', 'noscript', 'template', 'head', 'title', 'svg', 'math', 'canvas', 'iframe', 'frame', 'object', 'embed']);
   const SCROLLING = new Set(['auto', 'scroll', 'overlay']);
 
-  function shadowRootOf(el) {
-    if (el.shadowRoot) return el.shadowRoot;
-    if (!el.localName.includes('-') && !SHADOW_HOSTS.has(el.localName)) return null;
-    try {
-      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
-    } catch {
-      return null;
-    }
-  }
-
-  /** The children a person sees: the shadow tree instead of the light children, a slot's
-   * assigned nodes in place of the slot. */
-  function renderedChildren(node) {
-    if (node.nodeType === Node.ELEMENT_NODE) {
-      const root = shadowRootOf(node);
-      if (root) return root.childNodes;
-      if (node instanceof HTMLSlotElement) {
-        const assigned = node.assignedNodes({ flatten: true });
-        if (assigned.length) return assigned;
-      }
-    }
-    return node.childNodes;
-  }
+  const { shadowRootOf, renderedChildren } = tw;
 
   /** Visits the flat tree below `start` in page order, without recursion (pages nest deeply).
    * `onElement` returns false to skip an element's subtree; `onText` returns true to stop. */

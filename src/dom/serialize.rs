@@ -135,15 +135,23 @@ pub fn untrusted(s: &str, max: usize) -> String {
                 out.push('…');
                 return out;
             }
-            match ch {
-                '<' => out.push_str("&lt;"),
-                '>' => out.push_str("&gt;"),
-                _ => out.push(ch),
-            }
+            push_escaped(&mut out, ch);
             count += 1;
         }
     }
     out
+}
+
+/// Appends one character of page text: `<` and `>` escaped, tabs as spaces, other control
+/// characters dropped.
+fn push_escaped(out: &mut String, ch: char) {
+    match ch {
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '\t' => out.push(' '),
+        c if c.is_control() => {}
+        _ => out.push(ch),
+    }
 }
 
 /// Page-controlled text of several lines (extracted markdown, matches, options) made safe for
@@ -172,13 +180,7 @@ pub fn untrusted_block(s: &str, max: usize) -> String {
                 out.push('…');
                 return out;
             }
-            match ch {
-                '<' => out.push_str("&lt;"),
-                '>' => out.push_str("&gt;"),
-                '\t' => out.push(' '),
-                c if c.is_control() => {}
-                _ => out.push(ch),
-            }
+            push_escaped(&mut out, ch);
             count += 1;
         }
     }
