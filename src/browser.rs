@@ -283,6 +283,11 @@ pub trait Browser {
         Err(BrowserError::Unsupported("run scripts"))
     }
     async fn wait(&mut self, _ms: u32) {}
+    /// Whether elements were added to the page since it was observed: a later action of the
+    /// same step that names an element by index may then mean something else.
+    async fn new_elements_appeared(&mut self) -> bool {
+        false
+    }
     /// Shows `question` to the user and waits for their answer.
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
         Err(BrowserError::Unsupported("ask the user"))

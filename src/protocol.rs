@@ -26,9 +26,21 @@ pub enum PanelRequest {
         output_schema: Option<serde_json::Value>,
     },
     /// The user's answer to the running task's `ask_human` question.
-    AnswerQuestion { v: u32, answer: String },
+    AnswerQuestion {
+        v: u32,
+        answer: String,
+    },
     /// Stop the running task.
-    StopTask { v: u32 },
+    StopTask {
+        v: u32,
+    },
+    /// Pause the running task at its next step or action; `ResumeTask` lets it go on.
+    PauseTask {
+        v: u32,
+    },
+    ResumeTask {
+        v: u32,
+    },
     /// Ask for the running (or last) task's events, e.g. when the panel reopens. A caller that
     /// already holds the first `since` events of task `task_id` gets only the rest.
     GetStatus {
@@ -57,6 +69,8 @@ impl PanelRequest {
         let v = match &request {
             PanelRequest::StartTask { v, .. }
             | PanelRequest::StopTask { v }
+            | PanelRequest::PauseTask { v }
+            | PanelRequest::ResumeTask { v }
             | PanelRequest::GetStatus { v, .. }
             | PanelRequest::AnswerQuestion { v, .. } => *v,
         };
@@ -111,6 +125,15 @@ pub enum AgentEvent {
         step: u32,
         thoughts: ModelThoughts,
         actions: Vec<PlannedAction>,
+    },
+    /// The task is paused before `step` (or before its next action); nothing runs until resumed.
+    TaskPaused {
+        v: u32,
+        step: u32,
+    },
+    TaskResumed {
+        v: u32,
+        step: u32,
     },
     /// The agent asked the user a question (`ask_human`); the task waits for the answer.
     QuestionAsked {
@@ -205,6 +228,10 @@ pub enum ContentRequest {
         regex: bool,
         max_matches: u32,
         context: u32,
+    },
+    /// Whether elements were added to the frame since its last snapshot.
+    ElementsAdded {
+        v: u32,
     },
     /// Whether the page reacted late to the last script click on this element (which at first
     /// showed no effect); asked before repeating it as a trusted click.

@@ -494,3 +494,126 @@ fn a_model_that_refuses_images_is_asked_again_without_the_screenshot() {
     assert_eq!(run.requests.len(), 3, "step 2 was asked twice: with the image, then without");
     assert!(run.requests[2]["messages"][1]["content"].is_string());
 }
+
+/// A future that lets others run once.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return std::task::Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+#[test]
+fn a_paused_task_waits_at_the_step_boundary_and_goes_on_when_resumed() {
+    let control = StopSignal::new();
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let llm = ScriptedLlm::new(login_policy);
+    let requests = llm.requests.clone();
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let ports = Ports { browser: FakeSite::at(LOGIN_URL), transport: llm, events: sink, clock: || 0.0 };
+    let agent =
+        Agent::new("t".into(), "Log in as alice with password hunter2".into(), settings(10), ports, control.clone());
+    control.pause();
+    let asked_while_paused = Rc::new(RefCell::new(None));
+    let resumer = {
+        let events = events.clone();
+        let control = control.clone();
+        let requests = requests.clone();
+        let asked_while_paused = asked_while_paused.clone();
+        async move {
+            while !events.borrow().iter().any(|e| matches!(e, AgentEvent::TaskPaused { step: 1, .. })) {
+                yield_now().await;
+            }
+            for _ in 0..20 {
+                yield_now().await;
+            }
+            *asked_while_paused.borrow_mut() = Some(requests.borrow().len());
+            control.resume();
+        }
+    };
+    let (history, ()) = block_on(async { futures::join!(agent.run(), resumer) });
+    assert_eq!(*asked_while_paused.borrow(), Some(0), "nothing was asked while paused");
+    assert!(matches!(history.end, TaskEnd::Done { success: true, .. }));
+    assert!(events.borrow().iter().any(|e| matches!(e, AgentEvent::TaskResumed { step: 1, .. })));
+}
+
+#[test]
+fn stop_while_paused_ends_the_task() {
+    let control = StopSignal::new();
+    control.pause();
+    let stopper = control.clone();
+    let llm = ScriptedLlm::new(login_policy);
+    let ports = Ports { browser: FakeSite::at(LOGIN_URL), transport: llm, events: |_: AgentEvent| {}, clock: || 0.0 };
+    let agent = Agent::new("t".into(), "x".into(), settings(10), ports, control);
+    let (history, ()) = block_on(async {
+        futures::join!(agent.run(), async {
+            yield_now().await;
+            stopper.stop();
+        })
+    });
+    assert_eq!(history.end, TaskEnd::Stopped);
+}
+
+#[test]
+fn later_actions_naming_elements_are_skipped_when_new_elements_appeared() {
+    let mut site = FakeSite::at(LOGIN_URL);
+    site.input_adds_elements = true;
+    let llm = ScriptedLlm::new(|state, body| {
+        if state.contains("were not run because new elements appeared") {
+            return output("Stop here", json!([{"done": {"text": "saw the change", "success": false}}]));
+        }
+        login_policy(state, body)
+    });
+    let run = run_task(site.clone(), llm, 5, StopSignal::new());
+    let first = &run.history.steps[0];
+    assert_eq!(first.actions.len(), 1, "only the first input ran: {:?}", first.actions);
+    assert!(first.actions[0]
+        .result
+        .message
+        .contains("2 later action(s) of this step were not run because new elements appeared on the page"));
+    assert!(site.state.borrow().clicks.is_empty());
+}
+
+#[test]
+fn repeating_the_same_action_on_an_unchanged_page_brings_a_nudge() {
+    let llm = ScriptedLlm::new(|state, _| {
+        if state.contains("same actions") {
+            return output("Change approach", json!([{"done": {"text": "stuck", "success": false}}]));
+        }
+        output("Press submit again", json!([{"click": {"index": index_of(state, ">Submit").unwrap()}}]))
+    });
+    let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
+    assert_eq!(run.history.steps.len(), 4, "three identical steps, then the nudged one");
+    assert!(state_text(&run.requests[3]).contains(r#"Note: You have sent the same actions (click {"index":58"#));
+}
+
+#[test]
+fn the_plan_is_carried_to_the_next_step_and_the_budget_warning_comes_near_the_end() {
+    let llm = ScriptedLlm::new(|_, _| {
+        Reply::Output(json!({
+            "thinking": "Two parts.",
+            "evaluation_previous_goal": "ok",
+            "memory": "",
+            "next_goal": "Wait",
+            "plan": ["Open the cart", "Check out"],
+            "action": [{"wait": {"seconds": 0}}],
+        }))
+    });
+    let run = run_task(FakeSite::at(HOME_URL), llm, 5, StopSignal::new());
+    let second = state_text(&run.requests[1]);
+    assert!(second.contains("<plan>\n1. Open the cart\n2. Check out\n</plan>"), "{second}");
+    assert!(!second.contains("steps left") && !second.contains("step(s) left"), "{second}");
+    let third = state_text(&run.requests[2]);
+    assert!(third.contains("Only 2 step(s) left after this one"), "{third}");
+    assert_eq!(run.history.steps[0].output.as_ref().unwrap().thinking.as_deref(), Some("Two parts."));
+    assert!(run.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["thinking"].is_object());
+}

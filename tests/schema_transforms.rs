@@ -33,7 +33,7 @@ fn agent_schema() -> Value {
         tabwright::settings::ActionOptions { evaluate_domains: vec!["example.com".into()], ..Default::default() };
     let union = tabwright::actions::ActionUnion::for_page(&tabwright::actions::registered(), &page, &options, false);
     assert_eq!(union.names().len(), 21, "every action but the structured done: {:?}", union.names());
-    tabwright::agent::AgentOutput::schema(&union)
+    tabwright::agent::AgentOutput::schema(&union, true, 5)
 }
 
 type Transform = fn(&Value) -> Value;
@@ -46,7 +46,8 @@ const PROVIDERS: [(&str, Transform); 5] = [
     ("ollama", ollama_format),
 ];
 
-const REASONING_THEN_ACTION: [&str; 4] = ["evaluation_previous_goal", "memory", "next_goal", "action"];
+const REASONING_THEN_ACTION: [&str; 6] =
+    ["thinking", "evaluation_previous_goal", "memory", "next_goal", "plan", "action"];
 
 fn check_golden(provider: &str, transform: Transform) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/schemas/{provider}.json"));

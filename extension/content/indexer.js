@@ -312,6 +312,27 @@
     return ctx;
   }
 
+  // Elements added since the last snapshot: a later action of the same step that names an
+  // element by index may then mean something else (a suggestion list opened over the form).
+  let additions = null;
+  let added = false;
+  function watchAdditions() {
+    added = false;
+    additions ??= new MutationObserver((records) => {
+      if (added) return;
+      added = records.some((r) => [...r.addedNodes].some((n) => n.nodeType === Node.ELEMENT_NODE && n !== tw.highlightHost));
+    });
+    additions.disconnect();
+    additions.observe(document, { childList: true, subtree: true });
+  }
+  /** Whether elements were added to the document since the last snapshot. */
+  tw.elementsAdded = () => {
+    if (additions?.takeRecords().some((r) => [...r.addedNodes].some((n) => n.nodeType === Node.ELEMENT_NODE && n !== tw.highlightHost))) {
+      added = true;
+    }
+    return { ok: true, result: { added } };
+  };
+
   tw.snapshot = async function snapshot({ viewportExpansion = 500, screen = null } = {}) {
     tw.clearHighlights?.();
     tw.setScreen(screen);
@@ -332,6 +353,7 @@
     for (const node of ctx.nodes) if (node.text === '') delete node.text;
     const ids = await tw.frameIdsFor(ctx.frames.map(([, el]) => el));
     ctx.frames.forEach(([node], i) => { node.frame = ids[i]; });
+    watchAdditions();
     const url = location.href;
     return {
       version: SNAPSHOT_VERSION,

@@ -51,6 +51,7 @@
       case 'scroll': return tw.scroll(message.down !== false, message.pages ?? 1, message.index ?? null);
       case 'find_text': return tw.findText(String(message.text ?? ''));
       case 'search_page': return tw.searchPage(message.pattern, message.regex === true, message.max_matches, message.context);
+      case 'elements_added': return tw.elementsAdded();
       case 'late_click_effect': return tw.lateClickEffect(message.index);
       case 'history_go': history.go(message.delta === 1 ? 1 : -1); return { ok: true };
       case 'markdown': return tw.markdown ? tw.markdown() : { ok: false, code: 'unsuitable', message: 'the markdown converter is not loaded' };

@@ -10,6 +10,9 @@ const log = $('log');
 const taskBox = $('task');
 const runButton = $('run');
 const stopButton = $('stop');
+const pauseButton = $('pause');
+// Whether the running task is paused (or asked to pause); the pause button then resumes.
+let paused = false;
 const statusPill = $('status');
 const notice = $('notice');
 
@@ -41,6 +44,8 @@ function setRunning(value, label) {
   runButton.hidden = value;
   stopButton.hidden = !value;
   stopButton.disabled = false;
+  pauseButton.hidden = !value;
+  if (!value) showPaused(false);
   statusPill.dataset.state = value ? 'running' : 'idle';
   statusPill.textContent = label ?? (value ? 'Running' : 'Idle');
 }
@@ -168,6 +173,14 @@ function render(event) {
       card.querySelector('.step-time').textContent = `${((t.observe_ms + t.llm_ms + t.act_ms) / 1000).toFixed(1)} s`;
       break;
     }
+    case 'task_paused':
+      showPaused(true);
+      setRunning(true, 'Paused');
+      break;
+    case 'task_resumed':
+      showPaused(false);
+      setRunning(true, `Step ${event.step} of ${maxSteps}`);
+      break;
     case 'question_asked':
       renderQuestion(stepCard(event.step), event.question);
       setRunning(true, 'Waiting for your answer');
@@ -241,6 +254,25 @@ async function startTask() {
   }
 }
 
+function showPaused(value) {
+  paused = value;
+  pauseButton.textContent = value ? 'Resume' : 'Pause';
+  pauseButton.disabled = false;
+}
+
+/** Pause takes effect at the next step or action (nothing is cut in half); resume at once. */
+async function pauseOrResume() {
+  pauseButton.disabled = true;
+  const reply = await ask({ type: paused ? 'resume_task' : 'pause_task' });
+  if (reply.type === 'refused') {
+    showNotice(reply.message);
+    pauseButton.disabled = false;
+    return;
+  }
+  showPaused(!paused);
+  if (paused) statusPill.textContent = 'Pausing…';
+}
+
 async function stopTask() {
   stopButton.disabled = true;
   const reply = await ask({ type: 'stop_task' });
@@ -261,6 +293,7 @@ taskBox.addEventListener('keydown', (e) => {
   }
 });
 stopButton.addEventListener('click', stopTask);
+pauseButton.addEventListener('click', pauseOrResume);
 
 // Keeping in step with the worker. Every event comes with its task id and its position (seq) in
 // that task's log; `get_status` returns the log from the first event the panel lacks. The panel renders each event once, in

@@ -295,6 +295,12 @@ macro_rules! registry {
                 match self { $(Action::$def(p) => $def::describe(p, page)),+ }
             }
 
+            /// The element index the action targets, if it targets one.
+            pub fn element_index(&self) -> Option<u32> {
+                let params = match self { $(Action::$def(p) => serde_json::to_value(p).ok()),+ }?;
+                params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok())
+            }
+
             pub async fn execute<B: Browser, T: LlmTransport>(
                 self,
                 ctx: &mut ActionContext<'_, B, T>,

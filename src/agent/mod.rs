@@ -6,6 +6,7 @@
 //! [`Clock`] for timings — so the loop runs unchanged in native tests and in the service worker.
 
 mod history;
+mod loop_guard;
 mod output;
 mod stop;
 
@@ -70,6 +71,9 @@ pub struct Agent<B, T, E, C> {
     usage: Usage,
     /// A screenshot taken by the last step, for the next request.
     screenshot: Option<Screenshot>,
+    /// Whether the answer has a `thinking` field.
+    thinking: bool,
+    loop_guard: loop_guard::LoopGuard,
 }
 
 /// How one step ended, besides its record.
@@ -94,7 +98,16 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             history: Vec::new(),
             usage: Usage::default(),
             screenshot: None,
+            thinking: true,
+            loop_guard: loop_guard::LoopGuard::default(),
         }
+    }
+
+    /// Whether the model writes free reasoning (`thinking`) before its answer: better
+    /// decisions, more output tokens.
+    pub fn with_thinking(mut self, thinking: bool) -> Self {
+        self.thinking = thinking;
+        self
     }
 
     /// Asks for the task's result in the shape of this JSON Schema: `done` then takes
@@ -132,7 +145,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     async fn run_steps(&mut self) -> TaskEnd {
         let mut failures = 0;
         for n in 1..=self.limits.max_steps {
-            if self.stop.is_stopped() {
+            if !self.pause_point(n).await {
                 return TaskEnd::Stopped;
             }
             self.events.emit(AgentEvent::StepStarted { v: V, step: n, max_steps: self.limits.max_steps });
@@ -151,6 +164,22 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         }
         TaskEnd::StepLimit { max_steps: self.limits.max_steps }
+    }
+
+    /// Waits here while the task is paused, telling the panel; false if it was stopped.
+    async fn pause_point(&mut self, step: u32) -> bool {
+        if self.stop.is_stopped() {
+            return false;
+        }
+        if !self.stop.is_paused() {
+            return true;
+        }
+        self.events.emit(AgentEvent::TaskPaused { v: V, step });
+        let went_on = self.stop.wait_while_paused().await;
+        if went_on {
+            self.events.emit(AgentEvent::TaskResumed { v: V, step });
+        }
+        went_on
     }
 
     /// One step, top to bottom. Returns the step's record (none if it was stopped before it
@@ -182,6 +211,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let union = ActionUnion::for_page(&self.registry, &page, &self.options, n >= self.limits.max_steps);
 
         // Prompt.
+        let plan = self.history.iter().rev().find_map(|r| r.output.as_ref()).and_then(|o| o.plan.as_deref());
+        let nudge = self.loop_guard.nudge();
         let request = ChatRequest {
             system: SYSTEM_PROMPT.to_string(),
             user: state_message(&StateInput {
@@ -191,9 +222,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 step: n,
                 max_steps: self.limits.max_steps,
                 allowed_actions: &union.names(),
+                plan,
+                nudge: nudge.as_deref(),
             }),
             schema_name: "agent_output".to_string(),
-            schema: AgentOutput::schema(&union),
+            schema: AgentOutput::schema(&union, self.thinking, self.limits.max_actions_per_step as usize),
             image: self.screenshot.take().map(|s| s.png_base64),
         };
 
@@ -250,6 +283,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             actions: planned.clone(),
         });
 
+        // Remember what was done where, for the loop detector.
+        let done_here: Vec<String> = planned.iter().map(|a| format!("{} {}", a.name, a.params)).collect();
+        self.loop_guard.record(&crate::dom::page_text(&page.snapshot, usize::MAX), &done_here.join("; "));
+
         // Act.
         let acting = self.clock.now_ms();
         let end = self.act(output.actions.into_iter().zip(planned), &page, &mut record).await;
@@ -268,7 +305,26 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record: &mut StepRecord,
     ) -> StepEnd {
         let total = actions.len();
+        let mut stopped_early: Option<&str> = None;
         for (i, (action, PlannedAction { name, description, params })) in actions.enumerate() {
+            let remaining = total - i;
+            if i > 0 {
+                if !self.pause_point(record.step).await {
+                    return StepEnd::End(TaskEnd::Stopped);
+                }
+                // An index chosen on the page as it was may now point at something else.
+                if action.element_index().is_some() && self.browser.new_elements_appeared().await {
+                    stopped_early = Some("new elements appeared on the page");
+                }
+            }
+            if let Some(why) = stopped_early {
+                if let Some(last) = record.actions.last_mut() {
+                    last.result
+                        .message
+                        .push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
+                }
+                break;
+            }
             let terminates = action.spec().terminates_sequence;
             let mut ctx = ActionContext {
                 browser: &mut self.browser,

@@ -8,9 +8,15 @@ use serde_json::Value;
 /// The reasoning part of an answer, kept in history and shown in the side panel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelThoughts {
+    /// Free reasoning, when the settings ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
     pub evaluation_previous_goal: String,
     pub memory: String,
     pub next_goal: String,
+    /// The parts of the task still ahead, when the model keeps a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<String>>,
 }
 
 /// The whole answer as the schema describes it. Field order matters: models write keys in
@@ -18,12 +24,19 @@ pub struct ModelThoughts {
 /// Unknown top-level keys (some providers add their own) are ignored.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 struct AgentOutputShape {
+    /// Think the situation through before answering: what the page shows, what went wrong,
+    /// what could work.
+    #[serde(default)]
+    thinking: Option<String>,
     /// Did the previous step achieve its goal? Judged from the current page, not hope.
     evaluation_previous_goal: String,
     /// What to remember to finish the task: progress, values found, what is left.
     memory: String,
     /// What this step's actions should achieve, in one sentence.
     next_goal: String,
+    /// For a task of several parts: the parts still ahead, in order (null when not needed).
+    #[serde(default)]
+    plan: Option<Vec<String>>,
     /// The actions to run in order (at least one).
     action: Vec<Value>,
 }
@@ -46,10 +59,19 @@ pub enum OutputError {
 impl AgentOutput {
     /// The JSON Schema of an answer on this page: the reasoning fields, then `action`, a list
     /// of the page's action union.
-    pub fn schema(union: &ActionUnion) -> Value {
+    pub fn schema(union: &ActionUnion, thinking: bool, max_actions: usize) -> Value {
         let mut schema = crate::actions::schema_of::<AgentOutputShape>();
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("additionalProperties".into(), Value::Bool(false));
+        }
+        if !thinking {
+            if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+                props.remove("thinking");
+            }
+        }
+        if let Some(action) = schema.pointer_mut("/properties/action").and_then(Value::as_object_mut) {
+            action.insert("minItems".into(), 1.into());
+            action.insert("maxItems".into(), max_actions.max(1).into());
         }
         if let Some(items) = schema.pointer_mut("/properties/action/items") {
             *items = union.schema();
@@ -66,9 +88,14 @@ impl AgentOutput {
         items.truncate(max_actions);
         let actions = union.validate(&items)?;
         let thoughts = ModelThoughts {
+            thinking: shape.thinking.filter(|t| !t.trim().is_empty()),
             evaluation_previous_goal: shape.evaluation_previous_goal,
             memory: shape.memory,
             next_goal: shape.next_goal,
+            plan: shape
+                .plan
+                .map(|p| p.into_iter().filter(|i| !i.trim().is_empty()).collect::<Vec<_>>())
+                .filter(|p| !p.is_empty()),
         };
         Ok(AgentOutput { thoughts, actions })
     }
@@ -100,9 +127,12 @@ mod tests {
 
     #[test]
     fn schema_puts_reasoning_before_actions_and_embeds_the_union() {
-        let schema = AgentOutput::schema(&union());
+        let schema = AgentOutput::schema(&union(), true, 5);
         let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["evaluation_previous_goal", "memory", "next_goal", "action"]);
+        assert_eq!(keys, ["thinking", "evaluation_previous_goal", "memory", "next_goal", "plan", "action"]);
+        assert_eq!(schema["properties"]["action"]["maxItems"], 5);
+        let without = AgentOutput::schema(&union(), false, 5);
+        assert!(without["properties"].get("thinking").is_none(), "thinking is optional by setting");
         assert_eq!(schema["properties"]["action"]["type"], "array");
         assert_eq!(schema["properties"]["action"]["items"]["anyOf"].as_array().unwrap().len(), union().names().len());
         assert_eq!(schema["additionalProperties"], false);

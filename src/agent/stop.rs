@@ -1,4 +1,6 @@
-//! Stopping a running task from outside, promptly, even while it waits on the LLM or the page.
+//! Stopping and pausing a running task from outside. Stop is prompt, even while the task waits
+//! on the LLM or the page; pause takes effect at the next step or action boundary, so nothing
+//! is cut in half, and lasts until resume or stop.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -6,13 +8,14 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
-/// A flag the side panel sets to stop a task; clones share it.
+/// The flags the side panel sets to stop or pause a task; clones share them.
 #[derive(Clone, Default)]
 pub struct StopSignal(Rc<StopInner>);
 
 #[derive(Default)]
 struct StopInner {
     stopped: Cell<bool>,
+    paused: Cell<bool>,
     waiters: RefCell<Vec<Waker>>,
 }
 
@@ -23,13 +26,48 @@ impl StopSignal {
 
     pub fn stop(&self) {
         self.0.stopped.set(true);
+        self.wake_all();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.stopped.get()
+    }
+
+    pub fn pause(&self) {
+        self.0.paused.set(true);
+    }
+
+    pub fn resume(&self) {
+        self.0.paused.set(false);
+        self.wake_all();
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.0.paused.get()
+    }
+
+    fn wake_all(&self) {
         for waker in self.0.waiters.borrow_mut().drain(..) {
             waker.wake();
         }
     }
 
-    pub fn is_stopped(&self) -> bool {
-        self.0.stopped.get()
+    /// Waits while the task is paused; returns false if it was stopped meanwhile.
+    pub async fn wait_while_paused(&self) -> bool {
+        std::future::poll_fn(|cx| {
+            if self.is_stopped() {
+                return Poll::Ready(false);
+            }
+            if !self.is_paused() {
+                return Poll::Ready(true);
+            }
+            let mut waiters = self.0.waiters.borrow_mut();
+            if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                waiters.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
     }
 
     /// Runs `work` until it finishes (`Some`) or the task is stopped (`None`, and `work` is
@@ -77,6 +115,22 @@ mod tests {
             r
         });
         assert_eq!(result, None);
+    }
+
+    #[test]
+    fn a_paused_task_waits_until_resumed_or_stopped() {
+        let control = StopSignal::new();
+        control.pause();
+        let resumer = control.clone();
+        let resumed = block_on(async {
+            let (went_on, ()) = futures::join!(control.wait_while_paused(), async { resumer.resume() });
+            went_on
+        });
+        assert!(resumed);
+        control.pause();
+        let stopper = control.clone();
+        let (went_on, ()) = block_on(async { futures::join!(control.wait_while_paused(), async { stopper.stop() }) });
+        assert!(!went_on, "stopped while paused");
     }
 
     #[test]

@@ -796,6 +796,11 @@ impl Browser for ChromeBrowser {
         TimeoutFuture::new(ms).await;
     }
 
+    async fn new_elements_appeared(&mut self) -> bool {
+        let reply = self.ask_page(&ContentRequest::ElementsAdded { v: PROTOCOL_VERSION }).await;
+        reply.is_ok_and(|result| result["added"].as_bool() == Some(true))
+    }
+
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
         ANSWER.set(Some(None));
         // Cleared however the wait ends (answered, or the task stopped while waiting).

@@ -49,6 +49,20 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, .. }) => {
             start_task(task, tab_id, start_url, output_schema, broadcast).await
         }
+        Ok(PanelRequest::PauseTask { .. }) => CURRENT.with_borrow(|slot| match slot {
+            Some(slot) if slot.running.get() => {
+                slot.stop.pause();
+                PanelReply::Accepted { v: V }
+            }
+            _ => refused("No task is running."),
+        }),
+        Ok(PanelRequest::ResumeTask { .. }) => CURRENT.with_borrow(|slot| match slot {
+            Some(slot) if slot.running.get() && slot.stop.is_paused() => {
+                slot.stop.resume();
+                PanelReply::Accepted { v: V }
+            }
+            _ => refused("No task is paused."),
+        }),
         Ok(PanelRequest::AnswerQuestion { answer, .. }) => {
             if answer.trim().is_empty() {
                 refused("Type an answer first.")

@@ -31,6 +31,15 @@ pub struct StateInput<'a> {
     pub step: u32,
     pub max_steps: u32,
     pub allowed_actions: &'a [&'static str],
+    /// The plan the model gave last, if any.
+    pub plan: Option<&'a [String]>,
+    /// A word from the loop detector, if the last steps look like a loop.
+    pub nudge: Option<&'a str>,
+}
+
+/// From this many steps before the end, the model is told its budget is running out.
+fn budget_warning_from(max_steps: u32) -> u32 {
+    (max_steps / 10).max(3)
 }
 
 pub fn state_message(input: &StateInput<'_>) -> String {
@@ -79,6 +88,14 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     }
     out.push_str("</last_step_results>\n\n");
 
+    if let Some(plan) = input.plan.filter(|p| !p.is_empty()) {
+        out.push_str("<plan>\n");
+        for (i, item) in plan.iter().enumerate() {
+            let _ = writeln!(out, "{}. {}", i + 1, item.trim());
+        }
+        out.push_str("</plan>\n\n");
+    }
+
     let snapshot = &input.page.snapshot;
     let _ = writeln!(
         out,
@@ -105,8 +122,17 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     let _ = writeln!(out, "Interactive elements:\n{}</browser_state>\n", page_text(snapshot, MAX_PAGE_CHARS));
 
     let _ = write!(out, "<step_info>\nStep {} of {}.", input.step, input.max_steps);
+    let left = input.max_steps.saturating_sub(input.step);
     if input.step >= input.max_steps {
         out.push_str(" This is the last step: use `done` now with everything you have found.");
+    } else if left < budget_warning_from(input.max_steps) {
+        let _ = write!(
+            out,
+            " Only {left} step(s) left after this one: finish what matters most, and make sure to call `done` with what you have before the steps run out."
+        );
+    }
+    if let Some(nudge) = input.nudge {
+        let _ = write!(out, "\nNote: {nudge}");
     }
     let _ = write!(out, "\nAvailable actions: {}.\n</step_info>\n", input.allowed_actions.join(", "));
     out

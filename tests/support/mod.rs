@@ -56,6 +56,8 @@ pub struct FakeSite {
     pub hang_after: Option<u32>,
     /// Clicks never finish (a page whose script blocks).
     pub hang_on_click: bool,
+    /// Typing makes new elements appear (a suggestion list).
+    pub input_adds_elements: bool,
 }
 
 pub const LOGIN_URL: &str = "https://app.example.com/login";
@@ -69,6 +71,7 @@ impl FakeSite {
             state: Rc::new(RefCell::new(SiteState { url: url.into(), ..Default::default() })),
             hang_after: None,
             hang_on_click: false,
+            input_adds_elements: false,
         }
     }
 
@@ -169,6 +172,10 @@ impl Browser for FakeSite {
         }
         field.push_str(text);
         Ok(ActionEffect::default())
+    }
+
+    async fn new_elements_appeared(&mut self) -> bool {
+        self.input_adds_elements && !self.state.borrow().fields.is_empty()
     }
 
     async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
