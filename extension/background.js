@@ -6,7 +6,7 @@
 //   `init` starts at top level without top-level await (which would fail registration);
 // - every listener is registered synchronously at top level, and each handler awaits `ready`;
 // - message handlers return true to answer asynchronously.
-import init, { handle_panel_message } from './pkg/tabwright.js';
+import init, { handle_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
@@ -101,6 +101,14 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId !== undefined) debuggerDetached.set(source.tabId, reason);
 });
+
+// A task that was running when Chrome stopped this worker continues (or ends saying why) as
+// soon as the worker is back, whatever woke it; the alarm a running task sets wakes it.
+function resumeTask() {
+  ready.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
+}
+resumeTask();
+chrome.alarms.onAlarm.addListener(resumeTask);
 
 chrome.runtime.onInstalled.addListener(() => {
   chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});

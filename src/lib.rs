@@ -21,6 +21,7 @@ pub mod dom;
 pub mod llm;
 pub mod prompt;
 pub mod protocol;
+pub mod safety;
 pub mod settings;
 
 #[cfg(target_arch = "wasm32")]

@@ -126,6 +126,14 @@ pub enum AgentEvent {
         thoughts: ModelThoughts,
         actions: Vec<PlannedAction>,
     },
+    /// The service worker was stopped while the task ran; it continues at `step` with the
+    /// `steps_kept` steps it had completed (the step in flight is done again).
+    TaskRestored {
+        v: u32,
+        step: u32,
+        steps_kept: u32,
+        reason: String,
+    },
     /// The task is paused before `step` (or before its next action); nothing runs until resumed.
     TaskPaused {
         v: u32,

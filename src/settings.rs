@@ -4,7 +4,9 @@
 //! headless runner. Anything missing or wrong becomes a [`SettingsError`] that says which
 //! setting to change and where, because the side panel shows it to the user as is.
 
+use crate::llm::pricing::ModelPrice;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Settings as stored: every field optional, so a partial or old store still parses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -28,19 +30,35 @@ pub struct StoredSettings {
     pub include_actions: Vec<String>,
     /// Actions never offered.
     pub exclude_actions: Vec<String>,
+    /// Values the LLM may use by name (`<secret>name</secret>`), each for some sites or all.
+    pub secrets: Vec<crate::safety::StoredSecret>,
+    /// URL firewall: when not empty, only these host globs may be opened.
+    pub allowed_domains: Vec<String>,
+    /// URL firewall: host globs never opened (wins over `allowed_domains`).
+    pub blocked_domains: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StoredLlm {
-    /// The wire format: `openai` (chat completions, also spoken by OpenAI-compatible servers).
-    /// Empty means `openai`.
+    /// The wire format, one of [`SUPPORTED_PROVIDERS`]. Empty means `openai`.
     pub provider: String,
     pub base_url: String,
     pub model: String,
     pub api_key: String,
     /// The model `extract` uses to read pages; empty = the agent's model.
     pub extraction_model: String,
+    /// Headers sent with every request, `{"name": "value"}` (a gateway's own key, OpenRouter's
+    /// `HTTP-Referer`, …). A header the provider's format also sets is replaced.
+    pub extra_headers: BTreeMap<String, String>,
+    /// Azure OpenAI's `api-version` (required there, e.g. `2024-10-21`); other providers ignore it.
+    pub api_version: String,
+    /// Tried once when the model fails in a way another model may not (see `LlmClient`); empty = none.
+    pub fallback_model: String,
+    /// Seconds one LLM request may take before it is abandoned (10 to 600, default 60).
+    pub timeout_s: Option<u32>,
+    /// Prices that replace or extend the built-in table, in USD per million tokens.
+    pub prices: Vec<ModelPrice>,
 }
 
 /// Checked settings, ready for the agent.
@@ -50,6 +68,8 @@ pub struct Settings {
     pub limits: Limits,
     pub page: PageOptions,
     pub actions: ActionOptions,
+    /// Secrets and the URL firewall.
+    pub safety: crate::safety::Safety,
 }
 
 /// Which actions are offered, and how some of them behave.
@@ -108,13 +128,94 @@ impl Default for PageOptions {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmSettings {
-    /// e.g. `https://api.openai.com/v1`; the chat-completions path is appended.
+    pub provider: Provider,
+    /// e.g. `https://api.openai.com/v1`; the provider's path is appended.
     pub base_url: String,
+    /// The model name (for Azure OpenAI: the deployment name).
     pub model: String,
     /// Empty for local servers that need no key.
     pub api_key: String,
     /// The model `extract` reads pages with (a cheaper one, typically); `None` = `model`.
     pub extraction_model: Option<String>,
+    /// Sent with every request; a header of the same name (any case) set by the provider's
+    /// format is replaced.
+    pub extra_headers: Vec<(String, String)>,
+    /// Azure OpenAI's `api-version` query parameter; other providers ignore it.
+    pub api_version: Option<String>,
+    /// Tried once when the model fails in a way another model may not; never equal to `model`.
+    pub fallback_model: Option<String>,
+    /// Seconds one request may take before the transport abandons it.
+    pub timeout_s: u32,
+    /// User prices, consulted before the built-in table ([`crate::llm::pricing`]).
+    pub prices: Vec<ModelPrice>,
+}
+
+impl Default for LlmSettings {
+    /// Not a usable configuration (no base URL or model): a base for tests and struct updates.
+    fn default() -> Self {
+        LlmSettings {
+            provider: Provider::default(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            extraction_model: None,
+            extra_headers: Vec::new(),
+            api_version: None,
+            fallback_model: None,
+            timeout_s: DEFAULT_LLM_TIMEOUT_S,
+            prices: Vec::new(),
+        }
+    }
+}
+
+/// Seconds an LLM request may take when the settings name no timeout.
+pub const DEFAULT_LLM_TIMEOUT_S: u32 = 60;
+
+/// The wire format an LLM is spoken to in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Provider {
+    /// OpenAI's chat completions.
+    #[default]
+    OpenAi,
+    /// The same format on another server: OpenRouter, Groq, DeepSeek, LM Studio, vLLM, …
+    OpenAiCompatible,
+    /// Chat completions on an Azure deployment: another URL, an `api-key` header.
+    AzureOpenAi,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Google's Gemini API (`generateContent`).
+    Gemini,
+    /// A local Ollama server's `/api/chat`.
+    Ollama,
+}
+
+impl Provider {
+    /// Reads a stored provider name; case, spaces and `-`/`_` do not matter.
+    pub fn parse(name: &str) -> Option<Self> {
+        let name: String =
+            name.trim().chars().map(|c| if c == '-' || c == ' ' { '_' } else { c.to_ascii_lowercase() }).collect();
+        match name.as_str() {
+            "openai" => Some(Provider::OpenAi),
+            "openai_compatible" => Some(Provider::OpenAiCompatible),
+            "azure_openai" | "azure" => Some(Provider::AzureOpenAi),
+            "anthropic" => Some(Provider::Anthropic),
+            "gemini" | "google" => Some(Provider::Gemini),
+            "ollama" => Some(Provider::Ollama),
+            _ => None,
+        }
+    }
+
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::OpenAiCompatible => "openai_compatible",
+            Provider::AzureOpenAi => "azure_openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+            Provider::Ollama => "ollama",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,9 +243,7 @@ pub enum SettingsError {
     BadExpansion(i32),
     #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
     NoLlm { missing: &'static str },
-    #[error(
-        "The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1"
-    )]
+    #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
     BadBaseUrl(String),
     #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's options.")]
     OutOfRange { name: &'static str, value: u32, min: u32, max: u32 },
@@ -154,12 +253,22 @@ pub enum SettingsError {
     UnknownSearchEngine(String),
     #[error("The action \"{name}\" in the {list} list is not an action Tabwright has. Known actions: {known}. Fix the list in Tabwright's options.")]
     UnknownAction { name: String, list: &'static str, known: String },
+    /// A secret or a URL firewall list that cannot be used.
+    #[error(transparent)]
+    Safety(#[from] crate::safety::SafetyError),
     #[error("The domain pattern \"{0}\" is not valid: use a host name such as example.com or *.example.com. Fix it in Tabwright's options.")]
     BadDomain(String),
+    #[error("Azure OpenAI needs an API version. Set it in Tabwright's options, e.g. 2024-10-21.")]
+    NoApiVersion,
+    #[error("The extra LLM header \"{0}\" is not valid: a name is letters, digits and - (such as HTTP-Referer), and a value is one line. Fix it in Tabwright's options.")]
+    BadHeader(String),
+    #[error("The price for \"{0}\" is not valid: give a model name prefix and prices of 0 or more USD per million tokens. Fix it in Tabwright's options.")]
+    BadPrice(String),
 }
 
-/// The provider wire formats this build speaks.
-pub const SUPPORTED_PROVIDERS: &[&str] = &["openai"];
+/// The provider wire formats this build speaks, by their stored names.
+pub const SUPPORTED_PROVIDERS: &[&str] =
+    &["openai", "openai_compatible", "azure_openai", "anthropic", "gemini", "ollama"];
 
 impl StoredSettings {
     pub fn from_json(value: serde_json::Value) -> Result<Self, SettingsError> {
@@ -171,10 +280,10 @@ impl StoredSettings {
     }
 
     pub fn validate(&self) -> Result<Settings, SettingsError> {
-        let provider = self.llm.provider.trim().to_ascii_lowercase();
-        if !provider.is_empty() && !SUPPORTED_PROVIDERS.contains(&provider.as_str()) {
-            return Err(SettingsError::UnknownProvider(self.llm.provider.clone()));
-        }
+        let provider = match self.llm.provider.trim() {
+            "" => Provider::default(),
+            name => Provider::parse(name).ok_or_else(|| SettingsError::UnknownProvider(self.llm.provider.clone()))?,
+        };
         let base_url = self.llm.base_url.trim().trim_end_matches('/').to_string();
         let model = self.llm.model.trim().to_string();
         if base_url.is_empty() {
@@ -194,12 +303,23 @@ impl StoredSettings {
             Some(value) if (min..=max).contains(&value) => Ok(value),
             Some(value) => Err(SettingsError::OutOfRange { name, value, min, max }),
         };
+        let optional = |text: &str| Some(text.trim().to_string()).filter(|t| !t.is_empty());
+        let api_version = optional(&self.llm.api_version);
+        if provider == Provider::AzureOpenAi && api_version.is_none() {
+            return Err(SettingsError::NoApiVersion);
+        }
         Ok(Settings {
             llm: LlmSettings {
+                provider,
+                api_key: self.llm.api_key.trim().to_string(),
+                extraction_model: optional(&self.llm.extraction_model),
+                extra_headers: self.llm.checked_headers()?,
+                api_version,
+                fallback_model: optional(&self.llm.fallback_model).filter(|m| *m != model),
+                timeout_s: ranged("LLM timeout", self.llm.timeout_s, DEFAULT_LLM_TIMEOUT_S, 10, 600)?,
+                prices: self.llm.checked_prices()?,
                 base_url,
                 model,
-                api_key: self.llm.api_key.trim().to_string(),
-                extraction_model: Some(self.llm.extraction_model.trim().to_string()).filter(|m| !m.is_empty()),
             },
             limits: Limits {
                 max_steps: ranged("max steps", self.max_steps, d.max_steps, 1, 1000)?,
@@ -222,6 +342,7 @@ impl StoredSettings {
                 highlights: self.highlights.unwrap_or(true),
             },
             actions: self.action_options()?,
+            safety: crate::safety::Safety::from_settings(&self.secrets, &self.allowed_domains, &self.blocked_domains)?,
         })
     }
 
@@ -255,6 +376,40 @@ impl StoredSettings {
             include: names("include", &self.include_actions)?,
             exclude: names("exclude", &self.exclude_actions)?,
         })
+    }
+}
+
+impl StoredLlm {
+    /// Extra headers with trimmed names and values; a name must be an HTTP token and a value
+    /// one line, or fetch would refuse the whole request.
+    fn checked_headers(&self) -> Result<Vec<(String, String)>, SettingsError> {
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        let mut headers = Vec::new();
+        for (name, value) in &self.extra_headers {
+            let (name, value) = (name.trim(), value.trim());
+            if name.is_empty() && value.is_empty() {
+                continue;
+            }
+            if name.is_empty() || !name.chars().all(token) || value.chars().any(|c| c.is_control() && c != '\t') {
+                return Err(SettingsError::BadHeader(name.to_string()));
+            }
+            headers.push((name.to_string(), value.to_string()));
+        }
+        Ok(headers)
+    }
+
+    fn checked_prices(&self) -> Result<Vec<ModelPrice>, SettingsError> {
+        let fine = |p: f64| p.is_finite() && p >= 0.0;
+        self.prices
+            .iter()
+            .map(|p| {
+                let model_prefix = p.model_prefix.trim().to_string();
+                if model_prefix.is_empty() || !fine(p.input_per_million) || !fine(p.output_per_million) {
+                    return Err(SettingsError::BadPrice(model_prefix));
+                }
+                Ok(ModelPrice { model_prefix, ..p.clone() })
+            })
+            .collect()
     }
 }
 

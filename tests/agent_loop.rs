@@ -617,3 +617,46 @@ fn the_plan_is_carried_to_the_next_step_and_the_budget_warning_comes_near_the_en
     assert_eq!(run.history.steps[0].output.as_ref().unwrap().thinking.as_deref(), Some("Two parts."));
     assert!(run.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["thinking"].is_object());
 }
+
+#[test]
+fn a_restored_task_goes_on_after_its_last_completed_step_with_its_history() {
+    // Step 1 was completed by the worker that was stopped: the form is already filled.
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().fields.extend([(41, "alice".to_string()), (17, "hunter2".to_string())]);
+    let earlier = tabwright::agent::StepRecord {
+        step: 1,
+        url: LOGIN_URL.into(),
+        output: Some(tabwright::agent::ModelThoughts {
+            thinking: None,
+            evaluation_previous_goal: "Start".into(),
+            memory: "".into(),
+            next_goal: "Fill in the form".into(),
+            plan: None,
+        }),
+        usage: tabwright::llm::Usage { input_tokens: 100, output_tokens: 10 },
+        ..Default::default()
+    };
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let llm = ScriptedLlm::new(|state, body| {
+        assert!(state.contains("Step 1: goal: Fill in the form"), "the history survives: {state}");
+        login_policy(state, body)
+    });
+    let requests = llm.requests.clone();
+    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
+    let history = block_on(
+        Agent::new("t".into(), "Log in as alice with password hunter2".into(), settings(10), ports, StopSignal::new())
+            .restored(vec![earlier], tabwright::llm::Usage { input_tokens: 100, output_tokens: 10 }, "stopped".into())
+            .run(),
+    );
+    assert!(matches!(history.end, TaskEnd::Done { success: true, .. }));
+    let steps: Vec<u32> = history.steps.iter().map(|r| r.step).collect();
+    assert_eq!(steps[0], 1);
+    assert_eq!(steps[1], 2, "the next step is numbered after the kept one");
+    assert!(matches!(events.borrow()[0], AgentEvent::TaskRestored { step: 2, steps_kept: 1, .. }));
+    assert!(history.usage.input_tokens > 100, "usage continues from what was spent");
+    assert!(requests.borrow().len() >= 1);
+}

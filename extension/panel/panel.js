@@ -173,6 +173,10 @@ function render(event) {
       card.querySelector('.step-time').textContent = `${((t.observe_ms + t.llm_ms + t.act_ms) / 1000).toFixed(1)} s`;
       break;
     }
+    case 'task_restored':
+      log.append(el('p', 'restored', `Chrome stopped Tabwright's background worker; the task goes on from step ${event.step}, with the ${event.steps_kept} step(s) it had completed.`));
+      setRunning(true, `Step ${event.step} of ${maxSteps}`);
+      break;
     case 'task_paused':
       showPaused(true);
       setRunning(true, 'Paused');
@@ -332,6 +336,9 @@ function resync() {
         sync.taskId = status.task_id;
         sync.next = 0;
       }
+      // A worker Chrome restarted keeps the task's log as last saved, which may end before
+      // what this panel already showed (a step that was under way): go on from its log.
+      if (status.from < sync.next) sync.next = status.from;
       status.events.forEach((event, i) => {
         if (status.from + i >= sync.next) render(event);
       });

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     pub step: u32,
+    /// The tab the step worked in (0 when the page could not be observed).
+    #[serde(default)]
+    pub tab_id: i32,
     /// The page the step started on.
     pub url: String,
     pub title: String,

@@ -73,6 +73,8 @@ pub struct Agent<B, T, E, C> {
     screenshot: Option<Screenshot>,
     /// Whether the answer has a `thinking` field.
     thinking: bool,
+    /// Set when the task continues after the service worker was stopped: why it stopped.
+    restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
 }
 
@@ -99,8 +101,18 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             usage: Usage::default(),
             screenshot: None,
             thinking: true,
+            restored: None,
             loop_guard: loop_guard::LoopGuard::default(),
         }
+    }
+
+    /// Continues a task whose service worker was stopped: the steps it completed and the
+    /// tokens it used are kept, and the next step is the one after the last completed one.
+    pub fn restored(mut self, history: Vec<StepRecord>, usage: Usage, why: String) -> Self {
+        self.history = history;
+        self.usage = usage;
+        self.restored = Some(why);
+        self
     }
 
     /// Whether the model writes free reasoning (`thinking`) before its answer: better
@@ -119,12 +131,20 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// Runs the task to its end and returns its whole history.
     pub async fn run(mut self) -> TaskHistory {
-        self.events.emit(AgentEvent::TaskStarted {
-            v: V,
-            task_id: self.task_id.clone(),
-            task: self.task.clone(),
-            max_steps: self.limits.max_steps,
-        });
+        match self.restored.take() {
+            None => self.events.emit(AgentEvent::TaskStarted {
+                v: V,
+                task_id: self.task_id.clone(),
+                task: self.task.clone(),
+                max_steps: self.limits.max_steps,
+            }),
+            Some(reason) => self.events.emit(AgentEvent::TaskRestored {
+                v: V,
+                step: self.next_step(),
+                steps_kept: self.history.len() as u32,
+                reason,
+            }),
+        }
         let end = self.run_steps().await;
         self.browser.finish().await;
         self.events.emit(AgentEvent::TaskFinished {
@@ -142,9 +162,14 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
     }
 
+    /// The number of the next step: one after the last completed step.
+    fn next_step(&self) -> u32 {
+        self.history.last().map_or(1, |r| r.step + 1)
+    }
+
     async fn run_steps(&mut self) -> TaskEnd {
         let mut failures = 0;
-        for n in 1..=self.limits.max_steps {
+        for n in self.next_step()..=self.limits.max_steps {
             if !self.pause_point(n).await {
                 return TaskEnd::Stopped;
             }
@@ -203,6 +228,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 PageState::unreadable(0, last_url, e.to_string())
             }
         };
+        record.tab_id = page.tab_id;
         record.url = page.url().to_string();
         record.title = page.snapshot.title.clone();
         record.timings.observe_ms = self.clock.now_ms() - started;

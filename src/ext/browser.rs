@@ -111,6 +111,16 @@ impl ChromeBrowser {
         }
     }
 
+    /// The task's tabs, when it continues after a worker restart (the current one among them).
+    pub fn with_tabs(mut self, tabs: Vec<i32>) -> Self {
+        for id in tabs {
+            if !self.tabs.contains(&id) {
+                self.tabs.push(id);
+            }
+        }
+        self
+    }
+
     async fn tab(&self) -> Result<Tab, BrowserError> {
         chrome::get_tab(self.tab_id).await.map_err(|_| BrowserError::TabClosed)
     }

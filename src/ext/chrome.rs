@@ -29,6 +29,14 @@ extern "C" {
     fn runtime_get_platform_info() -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest, catch)]
     fn runtime_get_manifest() -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get, catch)]
+    fn storage_session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set, catch)]
+    fn storage_session_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
+    fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = clear, catch)]
+    fn alarms_clear(name: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
     fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goBack, catch)]
@@ -238,6 +246,27 @@ pub async fn inject_content_scripts(tab_id: i32) -> Result<(), String> {
 pub async fn stored_settings() -> Result<serde_json::Value, String> {
     let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str("settings"))).await?)?;
     Ok(all.get("settings").cloned().unwrap_or(serde_json::Value::Null))
+}
+
+/// Reads one key of chrome.storage.session (kept while the browser runs, across service-worker
+/// restarts); null when absent.
+pub async fn session_get(key: &str) -> Result<serde_json::Value, String> {
+    let all: serde_json::Value = from_js(settle(storage_session_get(&JsValue::from_str(key))).await?)?;
+    Ok(all.get(key).cloned().unwrap_or(serde_json::Value::Null))
+}
+
+pub async fn session_set(key: &str, value: &serde_json::Value) -> Result<(), String> {
+    settle(storage_session_set(&to_js(&serde_json::json!({ key: value })))).await.map(|_| ())
+}
+
+/// A repeating alarm: its event wakes a stopped service worker.
+pub async fn start_alarm(name: &str, period_minutes: f64) {
+    let info = to_js(&serde_json::json!({"periodInMinutes": period_minutes, "delayInMinutes": period_minutes}));
+    let _ = settle(alarms_create(name, &info)).await;
+}
+
+pub async fn stop_alarm(name: &str) {
+    let _ = settle(alarms_clear(name)).await;
 }
 
 /// A cheap extension-API call; made every ~25 s while a task runs, it keeps Chrome from

@@ -17,8 +17,6 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-/// The LLM's answer may take this long before the request is abandoned.
-const LLM_TIMEOUT_MS: u32 = 60_000;
 /// Below Chrome's 30 s idle limit for service workers.
 const KEEP_ALIVE_MS: u32 = 25_000;
 
@@ -31,6 +29,28 @@ struct TaskSlot {
 
 thread_local! {
     static CURRENT: RefCell<Option<TaskSlot>> = const { RefCell::new(None) };
+    /// Set while a task saved by a stopped worker is being restored.
+    static RESTORING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Where the running (or last) task is saved for a restarted worker (chrome.storage.session:
+/// kept while the browser runs).
+const SAVED_TASK_KEY: &str = "task";
+/// How long a request waits for a task being restored.
+const RESTORE_WAIT_MS: u32 = 10_000;
+/// The alarm that wakes a stopped worker while a task runs.
+const WAKE_ALARM: &str = "tabwright-task";
+
+/// What a restarted worker needs to continue a task: how it started, and its events so far
+/// (every completed step's record is in them).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct SavedTask {
+    task_id: String,
+    task: String,
+    start_tab: i32,
+    output_schema: Option<serde_json::Value>,
+    events: Vec<AgentEvent>,
+    running: bool,
 }
 
 fn refused(message: impl Into<String>) -> PanelReply {
@@ -41,6 +61,13 @@ fn refused(message: impl Into<String>) -> PanelReply {
 /// `broadcast` receives every event of a task this request starts.
 #[wasm_bindgen]
 pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function) -> JsValue {
+    // A worker that just started may be restoring the task its predecessor ran: answer once
+    // that is done, so the panel sees the task (bounded, in case restoring hangs).
+    let mut waited = 0;
+    while RESTORING.get() && waited < RESTORE_WAIT_MS {
+        gloo_timers::future::TimeoutFuture::new(25).await;
+        waited += 25;
+    }
     let request = chrome::from_js::<serde_json::Value>(message)
         .map_err(ProtocolError::Unreadable)
         .and_then(PanelRequest::from_json);
@@ -134,57 +161,108 @@ async fn start_task(
             );
         }
     }
+    if RESTORING.get() {
+        return refused("Tabwright is restoring the task that was running; try again in a moment.");
+    }
     // Claim the slot before the first await, so two start requests cannot both pass the check.
-    let claim = CURRENT.with_borrow_mut(|slot| {
+    let task_id = format!("task-{}", js_sys::Date::now() as u64);
+    let Some(slot) = claim_slot(&task_id, Vec::new()) else {
+        return refused("A task is already running. Stop it before starting another.");
+    };
+    let (settings, tab_id) = match prepare(tab_id, start_url.as_deref()).await {
+        Ok(ready) => ready,
+        Err(message) => {
+            slot.running.set(false);
+            return refused(message);
+        }
+    };
+    let saved = SavedTask { task_id, task, start_tab: tab_id, output_schema, events: Vec::new(), running: true };
+    let browser = ChromeBrowser::new(tab_id, settings.page);
+    launch(saved, slot, settings, browser, None, broadcast);
+    PanelReply::Accepted { v: V }
+}
+
+/// The handles of a claimed task slot.
+struct Claimed {
+    stop: StopSignal,
+    events: Rc<RefCell<Vec<AgentEvent>>>,
+    running: Rc<Cell<bool>>,
+}
+
+/// Claims the one task slot (synchronously, so two claims cannot both pass), with the events
+/// the task already has; `None` while another task runs.
+fn claim_slot(task_id: &str, events: Vec<AgentEvent>) -> Option<Claimed> {
+    CURRENT.with_borrow_mut(|slot| {
         if slot.as_ref().is_some_and(|s| s.running.get()) {
             return None;
         }
         let claimed = TaskSlot {
-            task_id: format!("task-{}", js_sys::Date::now() as u64),
+            task_id: task_id.to_string(),
             stop: StopSignal::new(),
-            events: Rc::new(RefCell::new(Vec::new())),
+            events: Rc::new(RefCell::new(events)),
             running: Rc::new(Cell::new(true)),
         };
-        let handles = (claimed.task_id.clone(), claimed.stop.clone(), claimed.events.clone(), claimed.running.clone());
+        let handles =
+            Claimed { stop: claimed.stop.clone(), events: claimed.events.clone(), running: claimed.running.clone() };
         *slot = Some(claimed);
         Some(handles)
-    });
-    let Some((task_id, stop, events, running)) = claim else {
-        return refused("A task is already running. Stop it before starting another.");
-    };
-    let prepared = prepare(tab_id, start_url.as_deref()).await;
-    let (settings, tab_id) = match prepared {
-        Ok(ready) => ready,
-        Err(message) => {
-            running.set(false);
-            return refused(message);
-        }
-    };
+    })
+}
 
+/// Runs the agent in the background: every event is logged, broadcast and (when it changes
+/// what a restart needs) saved; a heartbeat and an alarm keep or bring the worker back while
+/// it runs. `restored` continues a task whose worker was stopped.
+fn launch(
+    saved: SavedTask,
+    slot: Claimed,
+    settings: crate::settings::Settings,
+    browser: ChromeBrowser,
+    restored: Option<(Vec<crate::agent::StepRecord>, crate::llm::Usage, String)>,
+    broadcast: js_sys::Function,
+) {
+    let Claimed { stop, events, running } = slot;
     // Each event goes out with its task and its position in the task's log, so a panel can
     // tell a repeat from a gap and resynchronise with `get_status`.
     let sink = {
         let events = events.clone();
-        let task_id = JsValue::from_str(&task_id);
+        let task_id = JsValue::from_str(&saved.task_id);
+        let saved = saved.clone();
         move |event: AgentEvent| {
             let seq = events.borrow().len();
             events.borrow_mut().push(event.clone());
+            if worth_saving(&event) {
+                let snapshot = serde_json::to_value(SavedTask {
+                    events: events.borrow().clone(),
+                    running: !matches!(event, AgentEvent::TaskFinished { .. }),
+                    ..saved.clone()
+                })
+                .unwrap_or_default();
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = chrome::session_set(SAVED_TASK_KEY, &snapshot).await;
+                });
+            }
             // A closed panel makes the call throw; the task goes on and the event is kept.
             let _ = broadcast.call3(&JsValue::NULL, &to_js(&event), &JsValue::from(seq as u32), &task_id);
         }
     };
     let ports = Ports {
-        browser: ChromeBrowser::new(tab_id, settings.page),
-        transport: FetchTransport { timeout_ms: LLM_TIMEOUT_MS },
+        browser,
+        transport: FetchTransport { timeout_ms: settings.llm.timeout_s.saturating_mul(1000) },
         events: sink,
         clock: WallClock,
     };
-    let agent = Agent::new(task_id, task, settings, ports, stop).with_output_schema(output_schema.as_ref());
+    let mut agent = Agent::new(saved.task_id.clone(), saved.task.clone(), settings, ports, stop)
+        .with_output_schema(saved.output_schema.as_ref());
+    if let Some((history, usage, why)) = restored {
+        agent = agent.restored(history, usage, why);
+    }
     {
         let running = running.clone();
         wasm_bindgen_futures::spawn_local(async move {
+            chrome::start_alarm(WAKE_ALARM, 0.5).await;
             agent.run().await;
             running.set(false);
+            chrome::stop_alarm(WAKE_ALARM).await;
         });
     }
     wasm_bindgen_futures::spawn_local(async move {
@@ -193,7 +271,110 @@ async fn start_task(
             chrome::keep_alive().await;
         }
     });
-    PanelReply::Accepted { v: V }
+}
+
+/// The events that change what a restarted worker needs to continue or show the task.
+fn worth_saving(event: &AgentEvent) -> bool {
+    !matches!(event, AgentEvent::StepStarted { .. } | AgentEvent::StepPlanned { .. })
+}
+
+/// Continues the task that was running when Chrome stopped the service worker, from its last
+/// completed step; or, when it cannot, ends it with a message saying why. A finished task is
+/// restored too, so a panel opened later still shows it. Called whenever the worker starts
+/// (and on the wake-up alarm); does nothing when this worker already has a task.
+#[wasm_bindgen]
+pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
+    if RESTORING.get() || CURRENT.with_borrow(|slot| slot.is_some()) {
+        return JsValue::FALSE;
+    }
+    RESTORING.set(true);
+    let resumed = restore(broadcast).await;
+    RESTORING.set(false);
+    JsValue::from_bool(resumed)
+}
+
+async fn restore(broadcast: js_sys::Function) -> bool {
+    let Ok(raw) = chrome::session_get(SAVED_TASK_KEY).await else { return false };
+    let Ok(mut saved) = serde_json::from_value::<SavedTask>(raw) else { return false };
+    let Some(slot) = claim_slot(&saved.task_id, saved.events.clone()) else { return false };
+    if !saved.running {
+        slot.running.set(false);
+        return false;
+    }
+    let history: Vec<crate::agent::StepRecord> = saved
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::StepFinished { record, .. } => Some(record.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut usage = crate::llm::Usage::default();
+    for record in &history {
+        usage.input_tokens += record.usage.input_tokens;
+        usage.output_tokens += record.usage.output_tokens;
+    }
+    let paused = saved.events.iter().rev().find_map(|e| match e {
+        AgentEvent::TaskPaused { .. } => Some(true),
+        AgentEvent::TaskResumed { .. } | AgentEvent::TaskRestored { .. } | AgentEvent::TaskStarted { .. } => {
+            Some(false)
+        }
+        _ => None,
+    });
+    let prepared = async {
+        let raw = chrome::stored_settings().await.map_err(|e| format!("the settings could not be read ({e})"))?;
+        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate()).map_err(|e| e.to_string())?;
+        // The task's tabs: the one it started on and every tab a step worked in, those still open.
+        let mut tabs = vec![saved.start_tab];
+        for record in &history {
+            if record.tab_id != 0 && !tabs.contains(&record.tab_id) {
+                tabs.push(record.tab_id);
+            }
+        }
+        let mut open = Vec::new();
+        for id in tabs {
+            if chrome::get_tab(id).await.is_ok() {
+                open.push(id);
+            }
+        }
+        let current = history.iter().rev().map(|r| r.tab_id).find(|id| open.contains(id)).or(open.first().copied());
+        let current = current.ok_or_else(|| BrowserError::TabClosed.to_string())?;
+        Ok::<_, String>((settings, current, open))
+    };
+    match prepared.await {
+        Ok((settings, current, tabs)) => {
+            if paused == Some(true) {
+                slot.stop.pause();
+            }
+            let browser = ChromeBrowser::new(current, settings.page).with_tabs(tabs);
+            let why = "Chrome stopped Tabwright's service worker while the task ran".to_string();
+            saved.running = true;
+            launch(saved, slot, settings, browser, Some((history, usage, why)), broadcast);
+            true
+        }
+        Err(reason) => {
+            // Nothing recorded is lost: the steps so far stay, and the task ends saying why.
+            let end = crate::agent::TaskEnd::Error {
+                message: format!(
+                    "The task could not continue after Chrome stopped Tabwright's service worker: {reason}"
+                ),
+            };
+            let event = AgentEvent::TaskFinished { v: V, end, steps: history.len() as u32, usage };
+            slot.events.borrow_mut().push(event.clone());
+            slot.running.set(false);
+            saved.events.push(event.clone());
+            saved.running = false;
+            let _ = chrome::session_set(SAVED_TASK_KEY, &serde_json::to_value(&saved).unwrap_or_default()).await;
+            let seq = saved.events.len() - 1;
+            let _ = broadcast.call3(
+                &JsValue::NULL,
+                &to_js(&event),
+                &JsValue::from(seq as u32),
+                &JsValue::from_str(&saved.task_id),
+            );
+            false
+        }
+    }
 }
 
 /// Reads and checks the settings and picks the tab, or says why the task cannot start.

@@ -1,14 +1,17 @@
 //! `FetchTransport`: the LLM transport over the service worker's fetch, through gloo-net.
 //!
-//! Each request is aborted after a timeout, so a provider that never answers cannot hang a task,
-//! and when the request's future is dropped (the user pressed Stop), so the provider stops
-//! generating (and billing) at once.
+//! Each request is aborted after a timeout (the `llm.timeout_s` setting), so a provider that
+//! never answers cannot hang a task, and when the request's future is dropped (the user pressed
+//! Stop), so the provider stops generating (and billing) at once. Response headers are handed
+//! back so the client can honour `retry-after`; the waits between retries are timers, and the
+//! jitter that spreads them out comes from `Math.random`.
 
 use crate::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
 use gloo_net::http::Request;
 use web_sys::{AbortController, AbortSignal};
 
 pub struct FetchTransport {
+    /// How long one request may take, in milliseconds.
     pub timeout_ms: u32,
 }
 
@@ -49,10 +52,20 @@ impl LlmTransport for FetchTransport {
         }
         let response = builder.body(request.body.clone()).map_err(describe)?.send().await.map_err(describe)?;
         let status = response.status();
+        // Header names come from fetch in lower case already; lowered again to be sure.
+        let headers = response.headers().entries().map(|(name, value)| (name.to_ascii_lowercase(), value)).collect();
         let body = response.text().await.map_err(describe)?;
         // Finished: neither the timer nor the guard may abort anything now.
         timer.cancel();
         guard.armed = false;
-        Ok(HttpResponse { status, body })
+        Ok(HttpResponse { status, headers, body })
+    }
+
+    async fn sleep(&self, ms: u32) {
+        gloo_timers::future::TimeoutFuture::new(ms).await;
+    }
+
+    fn random(&self) -> f64 {
+        js_sys::Math::random()
     }
 }

@@ -1,17 +1,35 @@
 //! Talking to language models.
 //!
-//! Two layers, kept apart so each can be tested alone:
-//! - the **transport port** [`LlmTransport`]: send one HTTP POST, get status and body back. The
-//!   extension implements it with gloo-net (fetch); tests script it.
-//! - the **wire formats** ([`openai`]): pure functions that build the HTTP request for a
-//!   [`ChatRequest`] and parse the provider's answer into a [`Completion`] or a typed [`LlmError`].
+//! Three layers, kept apart so each can be tested alone:
+//! - the **transport port** [`LlmTransport`]: send one HTTP POST, get status, headers and body
+//!   back; sleep between retries; draw the random number that spreads retries out. The extension
+//!   implements it with fetch and timers; tests script it.
+//! - the **wire formats**, one module per provider family ([`openai`] for OpenAI, OpenAI-compatible
+//!   servers and Azure OpenAI; [`anthropic`]; [`gemini`]; [`ollama`]): pure functions that build
+//!   the HTTP request for a [`ChatRequest`] and parse the answer into a [`Completion`] or a typed
+//!   [`LlmError`]. Each asks for structured output in its provider's own way, with the agent's
+//!   schema rewritten by [`schema`].
+//! - [`LlmClient`], which joins them for the agent loop: it picks the wire format the settings
+//!   name, retries what may pass ([`retry`]), and falls back to a second model when the first
+//!   cannot answer.
 //!
-//! [`LlmClient`] joins the two for the agent loop.
+//! The parsers hand the model's text on as it is, even when it is not valid JSON: the agent's
+//! validator reads it (and tells the model what was wrong on the next step). They only fail when
+//! the provider's answer carries no usable text at all, or says the answer was refused or cut off.
+//! [`pricing`] turns token counts into dollars.
 
+pub mod anthropic;
+mod client;
+pub mod gemini;
+pub mod ollama;
 pub mod openai;
+pub mod pricing;
+pub mod retry;
 pub mod schema;
 
-use crate::settings::LlmSettings;
+pub use client::LlmClient;
+
+use crate::settings::{LlmSettings, Provider};
 
 /// An HTTP request ready to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,10 +39,19 @@ pub struct HttpRequest {
     pub body: String,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct HttpResponse {
     pub status: u16,
+    /// Response headers with lower-case names (retries read `retry-after` here).
+    pub headers: Vec<(String, String)>,
     pub body: String,
+}
+
+impl HttpResponse {
+    /// The first header named `name` (compared without regard to case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
 }
 
 /// The request could not be sent or no response arrived.
@@ -32,10 +59,21 @@ pub struct HttpResponse {
 #[error("{0}")]
 pub struct TransportError(pub String);
 
-/// Sends HTTP requests to an LLM provider.
+/// Sends HTTP requests to an LLM provider, and waits between retries.
 #[allow(async_fn_in_trait)]
 pub trait LlmTransport {
+    /// Sends one POST. Any HTTP answer is `Ok`, whatever its status; `Err` means no answer came
+    /// (the server is unreachable, or it took longer than the transport allows).
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError>;
+
+    /// Waits `ms` milliseconds before a retry. The default does not wait, for transports (tests)
+    /// that have no time to lose.
+    async fn sleep(&self, _ms: u32) {}
+
+    /// A random number from 0 to 1 that spreads retries out. The default is the middle.
+    fn random(&self) -> f64 {
+        0.5
+    }
 }
 
 /// What the agent asks of the model: a system prompt, one user message, and the JSON Schema the
@@ -50,11 +88,14 @@ pub struct ChatRequest {
     pub image: Option<String>,
 }
 
-/// The model's answer: the JSON text it wrote, and what it cost.
+/// The model's answer: the JSON text it wrote, what it cost, and which model wrote it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
     pub content: String,
     pub usage: Usage,
+    /// The configured model that answered: the main, extraction or fallback model. Empty from
+    /// the providers' `parse_response`, which cannot know it; [`LlmClient`] fills it in.
+    pub model: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -75,12 +116,19 @@ pub enum LlmError {
     Truncated,
     #[error("The LLM's answer could not be read: {0}")]
     Malformed(String),
+    #[error("With the model {model}: {error} With the fallback model {fallback}: {fallback_error}")]
+    FallbackFailed { model: String, error: Box<LlmError>, fallback: String, fallback_error: Box<LlmError> },
 }
 
 impl LlmError {
-    /// Errors that retrying the same request cannot fix end the task at once.
+    /// Errors that retrying the same request cannot fix end the task at once (the client has
+    /// already retried what might pass).
     pub fn ends_task(&self) -> bool {
-        matches!(self, LlmError::Unreachable { .. } | LlmError::Http { .. })
+        match self {
+            LlmError::Unreachable { .. } | LlmError::Http { .. } => true,
+            LlmError::FallbackFailed { fallback_error, .. } => fallback_error.ends_task(),
+            LlmError::Refusal(_) | LlmError::Truncated | LlmError::Malformed(_) => false,
+        }
     }
 }
 
@@ -94,48 +142,80 @@ fn status_hint(status: u16) -> &'static str {
     }
 }
 
-/// A configured model behind a transport.
-pub struct LlmClient<T> {
-    settings: LlmSettings,
-    transport: T,
+/// Builds the HTTP request for `request` in the wire format of `settings.provider`.
+pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpRequest {
+    match settings.provider {
+        Provider::OpenAi | Provider::OpenAiCompatible | Provider::AzureOpenAi => {
+            openai::build_request(settings, request)
+        }
+        Provider::Anthropic => anthropic::build_request(settings, request),
+        Provider::Gemini => gemini::build_request(settings, request),
+        Provider::Ollama => ollama::build_request(settings, request),
+    }
 }
 
-impl<T: LlmTransport> LlmClient<T> {
-    pub fn new(settings: LlmSettings, transport: T) -> Self {
-        LlmClient { settings, transport }
+/// Parses an answer from `url` in the wire format of `provider`.
+pub fn parse_response(provider: Provider, url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
+    match provider {
+        Provider::OpenAi | Provider::OpenAiCompatible | Provider::AzureOpenAi => openai::parse_response(url, response),
+        Provider::Anthropic => anthropic::parse_response(url, response),
+        Provider::Gemini => gemini::parse_response(url, response),
+        Provider::Ollama => ollama::parse_response(url, response),
     }
+}
 
-    pub fn model(&self) -> &str {
-        &self.settings.model
+/// The provider's own headers, then the user's extra ones; an extra header replaces a provider
+/// header of the same name, so a gateway can take over authorization.
+fn with_extra_headers(mut headers: Vec<(String, String)>, settings: &LlmSettings) -> Vec<(String, String)> {
+    for (name, value) in &settings.extra_headers {
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
     }
+    headers
+}
 
-    /// The model `extract` reads pages with.
-    pub fn extraction_model(&self) -> &str {
-        self.settings.extraction_model.as_deref().unwrap_or(&self.settings.model)
+/// `Err(Http)` for a status outside 2xx, with the message of the error body.
+fn http_error(url: &str, response: &HttpResponse) -> Result<(), LlmError> {
+    if (200..300).contains(&response.status) {
+        return Ok(());
     }
+    Err(LlmError::Http { url: url.to_string(), status: response.status, message: error_message(&response.body) })
+}
 
-    pub async fn complete(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
-        self.send(&self.settings, request).await
-    }
-
-    /// Like [`complete`](Self::complete), with the extraction model.
-    pub async fn complete_extraction(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
-        match &self.settings.extraction_model {
-            Some(model) if *model != self.settings.model => {
-                let settings = LlmSettings { model: model.clone(), ..self.settings.clone() };
-                self.send(&settings, request).await
-            }
-            _ => self.send(&self.settings, request).await,
+/// The human-readable part of an error body: `{"error": {"message"}}` (OpenAI, Anthropic,
+/// Gemini, which also give a status word such as `RESOURCE_EXHAUSTED`), a plain
+/// `{"error": "..."}` (Ollama) or `{"message": "..."}`, or the start of whatever text came back.
+fn error_message(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+        let candidates = [v.pointer("/error/message"), v.get("error"), v.get("message"), v.get("detail")];
+        if let Some(s) = candidates.into_iter().flatten().find_map(|m| m.as_str()) {
+            return match v.pointer("/error/status").and_then(|s| s.as_str()) {
+                Some(status) if !status.is_empty() => format!("{} ({status})", s.trim_end_matches('.')),
+                _ => s.to_string(),
+            };
         }
     }
-
-    async fn send(&self, settings: &LlmSettings, request: &ChatRequest) -> Result<Completion, LlmError> {
-        let http = openai::build_request(settings, request);
-        let response = self
-            .transport
-            .post(&http)
-            .await
-            .map_err(|e| LlmError::Unreachable { url: http.url.clone(), reason: e.0 })?;
-        openai::parse_response(&http.url, &response)
+    let trimmed = body.trim();
+    if trimmed.is_empty() {
+        return "(empty body)".to_string();
     }
+    excerpt(trimmed, 300)
+}
+
+/// The first `max` characters of `text`, with an ellipsis when cut.
+fn excerpt(text: &str, max: usize) -> String {
+    let mut out: String = text.chars().take(max).collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Parses a 2xx body, or says which format was expected.
+fn parse_body<'a, T: serde::Deserialize<'a>>(body: &'a str, format: &str) -> Result<T, LlmError> {
+    serde_json::from_str(body).map_err(|e| {
+        LlmError::Malformed(format!(
+            "not a {format} response ({e}); check that the provider in Tabwright's options matches the server"
+        ))
+    })
 }

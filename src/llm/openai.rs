@@ -1,15 +1,24 @@
-//! The OpenAI chat-completions wire format (also spoken by OpenAI-compatible servers).
+//! The OpenAI chat-completions wire format, which many servers speak.
+//!
+//! Three providers share it: OpenAI itself; OpenAI-compatible servers (OpenRouter, Groq,
+//! DeepSeek, LM Studio, vLLM, …), which differ only in the base URL; and Azure OpenAI, which puts
+//! the deployment (the configured model) and an `api-version` in the URL and takes the key in an
+//! `api-key` header instead of a bearer token.
 //!
 //! Structured output uses `response_format: {type: "json_schema", strict: true}`, so the model
 //! can only answer with an object of the agent-output schema. Both functions are pure.
 
 use super::schema::openai_strict;
-use super::{ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage};
-use crate::settings::LlmSettings;
+use super::{
+    http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage,
+};
+use crate::actions::url::encode_query_component;
+use crate::settings::{LlmSettings, Provider};
 use serde::Deserialize;
 use serde_json::json;
 
-/// Builds the POST to `{base_url}/chat/completions`.
+/// Builds the POST to `{base_url}/chat/completions`, or for Azure OpenAI to
+/// `{base_url}/openai/deployments/{model}/chat/completions?api-version={api_version}`.
 pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpRequest {
     let user = match &request.image {
         None => json!(request.user),
@@ -30,14 +39,25 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
         },
     });
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-    if !settings.api_key.is_empty() {
-        headers.push(("authorization".to_string(), format!("Bearer {}", settings.api_key)));
-    }
-    HttpRequest {
-        url: format!("{}/chat/completions", settings.base_url.trim_end_matches('/')),
-        headers,
-        body: body.to_string(),
-    }
+    let base = settings.base_url.trim_end_matches('/');
+    let url = if settings.provider == Provider::AzureOpenAi {
+        if !settings.api_key.is_empty() {
+            headers.push(("api-key".to_string(), settings.api_key.clone()));
+        }
+        // The resource's endpoint, with or without the `/openai` the portal sometimes shows.
+        let base = base.strip_suffix("/openai").unwrap_or(base);
+        format!(
+            "{base}/openai/deployments/{}/chat/completions?api-version={}",
+            encode_query_component(&settings.model),
+            encode_query_component(settings.api_version.as_deref().unwrap_or_default()),
+        )
+    } else {
+        if !settings.api_key.is_empty() {
+            headers.push(("authorization".to_string(), format!("Bearer {}", settings.api_key)));
+        }
+        format!("{base}/chat/completions")
+    };
+    HttpRequest { url, headers: with_extra_headers(headers, settings), body: body.to_string() }
 }
 
 #[derive(Deserialize)]
@@ -72,22 +92,20 @@ struct WireUsage {
 
 /// Parses a chat-completions response, or the provider's error body.
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
-    if !(200..300).contains(&response.status) {
-        return Err(LlmError::Http {
-            url: url.to_string(),
-            status: response.status,
-            message: error_message(&response.body),
-        });
-    }
-    let parsed: Response = serde_json::from_str(&response.body)
-        .map_err(|e| LlmError::Malformed(format!("not a chat-completions response ({e})")))?;
+    http_error(url, response)?;
+    let parsed: Response = parse_body(&response.body, "chat-completions")?;
     let choice =
         parsed.choices.into_iter().next().ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
     if let Some(refusal) = choice.message.refusal.filter(|r| !r.is_empty()) {
         return Err(LlmError::Refusal(refusal));
     }
-    if choice.finish_reason.as_deref() == Some("length") {
-        return Err(LlmError::Truncated);
+    match choice.finish_reason.as_deref() {
+        Some("length") => return Err(LlmError::Truncated),
+        // OpenAI's and Azure's content filters stop an answer this way.
+        Some("content_filter") => {
+            return Err(LlmError::Refusal("the provider's content filter withheld the answer".into()))
+        }
+        _ => {}
     }
     let content = choice
         .message
@@ -98,23 +116,7 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         .usage
         .map(|u| Usage { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens })
         .unwrap_or_default();
-    Ok(Completion { content, usage })
-}
-
-/// The human-readable part of an error body: OpenAI's `{"error": {"message"}}`, a plain
-/// `{"error": "..."}` or `{"message": "..."}`, or the start of whatever text came back.
-fn error_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
-        let candidates = [v.pointer("/error/message"), v.get("error"), v.get("message"), v.get("detail")];
-        if let Some(s) = candidates.into_iter().flatten().find_map(|m| m.as_str()) {
-            return s.to_string();
-        }
-    }
-    let trimmed = body.trim();
-    if trimmed.is_empty() {
-        return "(empty body)".to_string();
-    }
-    trimmed.chars().take(300).collect()
+    Ok(Completion { content, usage, model: String::new() })
 }
 
 #[cfg(test)]
@@ -131,12 +133,12 @@ mod tests {
             base_url: "https://api.openai.com/v1/".into(),
             model: "gpt-4.1-mini".into(),
             api_key: key.into(),
-            extraction_model: None,
+            ..LlmSettings::default()
         }
     }
 
     fn ok(body: &str) -> HttpResponse {
-        HttpResponse { status: 200, body: body.into() }
+        HttpResponse { status: 200, body: body.into(), ..HttpResponse::default() }
     }
 
     #[test]
@@ -197,7 +199,7 @@ mod tests {
     fn recorded_error_body_names_status_url_and_message() {
         let err = parse_response(
             "https://api.openai.com/v1/chat/completions",
-            &HttpResponse { status: 401, body: ERROR_401.into() },
+            &HttpResponse { status: 401, body: ERROR_401.into(), ..HttpResponse::default() },
         )
         .unwrap_err();
         let text = err.to_string();
@@ -216,8 +218,11 @@ mod tests {
 
     #[test]
     fn non_json_error_bodies_are_quoted_briefly() {
-        let err =
-            parse_response("u", &HttpResponse { status: 502, body: "<html>Bad gateway</html>".into() }).unwrap_err();
+        let err = parse_response(
+            "u",
+            &HttpResponse { status: 502, body: "<html>Bad gateway</html>".into(), ..HttpResponse::default() },
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("<html>Bad gateway</html>"));
     }
 }

@@ -23,11 +23,12 @@ pub fn settings(max_steps: u32) -> Settings {
             base_url: "http://127.0.0.1:9/v1".into(),
             model: "scripted".into(),
             api_key: "sk-test".into(),
-            extraction_model: None,
+            ..LlmSettings::default()
         },
         limits: Limits { max_steps, ..Limits::default() },
         page: Default::default(),
         actions: Default::default(),
+        safety: Default::default(),
     }
 }
 
@@ -244,7 +245,7 @@ impl LlmTransport for ScriptedLlm {
         let content = match (self.policy)(&state, &body) {
             Reply::Output(v) => v.to_string(),
             Reply::Content(c) => c,
-            Reply::Http(status, body) => return Ok(HttpResponse { status, body }),
+            Reply::Http(status, body) => return Ok(HttpResponse { status, headers: Vec::new(), body }),
             Reply::Unreachable(reason) => return Err(TransportError(reason)),
             Reply::Hang => {
                 std::future::pending::<()>().await;
@@ -257,7 +258,7 @@ impl LlmTransport for ScriptedLlm {
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": null}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
         });
-        Ok(HttpResponse { status: 200, body: response.to_string() })
+        Ok(HttpResponse { status: 200, headers: Vec::new(), body: response.to_string() })
     }
 }
 

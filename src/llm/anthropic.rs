@@ -1,0 +1,166 @@
+//! Anthropic's Messages API wire format.
+//!
+//! Anthropic constrains output through tools rather than a response format: the request offers
+//! one tool whose `input_schema` is the answer's schema and forces the model to call it
+//! (`tool_choice: {type: "tool"}`). The tool call's `input` is the answer, so it is handed on as
+//! JSON text like every other provider's. Both functions are pure.
+
+use super::schema::anthropic_input_schema;
+use super::{excerpt, http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
+use super::{LlmError, Usage};
+use crate::settings::LlmSettings;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The API version the request and response shapes here follow.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The output token limit asked for. Anthropic requires one; this is within every current
+/// model's own limit and far above what an agent step or an extraction writes.
+pub const MAX_TOKENS: u32 = 8192;
+
+/// Builds the POST to `{base_url}/messages` (base URL such as `https://api.anthropic.com/v1`).
+pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpRequest {
+    let tool = tool_name(&request.schema_name);
+    let mut content = vec![json!({"type": "text", "text": request.user})];
+    if let Some(png) = &request.image {
+        content.push(json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}));
+    }
+    let body = json!({
+        "model": settings.model,
+        "max_tokens": MAX_TOKENS,
+        "system": request.system,
+        "messages": [{"role": "user", "content": content}],
+        "tools": [{
+            "name": tool,
+            "description": "Give your answer by calling this tool: its input is your whole answer.",
+            "input_schema": anthropic_input_schema(&request.schema),
+        }],
+        "tool_choice": {"type": "tool", "name": tool},
+    });
+    let mut headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("anthropic-version".to_string(), API_VERSION.to_string()),
+        // The API refuses requests that carry a browser's Origin (the extension's) unless the
+        // caller says it means to call from a browser, with the user's own key.
+        ("anthropic-dangerous-direct-browser-access".to_string(), "true".to_string()),
+    ];
+    if !settings.api_key.is_empty() {
+        headers.push(("x-api-key".to_string(), settings.api_key.clone()));
+    }
+    HttpRequest {
+        url: format!("{}/messages", settings.base_url.trim_end_matches('/')),
+        headers: with_extra_headers(headers, settings),
+        body: body.to_string(),
+    }
+}
+
+/// A tool name the API accepts (`^[a-zA-Z0-9_-]{1,64}$`) made from the schema's name.
+fn tool_name(schema_name: &str) -> String {
+    let name: String = schema_name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        "answer".to_string()
+    } else {
+        name
+    }
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    content: Vec<Block>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+}
+
+/// Parses a Messages response, or the error body `{type: "error", error: {type, message}}`.
+pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
+    http_error(url, response)?;
+    let parsed: Response = parse_body(&response.body, "Anthropic Messages")?;
+    let text: Vec<&str> =
+        parsed.content.iter().filter(|b| b.kind == "text").filter_map(|b| b.text.as_deref()).collect();
+    let text = text.join("\n");
+    match parsed.stop_reason.as_deref() {
+        Some("max_tokens") => return Err(LlmError::Truncated),
+        Some("refusal") => {
+            let why =
+                if text.trim().is_empty() { "the model declined to answer".to_string() } else { excerpt(&text, 300) };
+            return Err(LlmError::Refusal(why));
+        }
+        _ => {}
+    }
+    let input = parsed.content.into_iter().find(|b| b.kind == "tool_use").and_then(|b| b.input);
+    let content = match input {
+        // A model that wrote its answer as a string of JSON: hand the string on as it is.
+        Some(Value::String(s)) => s,
+        Some(input) => input.to_string(),
+        None if text.trim().is_empty() => {
+            return Err(LlmError::Malformed("the response has neither a tool call nor text".into()));
+        }
+        None => {
+            return Err(LlmError::Malformed(format!(
+                "the model wrote text instead of calling the answer tool (\"{}\"); choose a model that supports tool use in Tabwright's options",
+                excerpt(text.trim(), 200)
+            )));
+        }
+    };
+    let usage = parsed
+        .usage
+        .map(|u| Usage { input_tokens: u.input_tokens, output_tokens: u.output_tokens })
+        .unwrap_or_default();
+    Ok(Completion { content, usage, model: String::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_made_acceptable() {
+        assert_eq!(tool_name("agent_output"), "agent_output");
+        assert_eq!(tool_name("my schema.v2"), "my_schema_v2");
+        assert_eq!(tool_name(""), "answer");
+        assert_eq!(tool_name(&"x".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn a_string_input_is_handed_on_unquoted() {
+        let body =
+            r#"{"content":[{"type":"tool_use","id":"t","name":"a","input":"{\"x\":1}"}],"stop_reason":"tool_use"}"#;
+        let c = parse_response("u", &HttpResponse { status: 200, body: body.into(), ..HttpResponse::default() });
+        assert_eq!(c.unwrap().content, r#"{"x":1}"#);
+    }
+
+    #[test]
+    fn malformed_bodies_are_malformed_not_panics() {
+        for body in ["", "{", "[]", r#"{"content": []}"#, r#"{"content": [{"type": "tool_use"}]}"#, r#"{"content": 5}"#]
+        {
+            let r = parse_response("u", &HttpResponse { status: 200, body: body.into(), ..HttpResponse::default() });
+            assert!(matches!(r, Err(LlmError::Malformed(_))), "{body}: {r:?}");
+        }
+    }
+}

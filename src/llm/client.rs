@@ -1,0 +1,146 @@
+//! [`LlmClient`]: the configured model behind a transport, as the agent loop and `extract` use it.
+//!
+//! One call to [`LlmClient::complete`] may send several requests:
+//! - a rate limit (429), a server error (5xx) or an unreachable server is retried up to
+//!   [`MAX_RETRIES`] times, after the wait the provider asked for or an exponential backoff with
+//!   jitter ([`super::retry`]); the waits go through the transport, so tests do not wait;
+//! - when the model still cannot answer (retries exhausted on 429/5xx), or the provider refuses it
+//!   for a reason another model may not share (a 404 for an unknown model, a 422, …), the
+//!   fallback model, if one is set, is tried once. Errors a second model would meet just the same
+//!   do not fall back: a bad request (400, which is also how providers refuse a screenshot the
+//!   model cannot read), a bad or unauthorised key (401, 403), an unreachable server, and answers
+//!   that were refused, cut off or unreadable (the agent's next step deals with those).
+
+use super::pricing::PriceTable;
+use super::retry::{backoff_ms, is_retryable_status, retry_after_ms, MAX_RETRIES};
+use super::{build_request, error_message, parse_response, ChatRequest, Completion, LlmError, LlmTransport, Usage};
+use crate::settings::LlmSettings;
+use std::borrow::Cow;
+
+/// A configured model (and its fallback) behind a transport.
+pub struct LlmClient<T> {
+    settings: LlmSettings,
+    transport: T,
+    prices: PriceTable,
+}
+
+/// How one request went.
+enum Attempt {
+    /// An answer that asking again would not change.
+    Final(Result<Completion, LlmError>),
+    /// A failure that may pass: retry after the wait the provider asked for, if it did.
+    Retryable { error: LlmError, retry_after_ms: Option<u32> },
+}
+
+impl<T: LlmTransport> LlmClient<T> {
+    pub fn new(settings: LlmSettings, transport: T) -> Self {
+        let prices = PriceTable::new(settings.prices.clone());
+        LlmClient { settings, transport, prices }
+    }
+
+    pub fn model(&self) -> &str {
+        &self.settings.model
+    }
+
+    /// The model `extract` reads pages with.
+    pub fn extraction_model(&self) -> &str {
+        self.settings.extraction_model.as_deref().unwrap_or(&self.settings.model)
+    }
+
+    /// The model tried when the main (or extraction) model cannot answer.
+    pub fn fallback_model(&self) -> Option<&str> {
+        self.settings.fallback_model.as_deref()
+    }
+
+    pub fn settings(&self) -> &LlmSettings {
+        &self.settings
+    }
+
+    /// What `usage` of `model` cost in USD, by the user's prices and then the built-in ones;
+    /// `None` for a model neither table prices.
+    pub fn cost_usd(&self, model: &str, usage: Usage) -> Option<f64> {
+        self.prices.cost_usd(model, usage)
+    }
+
+    /// Asks the agent's model, retrying and falling back as the module documentation says.
+    pub async fn complete(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
+        self.send(&self.settings.model, request).await
+    }
+
+    /// Like [`complete`](Self::complete), with the extraction model.
+    pub async fn complete_extraction(&self, request: &ChatRequest) -> Result<Completion, LlmError> {
+        self.send(self.extraction_model(), request).await
+    }
+
+    async fn send(&self, model: &str, request: &ChatRequest) -> Result<Completion, LlmError> {
+        let error = match self.with_retries(model, request).await {
+            Ok(completion) => return Ok(completion),
+            Err(error) => error,
+        };
+        let fallback = match self.settings.fallback_model.as_deref() {
+            Some(fallback) if fallback != model && falls_back(&error) => fallback,
+            _ => return Err(error),
+        };
+        match self.attempt(fallback, request).await {
+            Attempt::Final(Ok(completion)) => Ok(completion),
+            Attempt::Final(Err(fallback_error)) | Attempt::Retryable { error: fallback_error, .. } => {
+                Err(LlmError::FallbackFailed {
+                    model: model.to_string(),
+                    error: Box::new(error),
+                    fallback: fallback.to_string(),
+                    fallback_error: Box::new(fallback_error),
+                })
+            }
+        }
+    }
+
+    async fn with_retries(&self, model: &str, request: &ChatRequest) -> Result<Completion, LlmError> {
+        let mut retries = 0;
+        loop {
+            match self.attempt(model, request).await {
+                Attempt::Final(result) => return result,
+                Attempt::Retryable { error, .. } if retries >= MAX_RETRIES => return Err(error),
+                Attempt::Retryable { retry_after_ms, .. } => {
+                    let ms = retry_after_ms.unwrap_or_else(|| backoff_ms(retries, self.transport.random()));
+                    self.transport.sleep(ms).await;
+                    retries += 1;
+                }
+            }
+        }
+    }
+
+    /// Sends `request` to `model` once.
+    async fn attempt(&self, model: &str, request: &ChatRequest) -> Attempt {
+        let settings = if model == self.settings.model {
+            Cow::Borrowed(&self.settings)
+        } else {
+            Cow::Owned(LlmSettings { model: model.to_string(), ..self.settings.clone() })
+        };
+        let http = build_request(&settings, request);
+        match self.transport.post(&http).await {
+            Err(e) => {
+                Attempt::Retryable { error: LlmError::Unreachable { url: http.url, reason: e.0 }, retry_after_ms: None }
+            }
+            Ok(response) if is_retryable_status(response.status) => Attempt::Retryable {
+                retry_after_ms: retry_after_ms(&response),
+                error: LlmError::Http {
+                    url: http.url,
+                    status: response.status,
+                    message: error_message(&response.body),
+                },
+            },
+            Ok(response) => Attempt::Final(
+                parse_response(settings.provider, &http.url, &response)
+                    .map(|completion| Completion { model: model.to_string(), ..completion }),
+            ),
+        }
+    }
+}
+
+/// Whether a second model might answer where the first failed (see the module documentation).
+fn falls_back(error: &LlmError) -> bool {
+    match error {
+        LlmError::Http { status, .. } => !matches!(status, 400 | 401 | 403),
+        _ => false,
+    }
+}

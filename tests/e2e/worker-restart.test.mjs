@@ -1,0 +1,77 @@
+// A task survives Chrome stopping the service worker in the middle of it: the worker saves the
+// task after every step, and when it starts again (the panel reconnecting, the alarm) the task
+// goes on from its last completed step with its whole history.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, runTask } from './lib/harness.mjs';
+import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { findIndex } from './lib/state.mjs';
+
+let h;
+let llm;
+let gate = null; // when set, the mock waits for it before answering
+
+/** Steps completed so far, as the state's history lists them. */
+const stepsDone = (state) => (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
+
+before(async () => {
+  h = await startHarness();
+  llm = await startMockLlm(async (state) => {
+    if (gate) await gate.promise;
+    const done = stepsDone(state);
+    if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
+    return answer(`Type attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${done + 1}`, clear: true } }]);
+  });
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+after(async () => {
+  gate?.release();
+  await h?.close();
+  await llm?.close();
+});
+
+function openGate() {
+  let release;
+  const promise = new Promise((r) => { release = r; });
+  gate = { promise, release };
+  return gate;
+}
+
+test('the worker stopped mid-task: the task goes on from its last completed step and finishes with its full history', async () => {
+  const site = await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await runTask(panel, 'Type into the user name field three times');
+  await panel.locator('.step .goal', { hasText: 'Type attempt 2' }).waitFor({ timeout: 30_000 });
+  // Hold the third request, then stop the worker while it waits for the LLM.
+  const held = openGate();
+  while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
+  const cdp = await h.context.newCDPSession(panel);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  gate = null;
+  held.release();
+
+  await panel.locator('.final').waitFor({ timeout: 60_000 });
+  await h.screenshot(panel, 'worker-restart-panel');
+  if (process.env.DEBUG_RESTART) {
+    const st = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+    console.log(JSON.stringify(st.events.map((e) => [e.type, e.step ?? e.record?.step])), llm.requests.map((r) => r.abandoned));
+  }
+  assert.match(await panel.locator('.final').innerText(), /Finished after 3 steps\./);
+  assert.match(await panel.locator('.restored').innerText(), /goes on from step 3, with the 2 step\(s\) it had completed/);
+  assert.equal(await site.inputValue('input[placeholder=Username]'), 'try3', 'the page got the third attempt');
+
+  // The request the stopped worker was waiting on was abandoned, and step 3 asked again.
+  assert.ok(llm.requests[2].abandoned, 'the stopped worker\'s request was cut');
+  const status = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+  const records = status.events.filter((e) => e.type === 'step_finished').map((e) => e.record);
+  assert.deepEqual(records.map((r) => r.step), [1, 2, 3, 4], 'every step once, in order');
+  assert.deepEqual(records.slice(0, 3).map((r) => r.actions[0].params.text), ['try1', 'try2', 'try3']);
+  assert.ok(status.events.some((e) => e.type === 'task_restored'));
+  assert.equal(status.events.at(-1).type, 'task_finished');
+  assert.equal(status.running, false);
+  // The restored worker's prompt still carries the steps done before the stop.
+  const afterRestart = llm.requests.slice(3).map((r) => r.body.messages[1].content);
+  assert.match(afterRestart[0], /Step 1: goal: Type attempt 1[\s\S]*Step 2: goal: Type attempt 2/);
+});

@@ -1,0 +1,734 @@
+//! The LLM layer against each provider's wire format and against a misbehaving network.
+//!
+//! - Request goldens: for every provider, the URL, the headers and the whole body built for one
+//!   request with a screenshot, including the provider's rewrite of the answer schema.
+//! - Recorded answers (`tests/fixtures/llm/<provider>/`): success, refusal, truncation, content
+//!   that is not JSON, and error bodies, each parsed into the `Completion` or `LlmError` the agent
+//!   acts on.
+//! - The client over a scripted transport: retries with `retry-after` and jittered backoff,
+//!   errors that are never retried, the fallback model, and what calls cost.
+//! - The settings that choose all this.
+
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use tabwright::llm::pricing::ModelPrice;
+use tabwright::llm::{
+    anthropic, build_request, gemini, ollama, openai, parse_response, schema, ChatRequest, Completion, HttpRequest,
+    HttpResponse, LlmClient, LlmError, LlmTransport, TransportError, Usage,
+};
+use tabwright::settings::{LlmSettings, Provider, SettingsError, StoredSettings, SUPPORTED_PROVIDERS};
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/// A small answer schema with what every provider rewrites: `$schema`, `title`, `oneOf`,
+/// `format`, an optional property and an object without properties.
+fn answer_schema() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "AgentOutput",
+        "type": "object",
+        "properties": {
+            "next_goal": {"type": "string"},
+            "memory": {"type": "string", "default": null},
+            "action": {
+                "type": "array",
+                "items": {
+                    "oneOf": [
+                        {
+                            "type": "object",
+                            "properties": {
+                                "navigate": {
+                                    "type": "object",
+                                    "properties": {"url": {"type": "string", "format": "uri"}},
+                                    "required": ["url"],
+                                    "additionalProperties": false,
+                                },
+                            },
+                            "required": ["navigate"],
+                            "additionalProperties": false,
+                        },
+                        {
+                            "type": "object",
+                            "properties": {"screenshot": {"type": "object"}},
+                            "required": ["screenshot"],
+                            "additionalProperties": false,
+                        },
+                    ],
+                },
+            },
+        },
+        "required": ["next_goal", "action"],
+    })
+}
+
+fn chat(image: Option<&str>) -> ChatRequest {
+    ChatRequest {
+        system: "You are a browser agent.".into(),
+        user: "Task: log in.".into(),
+        schema_name: "agent_output".into(),
+        schema: answer_schema(),
+        image: image.map(str::to_string),
+    }
+}
+
+fn settings(provider: Provider, base_url: &str, model: &str) -> LlmSettings {
+    LlmSettings {
+        provider,
+        base_url: base_url.into(),
+        model: model.into(),
+        api_key: "key-123".into(),
+        ..LlmSettings::default()
+    }
+}
+
+fn body(request: &HttpRequest) -> Value {
+    serde_json::from_str(&request.body).expect("the request body is JSON")
+}
+
+fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    request.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
+fn response(status: u16, body: &str) -> HttpResponse {
+    HttpResponse { status, headers: Vec::new(), body: body.into() }
+}
+
+fn fixture(path: &str) -> String {
+    let full = format!("{}/tests/fixtures/llm/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+fn parse(provider: Provider, path: &str) -> Result<Completion, LlmError> {
+    let status = path
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.strip_prefix("error_"))
+        .and_then(|rest| rest.trim_end_matches(".json").parse().ok())
+        .unwrap_or(200);
+    parse_response(provider, "https://llm.example/endpoint", &response(status, &fixture(path)))
+}
+
+fn json_of(completion: &Completion) -> Value {
+    serde_json::from_str(&completion.content).expect("the content is JSON")
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI, OpenAI-compatible servers and Azure OpenAI
+
+#[test]
+fn openai_request_golden() {
+    let http =
+        build_request(&settings(Provider::OpenAi, "https://api.openai.com/v1/", "gpt-4.1-mini"), &chat(Some(PNG)));
+    assert_eq!(http.url, "https://api.openai.com/v1/chat/completions");
+    assert_eq!(
+        http.headers,
+        vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            ("authorization".to_string(), "Bearer key-123".to_string()),
+        ]
+    );
+    assert_eq!(
+        body(&http),
+        json!({
+            "model": "gpt-4.1-mini",
+            "messages": [
+                {"role": "system", "content": "You are a browser agent."},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Task: log in."},
+                    {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG}"), "detail": "auto"}},
+                ]},
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "agent_output", "strict": true, "schema": schema::openai_strict(&answer_schema())},
+            },
+        })
+    );
+    let strict = &body(&http)["response_format"]["json_schema"]["schema"];
+    assert_eq!(strict["required"], json!(["next_goal", "memory", "action"]));
+    assert!(strict["properties"]["action"]["items"].get("anyOf").is_some());
+}
+
+#[test]
+fn openai_compatible_servers_get_the_same_format_at_their_base_url() {
+    let mut s = settings(Provider::OpenAiCompatible, "https://openrouter.ai/api/v1", "openai/gpt-4.1-mini");
+    s.extra_headers =
+        vec![("HTTP-Referer".into(), "https://tabwright.example".into()), ("X-Title".into(), "Tabwright".into())];
+    let http = build_request(&s, &chat(None));
+    assert_eq!(http.url, "https://openrouter.ai/api/v1/chat/completions");
+    assert_eq!(header(&http, "authorization"), Some("Bearer key-123"));
+    assert_eq!(header(&http, "http-referer"), Some("https://tabwright.example"));
+    assert_eq!(header(&http, "x-title"), Some("Tabwright"));
+    let b = body(&http);
+    assert_eq!(b["model"], "openai/gpt-4.1-mini");
+    assert_eq!(b["messages"][1]["content"], "Task: log in.");
+    assert_eq!(b["response_format"]["json_schema"]["strict"], true);
+}
+
+#[test]
+fn azure_puts_the_deployment_and_version_in_the_url_and_the_key_in_api_key() {
+    let mut s = settings(Provider::AzureOpenAi, "https://contoso.openai.azure.com/openai/", "gpt-4.1-mini-prod");
+    s.api_version = Some("2024-10-21".into());
+    let http = build_request(&s, &chat(None));
+    assert_eq!(
+        http.url,
+        "https://contoso.openai.azure.com/openai/deployments/gpt-4.1-mini-prod/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(header(&http, "api-key"), Some("key-123"));
+    assert_eq!(header(&http, "authorization"), None);
+    assert_eq!(body(&http)["response_format"]["type"], "json_schema");
+}
+
+#[test]
+fn an_extra_header_replaces_the_providers_own() {
+    let mut s = settings(Provider::OpenAi, "https://gateway.example/v1", "gpt-4.1");
+    s.extra_headers = vec![("Authorization".into(), "Bearer gateway-token".into())];
+    let http = build_request(&s, &chat(None));
+    let auth: Vec<_> = http.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).collect();
+    assert_eq!(auth, vec![&("Authorization".to_string(), "Bearer gateway-token".to_string())]);
+}
+
+#[test]
+fn openai_fixtures_parse() {
+    let c = parse(Provider::OpenAi, "openai/success.json").unwrap();
+    assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
+    assert_eq!(c.usage, Usage { input_tokens: 1432, output_tokens: 61 });
+    assert!(
+        matches!(parse(Provider::OpenAi, "openai/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("can't help"))
+    );
+    assert_eq!(parse(Provider::OpenAi, "openai/truncated.json"), Err(LlmError::Truncated));
+    assert!(
+        matches!(parse(Provider::AzureOpenAi, "openai/content_filter.json"), Err(LlmError::Refusal(r)) if r.contains("content filter"))
+    );
+    // Text that is not JSON is handed on as is: the agent's validator tells the model.
+    let c = parse(Provider::OpenAiCompatible, "openai/malformed_content.json").unwrap();
+    assert!(c.content.starts_with("Sure! Here is my next step:"));
+    assert!(serde_json::from_str::<Value>(&c.content).is_err());
+    assert_eq!(c.usage, Usage { input_tokens: 1398, output_tokens: 52 });
+    let err = parse(Provider::OpenAi, "openai/error_401.json").unwrap_err();
+    assert!(matches!(&err, LlmError::Http { status: 401, message, .. } if message.starts_with("Incorrect API key")));
+    assert!(err.to_string().contains("API key in Tabwright's options"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Anthropic
+
+#[test]
+fn anthropic_request_golden() {
+    let http = build_request(
+        &settings(Provider::Anthropic, "https://api.anthropic.com/v1/", "claude-sonnet-4-20250514"),
+        &chat(Some(PNG)),
+    );
+    assert_eq!(http.url, "https://api.anthropic.com/v1/messages");
+    assert_eq!(header(&http, "x-api-key"), Some("key-123"));
+    assert_eq!(header(&http, "anthropic-version"), Some("2023-06-01"));
+    assert_eq!(header(&http, "content-type"), Some("application/json"));
+    assert_eq!(header(&http, "anthropic-dangerous-direct-browser-access"), Some("true"));
+    assert_eq!(header(&http, "authorization"), None);
+    let input_schema = schema::anthropic_input_schema(&answer_schema());
+    assert_eq!(
+        body(&http),
+        json!({
+            "model": "claude-sonnet-4-20250514",
+            "max_tokens": anthropic::MAX_TOKENS,
+            "system": "You are a browser agent.",
+            "messages": [{"role": "user", "content": [
+                {"type": "text", "text": "Task: log in."},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            ]}],
+            "tools": [{
+                "name": "agent_output",
+                "description": "Give your answer by calling this tool: its input is your whole answer.",
+                "input_schema": input_schema,
+            }],
+            "tool_choice": {"type": "tool", "name": "agent_output"},
+        })
+    );
+    // The rewrite happened: no `$schema` or `title`, `anyOf` for `oneOf`, optional stays optional.
+    assert!(input_schema.get("$schema").is_none() && input_schema.get("title").is_none());
+    assert!(input_schema["properties"]["action"]["items"].get("anyOf").is_some());
+    assert_eq!(input_schema["required"], json!(["next_goal", "action"]));
+    let no_image =
+        body(&build_request(&settings(Provider::Anthropic, "https://api.anthropic.com/v1", "m"), &chat(None)));
+    assert_eq!(no_image["messages"][0]["content"], json!([{"type": "text", "text": "Task: log in."}]));
+}
+
+#[test]
+fn anthropic_fixtures_parse() {
+    let c = parse(Provider::Anthropic, "anthropic/success.json").unwrap();
+    assert_eq!(
+        json_of(&c),
+        json!({
+            "evaluation_previous_goal": "Start of the task.",
+            "memory": "Nothing done yet.",
+            "next_goal": "Open the log-in page",
+            "action": [{"navigate": {"url": "http://127.0.0.1:8080/login.html"}}],
+        })
+    );
+    // Key order survives, as the model wrote it.
+    assert!(c.content.starts_with(r#"{"evaluation_previous_goal""#), "{}", c.content);
+    assert_eq!(c.usage, Usage { input_tokens: 1589, output_tokens: 98 });
+    assert_eq!(c.model, "");
+    assert!(
+        matches!(parse(Provider::Anthropic, "anthropic/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("in bulk"))
+    );
+    assert_eq!(parse(Provider::Anthropic, "anthropic/truncated.json"), Err(LlmError::Truncated));
+    let err = parse(Provider::Anthropic, "anthropic/malformed_content.json").unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Malformed(m) if m.contains("instead of calling the answer tool") && m.contains("supports tool use")),
+        "{err}"
+    );
+    let err = parse(Provider::Anthropic, "anthropic/error_401.json").unwrap_err();
+    assert!(matches!(&err, LlmError::Http { status: 401, message, .. } if message == "invalid x-api-key"), "{err}");
+    let err = parse(Provider::Anthropic, "anthropic/error_529.json").unwrap_err();
+    assert!(matches!(&err, LlmError::Http { status: 529, message, .. } if message == "Overloaded"), "{err}");
+    assert!(err.to_string().contains("server error"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gemini
+
+#[test]
+fn gemini_request_golden() {
+    let s = settings(Provider::Gemini, "https://generativelanguage.googleapis.com/v1beta/", "models/gemini-2.5-flash");
+    let http = build_request(&s, &chat(Some(PNG)));
+    assert_eq!(http.url, "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent");
+    assert_eq!(header(&http, "x-goog-api-key"), Some("key-123"));
+    assert_eq!(header(&http, "authorization"), None);
+    assert!(!http.url.contains("key-123"), "the key stays out of the URL");
+    let response_schema = schema::gemini_json_schema(&answer_schema());
+    assert_eq!(
+        body(&http),
+        json!({
+            "systemInstruction": {"parts": [{"text": "You are a browser agent."}]},
+            "contents": [{"role": "user", "parts": [
+                {"text": "Task: log in."},
+                {"inlineData": {"mimeType": "image/png", "data": PNG}},
+            ]}],
+            "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": response_schema},
+        })
+    );
+    // The rewrite happened: `format: uri` is gone and the empty object got its placeholder.
+    let branches = &response_schema["properties"]["action"]["items"]["anyOf"];
+    assert!(branches[0]["properties"]["navigate"]["properties"]["url"].get("format").is_none());
+    assert!(branches[1]["properties"]["screenshot"]["properties"].get(schema::UNUSED_PROPERTY).is_some());
+    let no_image = body(&build_request(&s, &chat(None)));
+    assert_eq!(no_image["contents"][0]["parts"], json!([{"text": "Task: log in."}]));
+}
+
+#[test]
+fn gemini_fixtures_parse() {
+    let c = parse(Provider::Gemini, "gemini/success.json").unwrap();
+    assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
+    // Thinking tokens are billed as output.
+    assert_eq!(c.usage, Usage { input_tokens: 1512, output_tokens: 57 + 211 });
+    assert!(
+        matches!(parse(Provider::Gemini, "gemini/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("SAFETY"))
+    );
+    assert!(
+        matches!(parse(Provider::Gemini, "gemini/blocked_prompt.json"), Err(LlmError::Refusal(r)) if r.contains("PROHIBITED_CONTENT"))
+    );
+    assert_eq!(parse(Provider::Gemini, "gemini/truncated.json"), Err(LlmError::Truncated));
+    let c = parse(Provider::Gemini, "gemini/malformed_content.json").unwrap();
+    assert!(c.content.starts_with("```json\n{"), "{}", c.content);
+    assert!(serde_json::from_str::<Value>(&c.content).is_err());
+    let err = parse(Provider::Gemini, "gemini/error_400.json").unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Http { status: 400, message, .. } if message == "API key not valid. Please pass a valid API key (INVALID_ARGUMENT)"),
+        "{err}"
+    );
+    let err = parse(Provider::Gemini, "gemini/error_429.json").unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Http { status: 429, message, .. } if message.contains("RESOURCE_EXHAUSTED")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("rate-limiting"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ollama
+
+#[test]
+fn ollama_request_golden() {
+    let mut s = settings(Provider::Ollama, "http://localhost:11434/", "qwen2.5:7b");
+    s.api_key.clear();
+    let http = build_request(&s, &chat(Some(PNG)));
+    assert_eq!(http.url, "http://localhost:11434/api/chat");
+    assert_eq!(http.headers, vec![("content-type".to_string(), "application/json".to_string())]);
+    let format = schema::ollama_format(&answer_schema());
+    assert_eq!(
+        body(&http),
+        json!({
+            "model": "qwen2.5:7b",
+            "stream": false,
+            "format": format,
+            "messages": [
+                {"role": "system", "content": "You are a browser agent."},
+                {"role": "user", "content": "Task: log in.", "images": [PNG]},
+            ],
+        })
+    );
+    assert!(format.get("$schema").is_none() && format["properties"]["action"]["items"].get("anyOf").is_some());
+    let no_image = body(&build_request(&s, &chat(None)));
+    assert_eq!(no_image["messages"][1], json!({"role": "user", "content": "Task: log in."}));
+}
+
+#[test]
+fn ollama_fixtures_parse() {
+    let c = parse(Provider::Ollama, "ollama/success.json").unwrap();
+    assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
+    assert_eq!(c.usage, Usage { input_tokens: 1466, output_tokens: 64 });
+    // Ollama has no refusal signal: the text goes to the validator like any other.
+    let c = parse(Provider::Ollama, "ollama/refusal.json").unwrap();
+    assert_eq!(c.content, "I can't assist with that request.");
+    assert_eq!(parse(Provider::Ollama, "ollama/truncated.json"), Err(LlmError::Truncated));
+    let c = parse(Provider::Ollama, "ollama/malformed_content.json").unwrap();
+    assert!(serde_json::from_str::<Value>(&c.content).is_err());
+    let err = parse(Provider::Ollama, "ollama/error_404.json").unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Http { status: 404, message, .. } if message.contains("try pulling it first")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("model name"), "{err}");
+}
+
+#[test]
+fn every_provider_refuses_garbage_without_panicking() {
+    let providers = [Provider::OpenAi, Provider::Anthropic, Provider::Gemini, Provider::Ollama];
+    for provider in providers {
+        for body in ["", "null", "{", "[1,2]", "\"text\"", "{\"choices\": {}}", "<html>OK</html>"] {
+            let r = parse_response(provider, "u", &response(200, body));
+            assert!(matches!(r, Err(LlmError::Malformed(_))), "{provider:?} {body}: {r:?}");
+        }
+        let r = parse_response(provider, "u", &response(503, ""));
+        assert!(
+            matches!(r, Err(LlmError::Http { status: 503, ref message, .. }) if message == "(empty body)"),
+            "{r:?}"
+        );
+    }
+    // The per-provider functions are the ones the dispatcher calls.
+    let ok = fixture("openai/success.json");
+    assert_eq!(
+        openai::parse_response("u", &response(200, &ok)),
+        parse_response(Provider::AzureOpenAi, "u", &response(200, &ok))
+    );
+    let ok = fixture("anthropic/success.json");
+    assert_eq!(
+        anthropic::parse_response("u", &response(200, &ok)),
+        parse_response(Provider::Anthropic, "u", &response(200, &ok))
+    );
+    let ok = fixture("gemini/success.json");
+    assert_eq!(
+        gemini::parse_response("u", &response(200, &ok)),
+        parse_response(Provider::Gemini, "u", &response(200, &ok))
+    );
+    let ok = fixture("ollama/success.json");
+    assert_eq!(
+        ollama::parse_response("u", &response(200, &ok)),
+        parse_response(Provider::Ollama, "u", &response(200, &ok))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client: retries and the fallback model
+
+/// A transport that answers from a script, and records the requests and the sleeps.
+struct Scripted {
+    replies: RefCell<VecDeque<Result<HttpResponse, TransportError>>>,
+    requests: RefCell<Vec<HttpRequest>>,
+    sleeps: RefCell<Vec<u32>>,
+    random: f64,
+}
+
+impl Scripted {
+    fn new(replies: Vec<Result<HttpResponse, TransportError>>) -> Self {
+        Scripted {
+            replies: RefCell::new(replies.into()),
+            requests: RefCell::new(Vec::new()),
+            sleeps: RefCell::new(Vec::new()),
+            random: 0.25,
+        }
+    }
+
+    fn models(&self) -> Vec<String> {
+        self.requests.borrow().iter().map(|r| body(r)["model"].as_str().unwrap_or_default().to_string()).collect()
+    }
+}
+
+impl LlmTransport for &Scripted {
+    async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.requests.borrow_mut().push(request.clone());
+        self.replies.borrow_mut().pop_front().unwrap_or_else(|| Err(TransportError("the script ran out".into())))
+    }
+
+    async fn sleep(&self, ms: u32) {
+        self.sleeps.borrow_mut().push(ms);
+    }
+
+    fn random(&self) -> f64 {
+        self.random
+    }
+}
+
+fn ok_reply() -> Result<HttpResponse, TransportError> {
+    Ok(response(200, &fixture("openai/success.json")))
+}
+
+fn status(code: u16) -> Result<HttpResponse, TransportError> {
+    Ok(response(code, &format!(r#"{{"error": {{"message": "status {code}"}}}}"#)))
+}
+
+fn with_fallback(fallback: Option<&str>) -> LlmSettings {
+    LlmSettings {
+        fallback_model: fallback.map(str::to_string),
+        ..settings(Provider::OpenAi, "https://api.openai.com/v1", "gpt-4.1")
+    }
+}
+
+fn complete(client: &LlmClient<&Scripted>) -> Result<Completion, LlmError> {
+    futures::executor::block_on(client.complete(&chat(None)))
+}
+
+#[test]
+fn retry_after_is_honoured_then_a_jittered_backoff_then_success() {
+    let limited = HttpResponse {
+        status: 429,
+        headers: vec![("retry-after".into(), "2".into())],
+        body: r#"{"error": {"message": "Rate limit reached"}}"#.into(),
+    };
+    let transport = Scripted::new(vec![Ok(limited), status(503), ok_reply()]);
+    let client = LlmClient::new(with_fallback(None), &transport);
+    let c = complete(&client).unwrap();
+    assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
+    assert_eq!(c.model, "gpt-4.1");
+    // 2 s as asked; then the second retry's ceiling (2 s) times the random draw (0.25).
+    assert_eq!(*transport.sleeps.borrow(), vec![2_000, 500]);
+    assert_eq!(transport.requests.borrow().len(), 3);
+}
+
+#[test]
+fn unauthorised_is_never_retried() {
+    let transport = Scripted::new(vec![Ok(response(401, &fixture("openai/error_401.json"))), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let err = complete(&client).unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 401, .. }), "{err}");
+    assert_eq!(transport.requests.borrow().len(), 1);
+    assert!(transport.sleeps.borrow().is_empty());
+}
+
+#[test]
+fn after_three_retries_the_last_error_is_returned() {
+    let transport = Scripted::new(vec![status(500), status(502), status(503), status(504), ok_reply()]);
+    let client = LlmClient::new(with_fallback(None), &transport);
+    let err = complete(&client).unwrap_err();
+    assert!(matches!(&err, LlmError::Http { status: 504, message, .. } if message == "status 504"), "{err}");
+    assert_eq!(transport.requests.borrow().len(), 4);
+    // Ceilings 1, 2 and 4 s, times 0.25.
+    assert_eq!(*transport.sleeps.borrow(), vec![250, 500, 1_000]);
+    assert!(err.ends_task());
+}
+
+#[test]
+fn an_unreachable_server_is_retried() {
+    let transport = Scripted::new(vec![
+        Err(TransportError("connection refused".into())),
+        Err(TransportError("reset".into())),
+        ok_reply(),
+    ]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    assert!(complete(&client).is_ok());
+    assert_eq!(transport.sleeps.borrow().len(), 2);
+    // Unreachable to the end: the fallback lives on the same server, so it is not tried.
+    let transport = Scripted::new(vec![]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let err = complete(&client).unwrap_err();
+    assert!(matches!(&err, LlmError::Unreachable { reason, .. } if reason == "the script ran out"), "{err}");
+    assert_eq!(transport.models(), vec!["gpt-4.1"; 4]);
+}
+
+#[test]
+fn a_long_retry_after_is_capped_at_a_minute() {
+    let limited =
+        HttpResponse { status: 503, headers: vec![("retry-after".into(), "86400".into())], body: String::new() };
+    let transport = Scripted::new(vec![Ok(limited), ok_reply()]);
+    let client = LlmClient::new(with_fallback(None), &transport);
+    assert!(complete(&client).is_ok());
+    assert_eq!(*transport.sleeps.borrow(), vec![60_000]);
+}
+
+#[test]
+fn the_fallback_answers_when_retries_run_out() {
+    let transport = Scripted::new(vec![status(429), status(429), status(429), status(429), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let c = complete(&client).unwrap();
+    assert_eq!(c.model, "gpt-4.1-mini");
+    assert_eq!(transport.models(), vec!["gpt-4.1", "gpt-4.1", "gpt-4.1", "gpt-4.1", "gpt-4.1-mini"]);
+}
+
+#[test]
+fn the_fallback_answers_when_the_model_is_unknown() {
+    let transport = Scripted::new(vec![status(404), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    assert_eq!(complete(&client).unwrap().model, "gpt-4.1-mini");
+    assert!(transport.sleeps.borrow().is_empty());
+}
+
+#[test]
+fn bad_requests_and_keys_do_not_fall_back() {
+    for code in [400, 401, 403] {
+        let transport = Scripted::new(vec![status(code), ok_reply()]);
+        let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+        assert!(matches!(complete(&client), Err(LlmError::Http { status, .. }) if status == code));
+        assert_eq!(transport.models(), vec!["gpt-4.1"]);
+    }
+    // Nor do answers another model would not fix in this step (the agent's next step does).
+    let transport = Scripted::new(vec![Ok(response(200, &fixture("openai/truncated.json"))), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    assert_eq!(complete(&client), Err(LlmError::Truncated));
+}
+
+#[test]
+fn the_fallback_is_tried_once_and_both_failures_are_reported() {
+    let transport = Scripted::new(vec![status(404), status(503), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let err = complete(&client).unwrap_err();
+    assert!(
+        matches!(&err, LlmError::FallbackFailed { model, error, fallback, fallback_error }
+            if model == "gpt-4.1" && fallback == "gpt-4.1-mini"
+            && matches!(**error, LlmError::Http { status: 404, .. })
+            && matches!(**fallback_error, LlmError::Http { status: 503, .. })),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("With the model gpt-4.1:") && text.contains("With the fallback model gpt-4.1-mini:"),
+        "{text}"
+    );
+    assert_eq!(transport.requests.borrow().len(), 2);
+    assert!(err.ends_task());
+}
+
+#[test]
+fn extraction_uses_its_own_model_and_the_same_fallback() {
+    let mut s = with_fallback(Some("gpt-4.1-mini"));
+    s.extraction_model = Some("gpt-4.1-nano".into());
+    let transport = Scripted::new(vec![ok_reply(), status(404), ok_reply()]);
+    let client = LlmClient::new(s, &transport);
+    let first = futures::executor::block_on(client.complete_extraction(&chat(None))).unwrap();
+    assert_eq!(first.model, "gpt-4.1-nano");
+    let second = futures::executor::block_on(client.complete_extraction(&chat(None))).unwrap();
+    assert_eq!(second.model, "gpt-4.1-mini");
+    assert_eq!(transport.models(), vec!["gpt-4.1-nano", "gpt-4.1-nano", "gpt-4.1-mini"]);
+}
+
+#[test]
+fn the_client_speaks_the_configured_provider() {
+    let transport = Scripted::new(vec![Ok(response(200, &fixture("anthropic/success.json")))]);
+    let client = LlmClient::new(
+        settings(Provider::Anthropic, "https://api.anthropic.com/v1", "claude-sonnet-4-20250514"),
+        &transport,
+    );
+    let c = complete(&client).unwrap();
+    assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
+    assert_eq!(c.model, "claude-sonnet-4-20250514");
+    assert_eq!(transport.requests.borrow()[0].url, "https://api.anthropic.com/v1/messages");
+    // $3 in and $15 out per million tokens.
+    let cost = client.cost_usd(&c.model, c.usage).unwrap();
+    assert!((cost - (1589.0 * 3.0 + 98.0 * 15.0) / 1e6).abs() < 1e-12, "{cost}");
+}
+
+#[test]
+fn user_prices_come_before_the_built_in_ones() {
+    let mut s = with_fallback(None);
+    s.prices = vec![ModelPrice { model_prefix: "gpt-4.1".into(), input_per_million: 1.0, output_per_million: 2.0 }];
+    let transport = Scripted::new(vec![]);
+    let client = LlmClient::new(s, &transport);
+    let usage = Usage { input_tokens: 1_000_000, output_tokens: 500_000 };
+    assert_eq!(client.cost_usd("gpt-4.1-mini", usage), Some(2.0));
+    let built_in = tabwright::llm::pricing::cost_usd("gpt-4.1-mini", usage).unwrap();
+    assert!((built_in - (0.40 + 0.80)).abs() < 1e-9, "{built_in}");
+    assert_eq!(client.cost_usd("some-local-model", usage), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+fn validate(llm: Value) -> Result<LlmSettings, SettingsError> {
+    StoredSettings::from_json(json!({ "llm": llm })).and_then(|s| s.validate()).map(|s| s.llm)
+}
+
+#[test]
+fn every_supported_provider_name_parses() {
+    for name in SUPPORTED_PROVIDERS {
+        let provider = Provider::parse(name).unwrap();
+        assert_eq!(provider.name(), *name);
+    }
+    assert_eq!(Provider::parse(" Azure-OpenAI "), Some(Provider::AzureOpenAi));
+    assert_eq!(Provider::parse("OpenAI compatible"), Some(Provider::OpenAiCompatible));
+    assert_eq!(Provider::parse("carrier-pigeon"), None);
+    let err = validate(json!({"provider": "carrier-pigeon", "base_url": "http://x", "model": "m"})).unwrap_err();
+    assert_eq!(err, SettingsError::UnknownProvider("carrier-pigeon".into()));
+    assert!(err.to_string().contains("openai, openai_compatible, azure_openai, anthropic, gemini, ollama"), "{err}");
+}
+
+#[test]
+fn the_new_llm_settings_validate_with_defaults() {
+    let s = validate(json!({"base_url": "https://api.openai.com/v1", "model": "gpt-4.1"})).unwrap();
+    assert_eq!(s.provider, Provider::OpenAi);
+    assert_eq!((s.timeout_s, s.fallback_model, s.api_version), (60, None, None));
+    assert!(s.extra_headers.is_empty() && s.prices.is_empty());
+
+    let s = validate(json!({
+        "provider": "anthropic",
+        "base_url": "https://api.anthropic.com/v1",
+        "model": "claude-sonnet-4-20250514",
+        "fallback_model": " claude-3-5-haiku-20241022 ",
+        "timeout_s": 120,
+        "extra_headers": {" X-Team ": " browser ", "": ""},
+        "prices": [{"model_prefix": " claude-", "input_per_million": 2.5, "output_per_million": 12}],
+    }))
+    .unwrap();
+    assert_eq!(s.provider, Provider::Anthropic);
+    assert_eq!(s.fallback_model.as_deref(), Some("claude-3-5-haiku-20241022"));
+    assert_eq!(s.timeout_s, 120);
+    assert_eq!(s.extra_headers, vec![("X-Team".to_string(), "browser".to_string())]);
+    assert_eq!(
+        s.prices,
+        vec![ModelPrice { model_prefix: "claude-".into(), input_per_million: 2.5, output_per_million: 12.0 }]
+    );
+
+    // A fallback equal to the model is no fallback.
+    let s = validate(json!({"base_url": "http://x", "model": "m", "fallback_model": "m"})).unwrap();
+    assert_eq!(s.fallback_model, None);
+}
+
+#[test]
+fn bad_llm_settings_say_what_to_fix() {
+    let base = |extra: Value| {
+        let mut llm = json!({"base_url": "https://x.example", "model": "m"});
+        llm.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        validate(llm)
+    };
+    assert_eq!(base(json!({"provider": "azure_openai"})), Err(SettingsError::NoApiVersion));
+    let s = base(json!({"provider": "azure", "api_version": " 2024-10-21 "})).unwrap();
+    assert_eq!(s.api_version.as_deref(), Some("2024-10-21"));
+    for timeout in [9, 601] {
+        let err = base(json!({"timeout_s": timeout})).unwrap_err();
+        assert!(matches!(err, SettingsError::OutOfRange { name: "LLM timeout", min: 10, max: 600, .. }), "{err}");
+    }
+    assert_eq!(base(json!({"extra_headers": {"Bad Header": "x"}})), Err(SettingsError::BadHeader("Bad Header".into())));
+    assert_eq!(base(json!({"extra_headers": {"X-Ok": "two\nlines"}})), Err(SettingsError::BadHeader("X-Ok".into())));
+    let bad_price = json!({"prices": [{"model_prefix": "gpt", "input_per_million": -1, "output_per_million": 1}]});
+    assert_eq!(base(bad_price), Err(SettingsError::BadPrice("gpt".into())));
+    let no_prefix = json!({"prices": [{"model_prefix": " ", "input_per_million": 1, "output_per_million": 1}]});
+    assert_eq!(base(no_prefix), Err(SettingsError::BadPrice(String::new())));
+    assert!(matches!(
+        StoredSettings::from_json(json!({"llm": {"prices": [{"model_prefix": "gpt"}]}})),
+        Err(SettingsError::Unreadable(_))
+    ));
+    for err in [SettingsError::NoApiVersion, SettingsError::BadHeader("x".into()), SettingsError::BadPrice("x".into())]
+    {
+        assert!(err.to_string().contains("Tabwright's options"), "{err}");
+    }
+}
