@@ -283,6 +283,9 @@ pub trait Browser {
         Err(BrowserError::Unsupported("run scripts"))
     }
     async fn wait(&mut self, _ms: u32) {}
+    /// Gets the task off a page the URL firewall blocks: back in the tab's history, or, for a
+    /// tab the task's page opened straight onto it, closing that tab. Best effort.
+    async fn leave_blocked_page(&mut self) {}
     /// Whether elements were added to the page since it was observed: a later action of the
     /// same step that names an element by index may then mean something else.
     async fn new_elements_appeared(&mut self) -> bool {

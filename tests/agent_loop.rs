@@ -660,3 +660,107 @@ fn a_restored_task_goes_on_after_its_last_completed_step_with_its_history() {
     assert!(history.usage.input_tokens > 100, "usage continues from what was spent");
     assert!(requests.borrow().len() >= 1);
 }
+
+fn with_safety(max_steps: u32, secrets: &[(&str, &str, &[&str])], blocked: &[&str]) -> tabwright::settings::Settings {
+    let stored: Vec<tabwright::safety::StoredSecret> = secrets
+        .iter()
+        .map(|(name, value, domains)| tabwright::safety::StoredSecret {
+            name: name.to_string(),
+            value: value.to_string(),
+            domains: domains.iter().map(|d| d.to_string()).collect(),
+        })
+        .collect();
+    let blocked: Vec<String> = blocked.iter().map(|d| d.to_string()).collect();
+    let mut s = settings(max_steps);
+    s.safety = tabwright::safety::Safety::from_settings(&stored, &[], &blocked).unwrap();
+    s
+}
+
+fn run_with(site: FakeSite, llm: ScriptedLlm, settings: tabwright::settings::Settings, task: &str) -> Run {
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let requests = llm.requests.clone();
+    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
+    let history = block_on(Agent::new("t".into(), task.into(), settings, ports, StopSignal::new()).run());
+    let events = events.borrow().clone();
+    let requests = requests.borrow().clone();
+    Run { history, events, requests }
+}
+
+/// Logs in with the password named as a secret, never written out.
+fn secret_login_policy(state: &str, body: &Value) -> Reply {
+    if title_of(state).starts_with("Welcome, alice") {
+        return output("Done", json!([{"done": {"text": "Logged in.", "success": true}}]));
+    }
+    if state.contains("may not be used on") {
+        return output("Give up", json!([{"done": {"text": "secret refused", "success": false}}]));
+    }
+    let _ = body;
+    output(
+        "Log in with the stored password",
+        json!([
+            {"input": {"index": index_of(state, "placeholder=Username").unwrap(), "text": "alice"}},
+            {"input": {"index": index_of(state, "placeholder=Password").unwrap(), "text": "<secret>alice_pw</secret>"}},
+            {"click": {"index": index_of(state, ">Submit").unwrap()}}
+        ]),
+    )
+}
+
+#[test]
+fn a_secret_is_typed_by_name_and_its_value_never_reaches_the_llm_or_the_records() {
+    let site = FakeSite::at(LOGIN_URL);
+    let settings = with_safety(10, &[("alice_pw", "hunter2", &["app.example.com"])], &[]);
+    let run = run_with(site.clone(), ScriptedLlm::new(secret_login_policy), settings, "Log in as alice");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"), "the page got the real password");
+    assert!(state_text(&run.requests[0]).contains("<secret>alice_pw</secret>"), "the LLM is told the name");
+    for body in &run.requests {
+        assert!(!body.to_string().contains("hunter2"), "a request carried the value: {body}");
+    }
+    let kept = serde_json::to_string(&run.history.steps).unwrap() + &serde_json::to_string(&run.events).unwrap();
+    assert!(!kept.contains("hunter2"), "records and events hold no value");
+}
+
+#[test]
+fn a_secret_named_on_a_site_it_is_not_for_is_refused_to_the_llm() {
+    let site = FakeSite::at(LOGIN_URL);
+    let settings = with_safety(10, &[("alice_pw", "hunter2", &["bank.example"])], &[]);
+    let run = run_with(site.clone(), ScriptedLlm::new(secret_login_policy), settings, "Log in as alice");
+    let typed = &run.history.steps[0].actions[1];
+    assert!(typed.result.is_error, "{:?}", typed.result);
+    assert!(typed.result.message.contains("alice_pw"), "{}", typed.result.message);
+    assert_ne!(site.state.borrow().fields.get(&17).map(String::as_str), Some("hunter2"));
+    assert!(matches!(run.history.end, TaskEnd::Done { success: false, .. }));
+}
+
+#[test]
+fn the_firewall_stops_a_navigation_to_a_blocked_site_and_leaves_one_reached_by_a_link() {
+    let llm = ScriptedLlm::new(|state, _| {
+        if state.contains("firewall blocks") {
+            return output("Stay", json!([{"done": {"text": "blocked", "success": false}}]));
+        }
+        output("Go", json!([{"navigate": {"url": "https://evil.example/steal"}}]))
+    });
+    let site = FakeSite::at(HOME_URL);
+    let run = run_with(site.clone(), llm, with_safety(5, &[], &["evil.example"]), "Go to evil");
+    let refused = &run.history.steps[0].actions[0].result;
+    assert!(refused.is_error && refused.message.contains("evil.example"), "{refused:?}");
+    assert_eq!(site.state.borrow().url, HOME_URL, "the tab never went there");
+
+    // A page that redirects onto a blocked site: the task is taken off it.
+    let llm = ScriptedLlm::new(|state, _| {
+        if state.contains("Tabwright left that page") {
+            return output("Stop", json!([{"done": {"text": "left", "success": false}}]));
+        }
+        output("Open", json!([{"navigate": {"url": "https://app.example.com/redirects-to-evil"}}]))
+    });
+    let site = FakeSite::at(HOME_URL);
+    site.state.borrow_mut().redirects =
+        vec![("https://app.example.com/redirects-to-evil".into(), "https://evil.example/".into())];
+    let run = run_with(site.clone(), llm, with_safety(5, &[], &["evil.example"]), "Open it");
+    assert_eq!(site.state.borrow().left_blocked, 1);
+    assert!(run.history.steps[0].actions[0].result.message.contains("Tabwright left that page"));
+}

@@ -93,6 +93,8 @@ impl ActionDef for Extract {
                 }),
                 image: None,
             };
+            // A secret's value the page shows (a field that echoes it) stays in the browser.
+            let request = ChatRequest { user: ctx.secrets.redact(&request.user), ..request };
             let completion = match ctx.llm.complete_extraction(&request).await {
                 Ok(c) => c,
                 Err(e) => {

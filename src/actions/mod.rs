@@ -132,6 +132,8 @@ pub struct ActionContext<'a, B, T> {
     pub events: &'a dyn EventSink,
     pub options: &'a ActionOptions,
     pub step: u32,
+    /// The user's secrets, to keep their values out of what actions send elsewhere (`extract`).
+    pub secrets: &'a crate::safety::Secrets,
 }
 
 /// What an action did, in words for the LLM and the user.
@@ -295,6 +297,11 @@ macro_rules! registry {
                 match self { $(Action::$def(p) => $def::describe(p, page)),+ }
             }
 
+            /// The parameters as given (secret placeholders unreplaced), as JSON.
+            pub fn params_value(&self) -> serde_json::Value {
+                match self { $(Action::$def(p) => serde_json::to_value(p).unwrap_or_default()),+ }
+            }
+
             /// The element index the action targets, if it targets one.
             pub fn element_index(&self) -> Option<u32> {
                 let params = match self { $(Action::$def(p) => serde_json::to_value(p).ok()),+ }?;
@@ -348,6 +355,18 @@ registry![
     Done,
     StructuredDone,
 ];
+
+impl Action {
+    /// Where a navigation-like action would take the browser, for the URL firewall.
+    pub fn target_url(&self, options: &ActionOptions) -> Option<String> {
+        match self {
+            Action::Navigate(p) => Some(p.url.clone()),
+            Action::OpenTab(p) => Some(p.url.clone()),
+            Action::Search(p) => Some(p.engine.unwrap_or(options.search_engine).results_url(p.query.trim())),
+            _ => None,
+        }
+    }
+}
 
 /// The actions of a task without an output schema: everything but the structured `done`.
 pub fn registered() -> Vec<RegisteredAction> {

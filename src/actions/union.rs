@@ -87,6 +87,17 @@ impl ActionUnion {
         json!({ "anyOf": branches })
     }
 
+    /// Parses parameters for an action of this union by its name (used again once secrets are
+    /// filled in).
+    pub fn parse_action(&self, name: &str, params: Value) -> Result<Action, String> {
+        let registered = self
+            .allowed
+            .iter()
+            .find(|a| a.spec.name == name)
+            .ok_or_else(|| format!("`{name}` is not available on this page"))?;
+        registered.parse(params)
+    }
+
     /// Turns the LLM's action list into typed actions, or says exactly what is wrong.
     pub fn validate(&self, items: &[Value]) -> Result<Vec<Action>, ValidationError> {
         if items.is_empty() {

@@ -61,6 +61,8 @@ pub struct Agent<B, T, E, C> {
     task: String,
     limits: Limits,
     options: ActionOptions,
+    /// The user's secrets and URL firewall.
+    safety: crate::safety::Safety,
     browser: B,
     llm: LlmClient<T>,
     events: E,
@@ -91,6 +93,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             task,
             limits: settings.limits,
             options: settings.actions,
+            safety: settings.safety,
             browser: ports.browser,
             llm: LlmClient::new(settings.llm, ports.transport),
             events: ports.events,
@@ -146,6 +149,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }),
         }
         let end = self.run_steps().await;
+        let end = if self.safety.secrets.is_empty() {
+            end
+        } else {
+            let value = self.safety.secrets.redact_value(&serde_json::to_value(&end).unwrap_or_default());
+            serde_json::from_value(value).unwrap_or(end)
+        };
         self.browser.finish().await;
         self.events.emit(AgentEvent::TaskFinished {
             v: V,
@@ -176,6 +185,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             self.events.emit(AgentEvent::StepStarted { v: V, step: n, max_steps: self.limits.max_steps });
             let (record, end) = self.step(n).await;
             if let Some(record) = record {
+                let record = self.redacted(record);
                 failures = if record.failed() { failures + 1 } else { 0 };
                 let last_error = last_error(&record);
                 self.history.push(record.clone());
@@ -228,6 +238,20 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 PageState::unreadable(0, last_url, e.to_string())
             }
         };
+        // A page the task reached on a blocked site (a redirect, a link that opened a tab) is
+        // left at once; the LLM hears why. The page a task starts on is the user's own choice.
+        let mut page = page;
+        if n > 1 || !self.history.is_empty() {
+            if let Err(blocked) = self.firewall_allows(page.url()) {
+                self.browser.leave_blocked_page().await;
+                let mut again = match self.browser.observe().await {
+                    Ok(again) => again,
+                    Err(e) => PageState::unreadable(page.tab_id, "", e.to_string()),
+                };
+                again.notice = Some(format!("{blocked} Tabwright left that page."));
+                page = again;
+            }
+        }
         record.tab_id = page.tab_id;
         record.url = page.url().to_string();
         record.title = page.snapshot.title.clone();
@@ -250,6 +274,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 allowed_actions: &union.names(),
                 plan,
                 nudge: nudge.as_deref(),
+                secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),
+                firewall: self.safety.firewall.summary().as_deref(),
             }),
             schema_name: "agent_output".to_string(),
             schema: AgentOutput::schema(&union, self.thinking, self.limits.max_actions_per_step as usize),
@@ -257,6 +283,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         };
 
         // Call the LLM.
+        // No secret's value leaves the browser, wherever the page shows it.
+        let request = ChatRequest { user: self.safety.secrets.redact(&request.user), ..request };
         let asked = self.clock.now_ms();
         let mut answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
         // A model that cannot read images refuses a request carrying a screenshot: ask again
@@ -315,7 +343,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
         // Act.
         let acting = self.clock.now_ms();
-        let end = self.act(output.actions.into_iter().zip(planned), &page, &mut record).await;
+        let end = self.act(output.actions.into_iter().zip(planned), &union, &page, &mut record).await;
         record.timings.act_ms = self.clock.now_ms() - acting;
 
         // Record: the caller stores and reports the record.
@@ -327,6 +355,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     async fn act(
         &mut self,
         actions: impl ExactSizeIterator<Item = (Action, PlannedAction)>,
+        union: &ActionUnion,
         page: &PageState,
         record: &mut StepRecord,
     ) -> StepEnd {
@@ -352,6 +381,25 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 break;
             }
             let terminates = action.spec().terminates_sequence;
+            // The firewall first: where a navigation-like action would go.
+            let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
+                Some(Err(blocked)) => Err(ActionResult::error(format!("{blocked} Choose another site."))),
+                _ => self.with_secrets(action, union, page),
+            };
+            let action = match checked {
+                Ok(action) => action,
+                Err(refused) => {
+                    let remaining = total - i - 1;
+                    let mut refused = refused;
+                    if remaining > 0 {
+                        refused.message.push_str(&format!(
+                            " ({remaining} later action(s) of this step were not run because this action failed.)"
+                        ));
+                    }
+                    record.actions.push(ActionRecord { name, description, params, result: refused });
+                    break;
+                }
+            };
             let mut ctx = ActionContext {
                 browser: &mut self.browser,
                 page,
@@ -359,6 +407,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 events: &self.events,
                 options: &self.options,
                 step: record.step,
+                secrets: &self.safety.secrets,
             };
             let limit = time_limit(action.spec(), &self.limits);
             let work = within(&self.clock, limit, action.execute(&mut ctx));
@@ -385,6 +434,20 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             if result.screenshot.is_some() {
                 self.screenshot = result.screenshot.take();
             }
+            // The action led to a blocked site (a redirect, a link): leave it, and say so.
+            if let Some(url) = result.navigated_to.clone() {
+                if let Err(blocked) = self.firewall_allows(&url) {
+                    self.browser.leave_blocked_page().await;
+                    result.message.push_str(&format!("; but {blocked} Tabwright left that page."));
+                    result.is_error = true;
+                    result.navigated_to = None;
+                }
+            }
+            // Executors may echo what they typed: no secret's value is kept or shown.
+            if !self.safety.secrets.is_empty() {
+                result.message = self.safety.secrets.redact(&result.message);
+                result.detail = result.detail.map(|d| self.safety.secrets.redact(&d));
+            }
             let done = result.done.clone();
             let page_may_have_changed = terminates || result.navigated_to.is_some();
             let remaining = total - i - 1;
@@ -404,6 +467,39 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         }
         StepEnd::Continue
+    }
+}
+
+impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
+    /// The record with every secret value masked (a URL that carries one, an error that quotes
+    /// the page), before it is kept, shown or saved.
+    fn redacted(&self, record: StepRecord) -> StepRecord {
+        if self.safety.secrets.is_empty() {
+            return record;
+        }
+        let value = self.safety.secrets.redact_value(&serde_json::to_value(&record).unwrap_or_default());
+        serde_json::from_value(value).unwrap_or(record)
+    }
+
+    /// Whether the URL firewall lets the task go to `url` (blank pages always).
+    fn firewall_allows(&self, url: &str) -> Result<(), crate::safety::Blocked> {
+        if crate::actions::url::is_blank_page(url) {
+            return Ok(());
+        }
+        self.safety.firewall.check(url)
+    }
+
+    /// The action with the values of the secrets it names (`<secret>name</secret>`) filled in,
+    /// for this page only; the LLM's own words (kept in history) never hold a value. A secret
+    /// unknown or not allowed on this site is an error for the LLM.
+    fn with_secrets(&self, action: Action, union: &ActionUnion, page: &PageState) -> Result<Action, ActionResult> {
+        let params = action.params_value();
+        if self.safety.secrets.is_empty() || !params.to_string().to_ascii_lowercase().contains("<secret>") {
+            return Ok(action);
+        }
+        let filled =
+            self.safety.secrets.substitute(&params, page.url()).map_err(|e| ActionResult::error(e.to_string()))?;
+        union.parse_action(action.name(), filled).map_err(ActionResult::error)
     }
 }
 

@@ -806,6 +806,22 @@ impl Browser for ChromeBrowser {
         TimeoutFuture::new(ms).await;
     }
 
+    async fn leave_blocked_page(&mut self) {
+        let Ok(before) = self.tab().await else { return };
+        let _ = self.history_go(-1).await;
+        let still_there = self.tab().await.is_ok_and(|now| now.url == before.url);
+        if !still_there {
+            return;
+        }
+        // Nothing to go back to: the page opened a tab straight onto the blocked site.
+        if self.tabs.len() > 1 {
+            let _ = self.close_tab(self.tab_id).await;
+        } else {
+            let _ = chrome::update_tab(self.tab_id, &serde_json::json!({"url": "about:blank"})).await;
+            let _ = self.wait_for_load().await;
+        }
+    }
+
     async fn new_elements_appeared(&mut self) -> bool {
         let reply = self.ask_page(&ContentRequest::ElementsAdded { v: PROTOCOL_VERSION }).await;
         reply.is_ok_and(|result| result["added"].as_bool() == Some(true))

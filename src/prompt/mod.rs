@@ -35,6 +35,10 @@ pub struct StateInput<'a> {
     pub plan: Option<&'a [String]>,
     /// A word from the loop detector, if the last steps look like a loop.
     pub nudge: Option<&'a str>,
+    /// The secrets the model may name on this page (names only).
+    pub secrets: Option<&'a str>,
+    /// What the URL firewall allows, when it restricts anything.
+    pub firewall: Option<&'a str>,
 }
 
 /// From this many steps before the end, the model is told its budget is running out.
@@ -134,6 +138,10 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     if let Some(nudge) = input.nudge {
         let _ = write!(out, "\nNote: {nudge}");
     }
-    let _ = write!(out, "\nAvailable actions: {}.\n</step_info>\n", input.allowed_actions.join(", "));
+    let _ = write!(out, "\nAvailable actions: {}.", input.allowed_actions.join(", "));
+    for line in [input.secrets, input.firewall].into_iter().flatten() {
+        let _ = write!(out, "\n{line}");
+    }
+    out.push_str("\n</step_info>\n");
     out
 }

@@ -48,6 +48,10 @@ pub struct SiteState {
     pub answer: String,
     pub questions: Vec<String>,
     pub screenshots: u32,
+    /// How often the task was taken off a page the firewall blocks.
+    pub left_blocked: u32,
+    /// Navigations that end elsewhere: (asked, landed).
+    pub redirects: Vec<(String, String)>,
 }
 
 #[derive(Clone)]
@@ -129,8 +133,10 @@ impl Browser for FakeSite {
     }
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
-        self.state.borrow_mut().url = url.into();
-        Ok(ActionEffect { navigated_to: Some(url.into()), ..Default::default() })
+        let mut s = self.state.borrow_mut();
+        let landed = s.redirects.iter().find(|(from, _)| from == url).map_or(url.to_string(), |(_, to)| to.clone());
+        s.url = landed.clone();
+        Ok(ActionEffect { navigated_to: Some(landed), ..Default::default() })
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
@@ -173,6 +179,12 @@ impl Browser for FakeSite {
         }
         field.push_str(text);
         Ok(ActionEffect::default())
+    }
+
+    async fn leave_blocked_page(&mut self) {
+        let mut s = self.state.borrow_mut();
+        s.left_blocked += 1;
+        s.url = LOGIN_URL.into();
     }
 
     async fn new_elements_appeared(&mut self) -> bool {

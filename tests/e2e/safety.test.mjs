@@ -1,0 +1,84 @@
+// Secrets and the URL firewall in a real browser: the model logs in by naming a stored secret,
+// the page gets the real password, and no request to the model ever carries it; a link to a
+// blocked site is refused, and a page that sends the tab there is left.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, runTaskToEnd } from './lib/harness.mjs';
+import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { findIndex, field } from './lib/state.mjs';
+
+let h;
+let llm;
+let policy = null;
+
+before(async () => {
+  h = await startHarness();
+  llm = await startMockLlm((state, body) => policy(state, body));
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+after(async () => {
+  await h?.close();
+  await llm?.close();
+});
+
+/** Adds secrets and firewall lists to the stored settings, from the extension's options page. */
+async function storeSafety(safety) {
+  const page = await h.context.newPage();
+  await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  await page.evaluate(async (safety) => {
+    const { settings } = await chrome.storage.local.get('settings');
+    await chrome.storage.local.set({ settings: { ...settings, secrets: [], allowed_domains: [], blocked_domains: [], ...safety } });
+  }, safety);
+  await page.close();
+}
+
+test('a secret typed by name reaches the page but never the model, the panel or the history', async () => {
+  await storeSafety({ secrets: [{ name: 'alice_password', value: 'hunter2', domains: ['127.0.0.1'] }] });
+  policy = (state) => {
+    if (field(state, 'Title').startsWith('Welcome, alice')) return answer('Report', [{ done: { text: 'Logged in as alice.', success: true } }]);
+    assert.match(state, /<secret>alice_password<\/secret>/, 'the model is told the secret by name');
+    return answer('Log in with the stored password', [
+      { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
+      { input: { index: findIndex(state, 'placeholder=Password'), text: '<secret>alice_password</secret>', clear: true } },
+      { click: { index: findIndex(state, />Submit \/>$/), x: null, y: null } },
+    ]);
+  };
+  const before = llm.requests.length;
+  const site = await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const final = await runTaskToEnd(panel, 'Log in as alice');
+  assert.match(final, /Logged in as alice\./);
+  await site.getByRole('heading', { name: 'Welcome, alice' }).waitFor({ timeout: 5_000 });
+  for (const { body } of llm.requests.slice(before)) {
+    assert.doesNotMatch(JSON.stringify(body), /hunter2/, 'a request to the model carried the secret');
+  }
+  assert.doesNotMatch(await panel.locator('#log').innerText(), /hunter2/);
+  const status = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+  assert.doesNotMatch(JSON.stringify(status), /hunter2/, 'the task log holds no secret value');
+});
+
+test('the firewall refuses a blocked site and takes the task off a page that sent it there', async () => {
+  const other = new URL(h.fixtures.otherUrl).hostname; // localhost: a different site from 127.0.0.1
+  await storeSafety({ blocked_domains: [other] });
+  let step = 0;
+  policy = (state) => {
+    step += 1;
+    if (step === 1) return answer('Open the other site', [{ navigate: { url: `${h.fixtures.otherUrl}/login.html`, new_tab: null } }]);
+    if (step === 2) {
+      assert.match(state, /firewall blocks http:\/\/localhost:\d+\/login\.html: localhost is on the deny list/);
+      // A same-site page whose link leads to the blocked site.
+      return answer('Try a link instead', [{ navigate: { url: `${h.fixtures.url}/actions/redirect-away.html`, new_tab: null } }]);
+    }
+    if (step === 3) return answer('Follow it', [{ click: { index: findIndex(state, 'Continue to the partner site'), x: null, y: null } }]);
+    return answer('Stop', [{ done: { text: 'Blocked as expected.', success: false } }]);
+  };
+  const before = llm.requests.length;
+  const site = await h.openFixture('actions/history-a.html');
+  const panel = await h.openPanel();
+  await runTaskToEnd(panel, 'Visit the partner site');
+  const states = llm.requests.slice(before).map((r) => r.body.messages[1].content);
+  assert.match(states[3], /Tabwright left that page/);
+  assert.doesNotMatch(field(states[3], 'URL'), /localhost/, 'the task is no longer on the blocked site');
+  assert.doesNotMatch(site.url(), /localhost/);
+});
