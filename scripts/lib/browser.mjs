@@ -42,30 +42,52 @@ export async function launchWithExtension(profileDir, { headless = true } = {}) 
   return { context, extensionId, close: () => context.close() };
 }
 
-/** Saves LLM settings through the options page, as a user would. */
+/** Saves LLM settings through the options page, as a user would. `extraHeaders` is an object
+ * {name: value}; `apiVersion` is for Azure OpenAI only (the page shows the field for it alone).
+ * Throws with the page's own words when it refuses the values. */
 export async function saveSettings(context, extensionId, {
   provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
   extractionModel = '', searchEngine = 'duckduckgo', evaluateDomains = [], excludeActions = [],
+  apiVersion = '', extraHeaders = {}, fallbackModel = '', llmTimeout = '',
 }) {
   const page = await context.newPage();
-  await page.goto(`chrome-extension://${extensionId}/options/options.html`);
-  const offered = await page.locator('#provider option').evaluateAll((os) => os.map((o) => o.value));
-  if (!offered.includes(provider)) {
+  try {
+    await page.goto(`chrome-extension://${extensionId}/options/options.html`);
+    const offered = await page.locator('#provider option').evaluateAll((os) => os.map((o) => o.value));
+    if (!offered.includes(provider)) {
+      throw new Error(`LLM provider "${provider}" is not supported; choose one of: ${offered.join(', ')}`);
+    }
+    await page.selectOption('#provider', provider);
+    await page.fill('#base-url', baseUrl);
+    if (await page.locator('#api-version').isVisible()) {
+      await page.fill('#api-version', apiVersion);
+    } else if (apiVersion) {
+      throw new Error(`The API version is an Azure OpenAI setting; the options page has no such field for "${provider}".`);
+    }
+    await page.fill('#model', model);
+    await page.fill('#api-key', apiKey);
+    await page.fill('#extraction-model', extractionModel);
+    await page.fill('#fallback-model', fallbackModel);
+    await page.fill('#llm-timeout', String(llmTimeout));
+    await page.fill('#extra-headers', Object.entries(extraHeaders).map(([name, value]) => `${name}: ${value}`).join('\n'));
+    await page.fill('#max-steps', String(maxSteps));
+    await page.fill('#viewport-expansion', String(viewportExpansion));
+    await page.setChecked('#highlights', highlights);
+    await page.selectOption('#search-engine', searchEngine);
+    await page.fill('#evaluate-domains', evaluateDomains.join('\n'));
+    await page.fill('#exclude-actions', excludeActions.join(', '));
+    // The browser's own checks (a required field, a number out of range) block the submit with
+    // a bubble only a person sees; name the field instead of waiting for a "Saved." that never comes.
+    const invalid = await page.evaluate(() => {
+      const bad = [...document.getElementById('settings').elements].find((e) => e.willValidate && !e.checkValidity());
+      return bad ? `#${bad.id}: ${bad.validationMessage}` : null;
+    });
+    if (invalid) throw new Error(`The options page refuses ${invalid}`);
+    await page.click('#save');
+    const status = page.locator('#saved:not(:empty)');
+    await status.waitFor({ timeout: 5_000 });
+    if ((await status.getAttribute('class')) === 'error') throw new Error(await status.innerText());
+  } finally {
     await page.close();
-    throw new Error(`LLM provider "${provider}" is not supported; choose one of: ${offered.join(', ')}`);
   }
-  await page.selectOption('#provider', provider);
-  await page.fill('#base-url', baseUrl);
-  await page.fill('#model', model);
-  await page.fill('#api-key', apiKey);
-  await page.fill('#max-steps', String(maxSteps));
-  await page.fill('#viewport-expansion', String(viewportExpansion));
-  await page.setChecked('#highlights', highlights);
-  await page.fill('#extraction-model', extractionModel);
-  await page.selectOption('#search-engine', searchEngine);
-  await page.fill('#evaluate-domains', evaluateDomains.join('\n'));
-  await page.fill('#exclude-actions', excludeActions.join(', '));
-  await page.click('#save');
-  await page.getByText('Saved.').waitFor({ timeout: 5_000 });
-  await page.close();
 }

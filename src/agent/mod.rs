@@ -384,7 +384,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             // The firewall first: where a navigation-like action would go.
             let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
                 Some(Err(blocked)) => Err(ActionResult::error(format!("{blocked} Choose another site."))),
-                _ => self.with_secrets(action, union, page),
+                _ => self.with_secrets(action, union, page).map_err(ActionResult::error),
             };
             let action = match checked {
                 Ok(action) => action,
@@ -492,14 +492,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// The action with the values of the secrets it names (`<secret>name</secret>`) filled in,
     /// for this page only; the LLM's own words (kept in history) never hold a value. A secret
     /// unknown or not allowed on this site is an error for the LLM.
-    fn with_secrets(&self, action: Action, union: &ActionUnion, page: &PageState) -> Result<Action, ActionResult> {
+    fn with_secrets(&self, action: Action, union: &ActionUnion, page: &PageState) -> Result<Action, String> {
         let params = action.params_value();
         if self.safety.secrets.is_empty() || !params.to_string().to_ascii_lowercase().contains("<secret>") {
             return Ok(action);
         }
-        let filled =
-            self.safety.secrets.substitute(&params, page.url()).map_err(|e| ActionResult::error(e.to_string()))?;
-        union.parse_action(action.name(), filled).map_err(ActionResult::error)
+        let filled = self.safety.secrets.substitute(&params, page.url()).map_err(|e| e.to_string())?;
+        union.parse_action(action.name(), filled)
     }
 }
 

@@ -1,64 +1,218 @@
-// A fake LLM server speaking the OpenAI chat-completions wire format, on 127.0.0.1.
+// A fake LLM server on 127.0.0.1 that speaks one provider's wire format: OpenAI chat completions
+// (also OpenAI-compatible servers and Azure OpenAI), Anthropic Messages, Gemini generateContent
+// or Ollama's /api/chat.
 //
 // Its policy gets each request's state text (the user message the extension built from the
 // real page) and decides the answer; helpers in state.mjs find elements in that text by their
-// visible text or attributes. Every request is recorded for assertions.
+// visible text or attributes. Every request is recorded for assertions. A request on another
+// format's path gets a 404, as the real provider would give it, so a test proves the extension
+// used the right URL by getting anywhere at all.
 import http from 'node:http';
 
+/** The text parts of a content list (`[{type: 'text', text}, {type: 'image…'}]`), or the
+ * content itself when it is a plain string. */
+function textOfContent(content) {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.filter((p) => p?.type === 'text').map((p) => p.text).join('\n');
+}
+
+const userMessage = (body) => body.messages?.find((m) => m.role === 'user');
+const usage = (raw) => ({ input: Math.ceil(raw.length / 4), output: 40 });
+
+/** Each wire format: the base URL path the extension is given, how a request's path is
+ * recognised (and what it names), where the state text and the schema are in the body, and how
+ * an answer and an error are written. */
+const FORMATS = {
+  openai: {
+    base: '/v1',
+    route: (url) => (url.pathname.endsWith('/chat/completions') ? {} : null),
+    state: (body) => textOfContent(userMessage(body)?.content),
+    schema: (body) => body.response_format?.json_schema?.schema,
+    reply: (output, body, { n, raw }) => {
+      const u = usage(raw);
+      return {
+        id: `chatcmpl-mock-${n}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(output), refusal: null }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output },
+      };
+    },
+    error: (status, message) => ({ error: { message, type: 'invalid_request_error', code: null } }),
+  },
+  anthropic: {
+    base: '/v1',
+    route: (url) => (url.pathname.endsWith('/messages') ? {} : null),
+    state: (body) => textOfContent(userMessage(body)?.content),
+    schema: (body) => (body.tools?.find((t) => t.name === body.tool_choice?.name) ?? body.tools?.[0])?.input_schema,
+    // The forced tool's call carries the answer as its input object.
+    reply: (output, body, { n, raw }) => {
+      const u = usage(raw);
+      return {
+        id: `msg_mock_${n}`,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: [{ type: 'tool_use', id: `toolu_mock_${n}`, name: body.tool_choice?.name ?? body.tools?.[0]?.name ?? 'answer', input: output }],
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: { input_tokens: u.input, output_tokens: u.output },
+      };
+    },
+    error: (status, message) => ({ type: 'error', error: { type: status === 404 ? 'not_found_error' : 'invalid_request_error', message } }),
+  },
+  gemini: {
+    base: '/v1beta',
+    // The model is in the path, `models/{model}:generateContent`, not in the body.
+    route: (url) => {
+      const m = /\/models\/([^/]+):generateContent$/.exec(decodeURIComponent(url.pathname));
+      return m ? { model: m[1] } : null;
+    },
+    state: (body) => {
+      const content = body.contents?.find((c) => c.role === 'user') ?? body.contents?.[0];
+      return (content?.parts ?? []).filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text).join('\n');
+    },
+    schema: (body) => body.generationConfig?.responseJsonSchema ?? body.generationConfig?.responseSchema,
+    reply: (output, body, { n, raw, model }) => {
+      const u = usage(raw);
+      return {
+        candidates: [{ content: { role: 'model', parts: [{ text: JSON.stringify(output) }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: u.input, candidatesTokenCount: u.output, totalTokenCount: u.input + u.output },
+        modelVersion: model,
+        responseId: `mock-${n}`,
+      };
+    },
+    error: (status, message) => ({ error: { code: status, message, status: status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT' } }),
+  },
+  ollama: {
+    base: '',
+    route: (url) => (url.pathname === '/api/chat' ? {} : null),
+    state: (body) => textOfContent(userMessage(body)?.content),
+    schema: (body) => (body.format && typeof body.format === 'object' ? body.format : undefined),
+    reply: (output, body, { raw }) => {
+      const u = usage(raw);
+      return {
+        model: body.model,
+        created_at: new Date().toISOString(),
+        message: { role: 'assistant', content: JSON.stringify(output) },
+        done_reason: 'stop',
+        done: true,
+        total_duration: 1_000_000,
+        prompt_eval_count: u.input,
+        eval_count: u.output,
+      };
+    },
+    error: (status, message) => ({ error: message }),
+  },
+};
+
+/** The providers the mock speaks, by the names the settings use, and the format each is. */
+const PROVIDERS = {
+  openai: 'openai',
+  openai_compatible: 'openai',
+  azure_openai: 'openai',
+  anthropic: 'anthropic',
+  gemini: 'gemini',
+  ollama: 'ollama',
+};
+
+// Azure puts the deployment and the API version in the URL, and answers in OpenAI's format.
+const AZURE = {
+  ...FORMATS.openai,
+  base: '',
+  route: (url) => {
+    const m = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(url.pathname);
+    return m ? { model: decodeURIComponent(m[1]), apiVersion: url.searchParams.get('api-version') } : null;
+  },
+};
+
 /**
- * Each recorded request is {headers, body, abandoned}; `abandoned` turns true when the client
- * closed the connection before the answer was sent.
+ * Starts the server for `provider` (a settings name: openai, openai_compatible, azure_openai,
+ * anthropic, gemini or ollama); resolves to {baseUrl, requests, close}, where baseUrl is what the
+ * options page takes for that provider.
  *
- * policy(state, body) returns one of:
- *   {output: {...AgentOutput}}            → 200 with that JSON as the assistant message
- *   {status: 401, body: {...}}            → that HTTP error
+ * Each recorded request is {url, headers, body, abandoned}: `url` is the path and query it was
+ * sent to; `abandoned` turns true when the client closed the connection before the answer was
+ * sent.
+ *
+ * policy(state, body, {url, headers, model}) returns one of:
+ *   {output: {...AgentOutput}}            → 200 with that object as the model's answer
+ *   {status: 401, body: {...}}            → that HTTP error, body as given
+ * `model` is the model the request names (Gemini's and Azure's are in the URL).
  */
-export async function startMockLlm(policy) {
+export async function startMockLlm(policy, { provider = 'openai' } = {}) {
+  if (!PROVIDERS[provider]) throw new Error(`The mock LLM does not speak "${provider}"; it speaks ${Object.keys(PROVIDERS).join(', ')}`);
+  const format = provider === 'azure_openai' ? AZURE : FORMATS[PROVIDERS[provider]];
   const requests = [];
   const server = http.createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
-    if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.url}` } }));
+    const send = (status, payload) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+    };
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const route = req.method === 'POST' ? format.route(url) : null;
+    if (!route) {
+      send(404, format.error(404, `no route ${req.method} ${req.url} (the mock speaks ${provider})`));
+      return;
+    }
+    // Azure refuses a request without its API version before looking at anything else.
+    if (provider === 'azure_openai' && !route.apiVersion) {
+      send(400, { error: { code: 'MissingApiVersionParameter', message: 'The api-version query parameter (?api-version=) is required for all requests.' } });
       return;
     }
     let body;
     try {
       body = JSON.parse(raw);
     } catch {
-      res.writeHead(400).end('{"error":{"message":"invalid JSON"}}');
+      send(400, format.error(400, 'invalid JSON'));
       return;
     }
-    const record = { headers: req.headers, body, abandoned: false };
+    const record = { url: req.url, headers: req.headers, body, abandoned: false };
     requests.push(record);
     // The client hung up before the answer: it aborted the request (e.g. the user pressed Stop).
     res.on('close', () => { if (!res.writableEnded) record.abandoned = true; });
-    const content = body.messages?.find((m) => m.role === 'user')?.content ?? '';
-    // With a screenshot the user message is a list of parts: the state text and the image.
-    const state = Array.isArray(content) ? content.filter((p) => p.type === 'text').map((p) => p.text).join('\n') : content;
+    const model = route.model ?? body.model;
     let reply;
     try {
-      reply = await policy(state, body);
+      reply = await policy(format.state(body), body, { url: req.url, headers: req.headers, model });
     } catch (error) {
-      reply = { status: 500, body: { error: { message: `mock policy failed: ${error.message}` } } };
+      reply = { status: 500, body: format.error(500, `mock policy failed: ${error.message}`) };
     }
     if (reply.status) {
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body ?? {}));
+      send(reply.status, reply.body ?? {});
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({
-      id: `chatcmpl-mock-${requests.length}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: body.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(reply.output), refusal: null }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: Math.ceil(raw.length / 4), completion_tokens: 40, total_tokens: Math.ceil(raw.length / 4) + 40 },
-    }));
+    send(200, format.reply(reply.output, body, { n: requests.length, raw, model }));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  return { baseUrl: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+  return { baseUrl: `http://127.0.0.1:${port}${format.base}`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** Which wire format a request body is in: openai (also for compatible servers and Azure),
+ * anthropic, gemini or ollama. */
+export function formatOf(body) {
+  if (Array.isArray(body?.contents)) return 'gemini';
+  // Anthropic's forced tool, or its top-level system prompt with the token limit it requires.
+  if (body?.tools?.some?.((t) => t?.input_schema) || (typeof body?.system === 'string' && body?.max_tokens)) return 'anthropic';
+  // Ollama asks for structured output with `format`, OpenAI with `response_format`.
+  if (body?.format !== undefined && !body?.response_format) return 'ollama';
+  return 'openai';
+}
+
+/** The state text a request carries, in whichever format it is. */
+export function stateOf(body, format = formatOf(body)) {
+  return FORMATS[PROVIDERS[format] ?? format].state(body);
+}
+
+/** The JSON Schema a request asks the answer to follow, from its format's place:
+ * `response_format.json_schema.schema` (OpenAI), the forced tool's `input_schema` (Anthropic),
+ * `generationConfig.responseJsonSchema` (Gemini) or `format` (Ollama). */
+export function schemaOf(body, format = formatOf(body)) {
+  return FORMATS[PROVIDERS[format] ?? format].schema(body);
 }
 
 /** An AgentOutput with the given goal and actions. */

@@ -1,5 +1,6 @@
 // Reading the state text the extension sends to the LLM, the way a model would: find an
 // element's index by what the line says, never by a number known in advance.
+import { schemaOf } from './mock-llm.mjs';
 
 /** The element lines of the browser state: [{index, isNew, line}]. */
 export function elements(state) {
@@ -22,8 +23,9 @@ export function field(state, name) {
   return m ? m[1] : '';
 }
 
-/** The action names offered by a request's schema. */
+/** The action names offered by a request's schema, in whichever provider's format the request
+ * is (the schema's place differs: see schemaOf). */
 export function offeredActions(body) {
-  const branches = body.response_format?.json_schema?.schema?.properties?.action?.items?.anyOf ?? [];
+  const branches = schemaOf(body)?.properties?.action?.items?.anyOf ?? [];
   return branches.map((b) => Object.keys(b.properties ?? {})[0]);
 }
