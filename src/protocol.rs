@@ -24,6 +24,9 @@ pub enum PanelRequest {
         start_url: Option<String>,
         #[serde(default)]
         output_schema: Option<serde_json::Value>,
+        /// Continue the conversation: the task is told the earlier tasks since the last new one.
+        #[serde(default)]
+        follow_up: bool,
     },
     /// The user's answer to the running task's `ask_human` question.
     AnswerQuestion {
@@ -296,7 +299,14 @@ mod tests {
                 .unwrap();
         assert_eq!(
             r,
-            PanelRequest::StartTask { v: 1, task: "t".into(), tab_id: Some(4), start_url: None, output_schema: None }
+            PanelRequest::StartTask {
+                v: 1,
+                task: "t".into(),
+                tab_id: Some(4),
+                start_url: None,
+                output_schema: None,
+                follow_up: false
+            }
         );
     }
 

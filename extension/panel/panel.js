@@ -11,6 +11,9 @@ const taskBox = $('task');
 const runButton = $('run');
 const stopButton = $('stop');
 const pauseButton = $('pause');
+const newConversationButton = $('new-conversation');
+// Tasks typed after another one build on it (a follow-up) until the user starts over.
+let conversationOpen = false;
 // Whether the running task is paused (or asked to pause); the pause button then resumes.
 let paused = false;
 const statusPill = $('status');
@@ -45,6 +48,7 @@ function setRunning(value, label) {
   stopButton.hidden = !value;
   stopButton.disabled = false;
   pauseButton.hidden = !value;
+  newConversationButton.hidden = value || !conversationOpen;
   if (!value) showPaused(false);
   statusPill.dataset.state = value ? 'running' : 'idle';
   statusPill.textContent = label ?? (value ? 'Running' : 'Idle');
@@ -201,6 +205,8 @@ function render(event) {
     }
     case 'task_finished':
       renderFinal(event.end);
+      conversationOpen = true;
+      newConversationButton.hidden = false;
       for (const form of log.querySelectorAll('.question form')) form.remove();
       setRunning(false, event.end.kind === 'done' ? 'Done' : 'Idle');
       break;
@@ -244,7 +250,7 @@ async function startTask() {
   runButton.disabled = true;
   try {
     const tabId = await targetTabId();
-    const reply = await ask({ type: 'start_task', task, tab_id: tabId, start_url: null });
+    const reply = await ask({ type: 'start_task', task, tab_id: tabId, start_url: null, follow_up: conversationOpen });
     if (reply.type === 'refused') {
       showNotice(reply.message);
       return;
@@ -298,6 +304,11 @@ taskBox.addEventListener('keydown', (e) => {
 });
 stopButton.addEventListener('click', stopTask);
 pauseButton.addEventListener('click', pauseOrResume);
+newConversationButton.addEventListener('click', () => {
+  conversationOpen = false;
+  newConversationButton.hidden = true;
+  log.replaceChildren(el('p', 'empty', 'New conversation: the next task starts fresh.'));
+});
 
 // Keeping in step with the worker. Every event comes with its task id and its position (seq) in
 // that task's log; `get_status` returns the log from the first event the panel lacks. The panel renders each event once, in

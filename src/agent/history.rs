@@ -97,3 +97,31 @@ pub struct TaskHistory {
     pub end: TaskEnd,
     pub usage: Usage,
 }
+
+/// What a follow-up task knows of an earlier task of the same conversation: what was asked,
+/// how it ended, what the model had noted, and where it left the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreviousTask {
+    pub task: String,
+    pub outcome: String,
+    pub memory: String,
+    pub last_url: String,
+}
+
+impl TaskHistory {
+    /// This task as an earlier one, for a follow-up.
+    pub fn as_previous(&self) -> PreviousTask {
+        PreviousTask {
+            task: self.task.clone(),
+            outcome: self.end.summary(),
+            memory: self
+                .steps
+                .iter()
+                .rev()
+                .find_map(|r| r.output.as_ref())
+                .map(|o| o.memory.clone())
+                .unwrap_or_default(),
+            last_url: self.steps.iter().rev().map(|r| r.url.clone()).find(|u| !u.is_empty()).unwrap_or_default(),
+        }
+    }
+}

@@ -10,7 +10,7 @@ mod loop_guard;
 mod output;
 mod stop;
 
-pub use history::{ActionRecord, StepRecord, StepTimings, TaskEnd, TaskHistory};
+pub use history::{ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
 pub use output::{AgentOutput, ModelThoughts, OutputError};
 pub use stop::StopSignal;
 
@@ -75,6 +75,8 @@ pub struct Agent<B, T, E, C> {
     screenshot: Option<Screenshot>,
     /// Whether the answer has a `thinking` field.
     thinking: bool,
+    /// Earlier tasks of the same conversation, oldest first, for a follow-up task.
+    previous: Vec<PreviousTask>,
     /// Set when the task continues after the service worker was stopped: why it stopped.
     restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
@@ -104,6 +106,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             usage: Usage::default(),
             screenshot: None,
             thinking: true,
+            previous: Vec::new(),
             restored: None,
             loop_guard: loop_guard::LoopGuard::default(),
         }
@@ -115,6 +118,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self.history = history;
         self.usage = usage;
         self.restored = Some(why);
+        self
+    }
+
+    /// Makes this a follow-up: the model is told the earlier tasks of the conversation (what
+    /// was asked, how it ended, what was noted), so "now do the same for …" works.
+    pub fn following(mut self, previous: Vec<PreviousTask>) -> Self {
+        self.previous = previous;
         self
     }
 
@@ -274,6 +284,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 allowed_actions: &union.names(),
                 plan,
                 nudge: nudge.as_deref(),
+                previous: &self.previous,
                 secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),
                 firewall: self.safety.firewall.summary().as_deref(),
             }),

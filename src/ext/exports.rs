@@ -9,7 +9,7 @@ use super::browser::ChromeBrowser;
 use super::chrome::{self, to_js};
 use super::transport::FetchTransport;
 use crate::actions::url::{is_blank_page, is_restricted, is_web_url};
-use crate::agent::{Agent, Ports, StopSignal};
+use crate::agent::{Agent, Ports, PreviousTask, StopSignal};
 use crate::browser::BrowserError;
 use crate::protocol::{AgentEvent, PanelReply, PanelRequest, ProtocolError, PROTOCOL_VERSION as V};
 use crate::settings::StoredSettings;
@@ -25,6 +25,8 @@ struct TaskSlot {
     stop: StopSignal,
     events: Rc<RefCell<Vec<AgentEvent>>>,
     running: Rc<Cell<bool>>,
+    /// The conversation so far: earlier tasks, and this one once it ends (for a follow-up).
+    conversation: Rc<RefCell<Vec<PreviousTask>>>,
 }
 
 thread_local! {
@@ -51,6 +53,9 @@ struct SavedTask {
     output_schema: Option<serde_json::Value>,
     events: Vec<AgentEvent>,
     running: bool,
+    /// The earlier tasks of the conversation, for a follow-up.
+    #[serde(default)]
+    earlier: Vec<PreviousTask>,
 }
 
 fn refused(message: impl Into<String>) -> PanelReply {
@@ -73,8 +78,13 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         .and_then(PanelRequest::from_json);
     let reply = match request {
         Err(e) => refused(e.to_string()),
-        Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, .. }) => {
-            start_task(task, tab_id, start_url, output_schema, broadcast).await
+        Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, .. }) => {
+            let earlier = if follow_up {
+                CURRENT.with_borrow(|slot| slot.as_ref().map(|s| s.conversation.borrow().clone())).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            start_task(task, tab_id, start_url, output_schema, earlier, broadcast).await
         }
         Ok(PanelRequest::PauseTask { .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
@@ -148,6 +158,7 @@ async fn start_task(
     tab_id: Option<i32>,
     start_url: Option<String>,
     output_schema: Option<serde_json::Value>,
+    earlier: Vec<PreviousTask>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
     let task = task.trim().to_string();
@@ -166,7 +177,7 @@ async fn start_task(
     }
     // Claim the slot before the first await, so two start requests cannot both pass the check.
     let task_id = format!("task-{}", js_sys::Date::now() as u64);
-    let Some(slot) = claim_slot(&task_id, Vec::new()) else {
+    let Some(slot) = claim_slot(&task_id, Vec::new(), earlier.clone()) else {
         return refused("A task is already running. Stop it before starting another.");
     };
     let (settings, tab_id) = match prepare(tab_id, start_url.as_deref()).await {
@@ -176,7 +187,8 @@ async fn start_task(
             return refused(message);
         }
     };
-    let saved = SavedTask { task_id, task, start_tab: tab_id, output_schema, events: Vec::new(), running: true };
+    let saved =
+        SavedTask { task_id, task, start_tab: tab_id, output_schema, events: Vec::new(), running: true, earlier };
     let browser = ChromeBrowser::new(tab_id, settings.page);
     launch(saved, slot, settings, browser, None, broadcast);
     PanelReply::Accepted { v: V }
@@ -187,11 +199,12 @@ struct Claimed {
     stop: StopSignal,
     events: Rc<RefCell<Vec<AgentEvent>>>,
     running: Rc<Cell<bool>>,
+    conversation: Rc<RefCell<Vec<PreviousTask>>>,
 }
 
 /// Claims the one task slot (synchronously, so two claims cannot both pass), with the events
 /// the task already has; `None` while another task runs.
-fn claim_slot(task_id: &str, events: Vec<AgentEvent>) -> Option<Claimed> {
+fn claim_slot(task_id: &str, events: Vec<AgentEvent>, earlier: Vec<PreviousTask>) -> Option<Claimed> {
     CURRENT.with_borrow_mut(|slot| {
         if slot.as_ref().is_some_and(|s| s.running.get()) {
             return None;
@@ -201,9 +214,14 @@ fn claim_slot(task_id: &str, events: Vec<AgentEvent>) -> Option<Claimed> {
             stop: StopSignal::new(),
             events: Rc::new(RefCell::new(events)),
             running: Rc::new(Cell::new(true)),
+            conversation: Rc::new(RefCell::new(earlier)),
         };
-        let handles =
-            Claimed { stop: claimed.stop.clone(), events: claimed.events.clone(), running: claimed.running.clone() };
+        let handles = Claimed {
+            stop: claimed.stop.clone(),
+            events: claimed.events.clone(),
+            running: claimed.running.clone(),
+            conversation: claimed.conversation.clone(),
+        };
         *slot = Some(claimed);
         Some(handles)
     })
@@ -220,7 +238,7 @@ fn launch(
     restored: Option<(Vec<crate::agent::StepRecord>, crate::llm::Usage, String)>,
     broadcast: js_sys::Function,
 ) {
-    let Claimed { stop, events, running } = slot;
+    let Claimed { stop, events, running, conversation } = slot;
     // Each event goes out with its task and its position in the task's log, so a panel can
     // tell a repeat from a gap and resynchronise with `get_status`.
     let sink = {
@@ -252,7 +270,8 @@ fn launch(
         clock: WallClock,
     };
     let mut agent = Agent::new(saved.task_id.clone(), saved.task.clone(), settings, ports, stop)
-        .with_output_schema(saved.output_schema.as_ref());
+        .with_output_schema(saved.output_schema.as_ref())
+        .following(saved.earlier.clone());
     if let Some((history, usage, why)) = restored {
         agent = agent.restored(history, usage, why);
     }
@@ -260,7 +279,8 @@ fn launch(
         let running = running.clone();
         wasm_bindgen_futures::spawn_local(async move {
             chrome::start_alarm(WAKE_ALARM, 0.5).await;
-            agent.run().await;
+            let history = agent.run().await;
+            conversation.borrow_mut().push(history.as_previous());
             running.set(false);
             chrome::stop_alarm(WAKE_ALARM).await;
         });
@@ -296,8 +316,26 @@ pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
 async fn restore(broadcast: js_sys::Function) -> bool {
     let Ok(raw) = chrome::session_get(SAVED_TASK_KEY).await else { return false };
     let Ok(mut saved) = serde_json::from_value::<SavedTask>(raw) else { return false };
-    let Some(slot) = claim_slot(&saved.task_id, saved.events.clone()) else { return false };
+    let Some(slot) = claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone()) else { return false };
     if !saved.running {
+        // A finished task: kept for panels that open later, and for a follow-up.
+        if let Some(AgentEvent::TaskFinished { end, .. }) = saved.events.last() {
+            let finished = crate::agent::TaskHistory {
+                task: saved.task.clone(),
+                model: String::new(),
+                steps: saved
+                    .events
+                    .iter()
+                    .filter_map(|e| match e {
+                        AgentEvent::StepFinished { record, .. } => Some(record.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                end: end.clone(),
+                usage: Default::default(),
+            };
+            slot.conversation.borrow_mut().push(finished.as_previous());
+        }
         slot.running.set(false);
         return false;
     }

@@ -9,6 +9,8 @@ use crate::agent::StepRecord;
 use crate::browser::PageState;
 use crate::dom::{page_text, untrusted};
 
+/// Earlier tasks of a conversation shown in full at most.
+const MAX_EARLIER_TASKS: usize = 5;
 /// Tabs listed in the browser state at most.
 const MAX_TABS: usize = 20;
 use std::fmt::Write;
@@ -35,6 +37,8 @@ pub struct StateInput<'a> {
     pub plan: Option<&'a [String]>,
     /// A word from the loop detector, if the last steps look like a loop.
     pub nudge: Option<&'a str>,
+    /// Earlier tasks of the same conversation (for a follow-up task), oldest first.
+    pub previous: &'a [crate::agent::PreviousTask],
     /// The secrets the model may name on this page (names only).
     pub secrets: Option<&'a str>,
     /// What the URL firewall allows, when it restricts anything.
@@ -48,6 +52,25 @@ fn budget_warning_from(max_steps: u32) -> u32 {
 
 pub fn state_message(input: &StateInput<'_>) -> String {
     let mut out = String::new();
+    if !input.previous.is_empty() {
+        out.push_str("<earlier_tasks>\n");
+        // The most recent ones matter; older ones are counted.
+        let skipped = input.previous.len().saturating_sub(MAX_EARLIER_TASKS);
+        if skipped > 0 {
+            let _ = writeln!(out, "({skipped} earlier tasks not shown)");
+        }
+        for (i, earlier) in input.previous[skipped..].iter().enumerate() {
+            let _ = writeln!(out, "Task {}: {}", skipped + i + 1, earlier.task.trim());
+            let _ = writeln!(out, "  Outcome: {}", untrusted(&earlier.outcome, 2_000));
+            if !earlier.memory.trim().is_empty() {
+                let _ = writeln!(out, "  Notes: {}", untrusted(&earlier.memory, 1_000));
+            }
+            if !earlier.last_url.is_empty() {
+                let _ = writeln!(out, "  Ended on: {}", untrusted(&earlier.last_url, MAX_FIELD_CHARS));
+            }
+        }
+        out.push_str("</earlier_tasks>\n\n");
+    }
     let _ = writeln!(out, "<task>\n{}\n</task>\n", input.task.trim());
 
     out.push_str("<history>\n");

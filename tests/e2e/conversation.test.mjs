@@ -1,0 +1,72 @@
+// Steering a task from the side panel: pause and resume, and follow-up tasks that build on
+// the earlier ones of the conversation until the user starts a new one.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { findIndex, field } from './lib/state.mjs';
+
+let h;
+let llm;
+let policy = null;
+
+before(async () => {
+  h = await startHarness();
+  llm = await startMockLlm((state, body) => policy(state, body));
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+after(async () => {
+  await h?.close();
+  await llm?.close();
+});
+
+test('pause holds the task at the next step until resume, and the panel says so', async () => {
+  policy = async (state) => {
+    await new Promise((r) => setTimeout(r, 300)); // time to press Pause while the model thinks
+    const done = (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
+    if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
+    return answer(`Attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `a${done + 1}`, clear: true } }]);
+  };
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await runTask(panel, 'Type three times');
+  await panel.locator('.step').first().waitFor();
+  await panel.click('#pause');
+  await panel.locator('#status', { hasText: 'Paused' }).waitFor({ timeout: 15_000 });
+  assert.equal(await panel.locator('#pause').innerText(), 'Resume');
+  await h.screenshot(panel, 'paused-panel');
+  const asked = llm.requests.length;
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(llm.requests.length, asked, 'nothing is asked while paused');
+  await panel.click('#pause');
+  await panel.locator('.final').waitFor({ timeout: 30_000 });
+  assert.match(await panel.locator('.final').innerText(), /Finished after 3 steps\./);
+  assert.ok(llm.requests.length > asked, 'the task went on after resume');
+});
+
+test('a follow-up task is told the earlier tasks of the conversation; a new conversation starts fresh', async () => {
+  const earlierOf = (state) => /<earlier_tasks>\n([\s\S]*?)<\/earlier_tasks>/.exec(state)?.[1] ?? null;
+  const seen = [];
+  policy = (state) => {
+    seen.push(state);
+    const task = /<task>\n([\s\S]*?)\n<\/task>/.exec(state)[1];
+    if (task.startsWith('What is the page title')) return answer('Read it', [{ done: { text: `The title is ${field(state, 'Title')}.`, success: true } }]);
+    return answer('Answer from the earlier task', [{ done: { text: earlierOf(state) ? 'I remember.' : 'Nothing earlier.', success: true } }]);
+  };
+  await h.openFixture('actions/history-a.html');
+  const panel = await h.openPanel();
+  await panel.click('#new-conversation').catch(() => {}); // a panel that replayed an earlier task
+  assert.match(await runTaskToEnd(panel, 'What is the page title?'), /The title is Page A\./);
+  assert.equal(await panel.locator('#new-conversation').isVisible(), true);
+  const before = seen.length;
+  assert.match(await runTaskToEnd(panel, 'And what did you just tell me?'), /I remember\./);
+  const earlier = earlierOf(seen[before]);
+  assert.match(earlier, /Task 1: What is the page title\?\n {2}Outcome: The title is Page A\./);
+  assert.match(earlier, /Ended on: http:\/\/127\.0\.0\.1:\d+\/actions\/history-a\.html/);
+
+  await panel.click('#new-conversation');
+  const fresh = seen.length;
+  assert.match(await runTaskToEnd(panel, 'And what did you just tell me?'), /Nothing earlier\./);
+  assert.equal(earlierOf(seen[fresh]), null, 'a new conversation carries nothing over');
+});
