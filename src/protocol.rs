@@ -167,6 +167,9 @@ pub enum AgentEvent {
         end: TaskEnd,
         steps: u32,
         usage: Usage,
+        /// USD, when the price table knows the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
 }
 

@@ -764,3 +764,28 @@ fn the_firewall_stops_a_navigation_to_a_blocked_site_and_leaves_one_reached_by_a
     assert_eq!(site.state.borrow().left_blocked, 1);
     assert!(run.history.steps[0].actions[0].result.message.contains("Tabwright left that page"));
 }
+
+#[test]
+fn each_step_and_the_task_are_priced_when_the_model_is_in_the_price_table() {
+    let mut priced = settings(10);
+    priced.llm.model = "gpt-4.1-mini".into();
+    let llm = ScriptedLlm::new(login_policy);
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let ports = Ports { browser: FakeSite::at(LOGIN_URL), transport: llm, events: sink, clock: || 0.0 };
+    let history = block_on(Agent::new("t".into(), "Log in as alice".into(), priced, ports, StopSignal::new()).run());
+    let per_step = tabwright::llm::pricing::cost_usd("gpt-4.1-mini", history.steps[0].usage).unwrap();
+    assert!(per_step > 0.0);
+    assert!(history.steps.iter().all(|r| r.cost_usd == Some(per_step)), "every step priced alike");
+    let total = history.cost_usd.unwrap();
+    assert!((total - per_step * history.steps.len() as f64).abs() < 1e-12);
+    assert!(matches!(events.borrow().last(), Some(AgentEvent::TaskFinished { cost_usd: Some(c), .. }) if *c == total));
+
+    // An unknown model: tokens are counted, no price is made up.
+    let run = run_task(FakeSite::at(LOGIN_URL), ScriptedLlm::new(login_policy), 10, StopSignal::new());
+    assert_eq!(run.history.cost_usd, None);
+    assert!(run.history.usage.input_tokens > 0);
+}

@@ -129,7 +129,15 @@ function renderQuestion(card, question) {
   input.focus();
 }
 
-function renderFinal(end) {
+/** "4 steps · 12,345 tokens · $0.0123": what the task used. */
+function usageLine(finished) {
+  const tokens = (finished.usage?.input_tokens ?? 0) + (finished.usage?.output_tokens ?? 0);
+  const parts = [`${finished.steps} step${finished.steps === 1 ? '' : 's'}`, `${tokens.toLocaleString('en-US')} tokens`];
+  if (typeof finished.cost_usd === 'number') parts.push(`$${finished.cost_usd.toFixed(4)}`);
+  return parts.join(' · ');
+}
+
+function renderFinal(end, finished) {
   const done = end.kind === 'done';
   const success = done && end.success;
   const box = el('section', `final${success ? '' : ' failed'}`);
@@ -141,6 +149,7 @@ function renderFinal(end) {
     : end.kind === 'too_many_failures' ? `Stopped after ${end.failures} failed steps in a row. ${end.last_error}`
     : end.message;
   box.append(el('div', 'final-text', text));
+  if (finished) box.append(el('div', 'final-usage', usageLine(finished)));
   log.append(box);
 }
 
@@ -204,7 +213,7 @@ function render(event) {
       break;
     }
     case 'task_finished':
-      renderFinal(event.end);
+      renderFinal(event.end, event);
       conversationOpen = true;
       newConversationButton.hidden = false;
       for (const form of log.querySelectorAll('.question form')) form.remove();

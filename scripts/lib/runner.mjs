@@ -109,9 +109,10 @@ try {
     const text = end.end.kind === 'done' ? end.end.text
       : end.end.kind === 'error' ? end.end.message : JSON.stringify(end.end);
     console.log(`\nFinal answer (${end.end.kind}${end.end.kind === 'done' ? (end.end.success ? ', success' : ', no success') : ''}):\n${text}`);
-    console.log(`Steps: ${end.steps}; tokens: ${end.usage.input_tokens} in, ${end.usage.output_tokens} out`);
+    const cost = typeof end.cost_usd === 'number' ? `; cost: $${end.cost_usd.toFixed(4)}` : '';
+    console.log(`Steps: ${end.steps}; tokens: ${end.usage.input_tokens} in, ${end.usage.output_tokens} out${cost}`);
     if (args.out) {
-      writeFileSync(args.out, JSON.stringify({ task: args.task, steps, end: end.end, usage: end.usage }, null, 2));
+      writeFileSync(args.out, JSON.stringify({ task: args.task, steps, end: end.end, usage: end.usage, cost_usd: end.cost_usd ?? null }, null, 2));
       console.log(`History written to ${args.out}`);
     }
     exitCode = end.end.kind === 'done' ? (end.end.success ? 0 : 2) : end.end.kind === 'error' ? 1 : 2;

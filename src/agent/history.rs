@@ -23,6 +23,9 @@ pub struct StepRecord {
     /// Why the step failed before acting: an invalid answer, an LLM or page error.
     pub error: Option<String>,
     pub usage: Usage,
+    /// What the step's LLM call cost in USD, by the price table; `None` for a model it lacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     pub timings: StepTimings,
 }
 
@@ -96,6 +99,17 @@ pub struct TaskHistory {
     pub steps: Vec<StepRecord>,
     pub end: TaskEnd,
     pub usage: Usage,
+    /// The task's cost in USD, when every step's model is in the price table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// The sum of the steps' costs; `None` if any step that used tokens has no price.
+pub fn total_cost(steps: &[StepRecord]) -> Option<f64> {
+    steps
+        .iter()
+        .filter(|r| r.usage.input_tokens + r.usage.output_tokens > 0)
+        .try_fold(0.0, |sum, r| Some(sum + r.cost_usd?))
 }
 
 /// What a follow-up task knows of an earlier task of the same conversation: what was asked,

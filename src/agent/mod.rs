@@ -10,7 +10,7 @@ mod loop_guard;
 mod output;
 mod stop;
 
-pub use history::{ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
+pub use history::{total_cost, ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
 pub use output::{AgentOutput, ModelThoughts, OutputError};
 pub use stop::StopSignal;
 
@@ -166,11 +166,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             serde_json::from_value(value).unwrap_or(end)
         };
         self.browser.finish().await;
+        let cost_usd = history::total_cost(&self.history);
         self.events.emit(AgentEvent::TaskFinished {
             v: V,
             end: end.clone(),
             steps: self.history.len() as u32,
             usage: self.usage,
+            cost_usd,
         });
         TaskHistory {
             task: self.task,
@@ -178,6 +180,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             steps: self.history,
             end,
             usage: self.usage,
+            cost_usd,
         }
     }
 
@@ -319,6 +322,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         };
         record.usage = completion.usage;
+        record.cost_usd = self.llm.cost_usd(&completion.model, completion.usage);
         self.usage.input_tokens += completion.usage.input_tokens;
         self.usage.output_tokens += completion.usage.output_tokens;
 

@@ -333,6 +333,7 @@ async fn restore(broadcast: js_sys::Function) -> bool {
                     .collect(),
                 end: end.clone(),
                 usage: Default::default(),
+                cost_usd: None,
             };
             slot.conversation.borrow_mut().push(finished.as_previous());
         }
@@ -397,7 +398,8 @@ async fn restore(broadcast: js_sys::Function) -> bool {
                     "The task could not continue after Chrome stopped Tabwright's service worker: {reason}"
                 ),
             };
-            let event = AgentEvent::TaskFinished { v: V, end, steps: history.len() as u32, usage };
+            let cost_usd = crate::agent::total_cost(&history);
+            let event = AgentEvent::TaskFinished { v: V, end, steps: history.len() as u32, usage, cost_usd };
             slot.events.borrow_mut().push(event.clone());
             slot.running.set(false);
             saved.events.push(event.clone());
