@@ -21,7 +21,12 @@ globalThis.tabwrightDebugger = {
   },
 };
 
+// When this worker got going, in ms since Chrome started it: its modules evaluated, then the
+// core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
+const startup = { evaluated: performance.now(), ready: null };
+globalThis.tabwrightStartup = startup;
 const ready = init({ module_or_path: new URL('./pkg/tabwright_bg.wasm', import.meta.url) });
+ready.then(() => { startup.ready = performance.now(); }, () => {});
 const PANEL_PORT = 'tabwright-panel';
 const panelPorts = new Set();
 // Set when the core stops working (failed to load, or trapped): every later request gets this.

@@ -177,7 +177,12 @@
     // Settles on the first effect: a click that starts a navigation must be answered before the
     // page unloads, or the reply is lost with it.
     const firstEffect = new Promise((resolve) => { announce = resolve; });
-    const note = () => {
+    // Whether the click started leaving the page (a link, a form submit, a script navigation):
+    // the worker then waits for the next page; otherwise it need not wait for one.
+    let leaving = false;
+    const note = (event) => {
+      if (event?.type === 'beforeunload' || event?.type === 'pagehide' || event?.type === 'submit') leaving = true;
+      if (event?.type === 'navigate' && !event.hashChange) leaving = true;
       seen = true;
       announce();
       wake?.();
@@ -196,6 +201,10 @@
       navigation?.removeEventListener?.('navigate', note);
     };
     return {
+      /** Whether the page started navigating away. */
+      get leaving() {
+        return leaving || location.href !== before.url;
+      },
       /** Runs `fn` and disregards the DOM changes made meanwhile: the page reacting to focus
        * (a focused style, a menu closing on blur) rather than to the click. */
       ignoring(fn) {
@@ -278,7 +287,7 @@
           if (tw.lateClick === late) late.watch.check();
         }, LATE_EFFECT_WATCH_MS);
       }
-      return { ok: true, result: { effect, x, y } };
+      return { ok: true, result: { effect, navigating: watch.leaving, x, y } };
     });
   };
 

@@ -338,6 +338,8 @@ function accept(taskId, seq, event) {
     sync.taskId = taskId;
     sync.next = 0;
   }
+  // A restarted worker rewrites the log from its last saved point on: take its word.
+  if (event.type === 'task_restored' && seq < sync.next) sync.next = seq;
   if (seq < sync.next) return;
   if (seq > sync.next) {
     resync();

@@ -88,6 +88,8 @@ pub struct ChromeBrowser {
     action_started: f64,
     /// Tabs a task page opened that are still blank; they join the task when they load a page.
     blank_children: Vec<i32>,
+    /// Every tab as the last look at the browser's tabs found them.
+    seen_tabs: Vec<Tab>,
     debugger: Debugger,
 }
 
@@ -107,6 +109,7 @@ impl ChromeBrowser {
             known_tabs: Vec::new(),
             action_started: 0.0,
             blank_children: Vec::new(),
+            seen_tabs: Vec::new(),
             debugger: Debugger::default(),
         }
     }
@@ -134,6 +137,7 @@ impl ChromeBrowser {
         let all = chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default();
         let open: Vec<i32> = all.iter().filter_map(|t| t.id).collect();
         self.tabs.retain(|id| open.contains(id));
+        self.seen_tabs = all.clone();
         let window = all.iter().find(|t| t.id == Some(self.tab_id)).and_then(|t| t.window_id);
         let mut joined = Vec::new();
         // A popup a task page opened blank (`window.open()` first, the address after) joins
@@ -187,14 +191,9 @@ impl ChromeBrowser {
     }
 
     /// The task's tabs as the LLM sees them.
-    async fn tab_infos(&self) -> Vec<TabInfo> {
-        let mut infos = Vec::new();
-        for &id in &self.tabs {
-            if let Ok(tab) = chrome::get_tab(id).await {
-                infos.push(tab_info(&tab));
-            }
-        }
-        infos
+    /// The task's tabs as the last look at the browser's tabs found them.
+    fn tab_infos(&self) -> Vec<TabInfo> {
+        self.tabs.iter().filter_map(|id| self.seen_tabs.iter().find(|t| t.id == Some(*id))).map(tab_info).collect()
     }
 
     /// Makes `tab` the task's current tab and brings it to the front, as a person switching
@@ -478,10 +477,16 @@ impl ChromeBrowser {
                 clear_highlights(tab_id, frame_id).await;
             }
         }
+        // Drawn without waiting: the boxes are for the person watching, and the step need not
+        // wait for them (clearing a frame that drew nothing is harmless).
         for (frame_id, labels) in by_frame {
-            if self.ask_frame(frame_id, &ContentRequest::Highlight { v: PROTOCOL_VERSION, labels }).await.is_ok() {
-                self.highlighted.push((self.tab_id, frame_id));
-            }
+            let (tab_id, request) = (self.tab_id, ContentRequest::Highlight { v: PROTOCOL_VERSION, labels });
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ =
+                    super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_frame(tab_id, frame_id, &request))
+                        .await;
+            });
+            self.highlighted.push((self.tab_id, frame_id));
         }
     }
 }
@@ -540,7 +545,9 @@ impl Browser for ChromeBrowser {
         let tab = self.wait_for_load().await?;
         let url = tab.url.clone().unwrap_or_default();
         let title = tab.title.clone().unwrap_or_default();
-        let tabs = self.tab_infos().await;
+        let current = tab_info(&tab);
+        let tabs: Vec<TabInfo> =
+            self.tab_infos().into_iter().map(|t| if t.id == current.id { current.clone() } else { t }).collect();
         let tab_id = self.tab_id;
         let debugger_available = self.debugger.available(tab_id);
         let state = move |snapshot, notice, history: (bool, bool)| PageState {
@@ -671,7 +678,10 @@ impl Browser for ChromeBrowser {
                 Err(e) => return Err(e),
             };
         if result["effect"].as_bool() != Some(false) {
-            return self.settle(&before, NAVIGATION_GRACE_MS).await;
+            // The page reacted. Wait for a navigation only when the click started one (a link,
+            // a submit); a click that changed the page in place goes on at once.
+            let grace = if result["navigating"].as_bool() == Some(false) { 0.0 } else { NAVIGATION_GRACE_MS };
+            return self.settle(&before, grace).await;
         }
         // The page showed no reaction to the script click. It may have opened a tab or started
         // a navigation the content script cannot see; if not, it probably ignores events that
@@ -716,7 +726,8 @@ impl Browser for ChromeBrowser {
             clear,
         })
         .await?;
-        self.settle(&before, NAVIGATION_GRACE_MS).await
+        // Typing seldom navigates; if it does, the next observation waits for the new page.
+        self.settle(&before, 0.0).await
     }
 
     async fn send_keys(&mut self, keys: &[KeyPress]) -> Result<ActionEffect, BrowserError> {

@@ -70,8 +70,9 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
     // that is done, so the panel sees the task (bounded, in case restoring hangs).
     let mut waited = 0;
     while RESTORING.get() && waited < RESTORE_WAIT_MS {
-        gloo_timers::future::TimeoutFuture::new(25).await;
-        waited += 25;
+        // Restoring takes a few milliseconds: look often, this is on the cold-start path.
+        gloo_timers::future::TimeoutFuture::new(2).await;
+        waited += 2;
     }
     let request = chrome::from_js::<serde_json::Value>(message)
         .map_err(ProtocolError::Unreadable)
@@ -248,7 +249,9 @@ fn launch(
         move |event: AgentEvent| {
             let seq = events.borrow().len();
             events.borrow_mut().push(event.clone());
-            if worth_saving(&event) {
+            {
+                // Every event is saved, so a restarted worker's log never ends before what a
+                // panel already showed.
                 let snapshot = serde_json::to_value(SavedTask {
                     events: events.borrow().clone(),
                     running: !matches!(event, AgentEvent::TaskFinished { .. }),
@@ -291,11 +294,6 @@ fn launch(
             chrome::keep_alive().await;
         }
     });
-}
-
-/// The events that change what a restarted worker needs to continue or show the task.
-fn worth_saving(event: &AgentEvent) -> bool {
-    !matches!(event, AgentEvent::StepStarted { .. } | AgentEvent::StepPlanned { .. })
 }
 
 /// Continues the task that was running when Chrome stopped the service worker, from its last

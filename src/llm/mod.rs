@@ -108,7 +108,7 @@ pub struct Usage {
 pub enum LlmError {
     #[error("Could not reach the LLM at {url}: {reason}. Check the base URL in Tabwright's options and that the server is running.")]
     Unreachable { url: String, reason: String },
-    #[error("The LLM at {url} answered HTTP {status}: {}{hint}", message.trim_end_matches('.'), hint = status_hint(*status))]
+    #[error("The LLM at {url} answered HTTP {status}: {}{hint}", message.trim_end_matches('.'), hint = status_hint(*status, url, message))]
     Http { url: String, status: u16, message: String },
     #[error("The model refused: {0}")]
     Refusal(String),
@@ -132,8 +132,12 @@ impl LlmError {
     }
 }
 
-fn status_hint(status: u16) -> &'static str {
+fn status_hint(status: u16, url: &str, message: &str) -> &'static str {
     match status {
+        // A local Ollama refuses requests from an extension's origin until told to accept them.
+        403 if url.ends_with("/api/chat") => ". Ollama refuses requests from extensions unless started with OLLAMA_ORIGINS=chrome-extension://* — restart it that way.",
+        // Gemini reports a bad key as a bad request.
+        400 if message.to_ascii_lowercase().contains("api key") => ". Check the API key in Tabwright's options.",
         401 | 403 => ". Check the API key in Tabwright's options.",
         404 => ". Check the base URL and the model name in Tabwright's options.",
         429 => ". The provider is rate-limiting; wait a moment and try again.",

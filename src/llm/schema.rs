@@ -274,11 +274,28 @@ fn gemini_json_enum(obj: &mut Map<String, Value>) {
         match obj.get_mut("type") {
             Some(Value::String(t)) if *t != "null" => {
                 let t = Value::String(std::mem::take(t));
-                obj.insert("type".into(), Value::Array(vec![t, null]));
+                obj.insert("type".into(), Value::Array(vec![t, null.clone()]));
             }
-            Some(Value::Array(types)) if !types.contains(&null) => types.push(null),
-            None if only_null => insert_first(obj, "type", null),
+            Some(Value::Array(types)) if !types.contains(&null) => types.push(null.clone()),
+            None if only_null => insert_first(obj, "type", null.clone()),
             _ => {}
+        }
+        // An enum without null would still refuse null whatever the type says: the values
+        // become one branch and null another.
+        if let Some(values) = obj.shift_remove("enum") {
+            let types: Vec<Value> = match obj.shift_remove("type") {
+                Some(Value::Array(types)) => types.into_iter().filter(|t| *t != null).collect(),
+                Some(t) if t != null => vec![t],
+                _ => Vec::new(),
+            };
+            let mut branch = Map::new();
+            if let [only] = types.as_slice() {
+                branch.insert("type".into(), only.clone());
+            } else if !types.is_empty() {
+                branch.insert("type".into(), Value::Array(types));
+            }
+            branch.insert("enum".into(), values);
+            obj.insert("anyOf".into(), json!([Value::Object(branch), {"type": "null"}]));
         }
     }
 }
@@ -851,9 +868,10 @@ mod tests {
     }
 
     #[test]
-    fn gemini_json_moves_null_from_enum_into_type() {
+    fn gemini_json_keeps_null_allowed_beside_an_enum() {
+        // An enum without null would refuse null whatever the type says: null is its own branch.
         let out = gemini_json_schema(&json!({"type": "string", "enum": ["a", null]}));
-        assert_eq!(out, json!({"type": ["string", "null"], "enum": ["a"]}));
+        assert_eq!(out, json!({"anyOf": [{"type": "string", "enum": ["a"]}, {"type": "null"}]}));
         assert_eq!(gemini_json_schema(&json!({"const": null})), json!({"type": "null"}));
         let out = gemini_json_schema(&json!({"enum": ["a", 1]}));
         assert_eq!(out, json!({"type": ["string", "number"], "enum": ["a", 1]}));

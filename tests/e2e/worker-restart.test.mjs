@@ -1,6 +1,6 @@
 // A task survives Chrome stopping the service worker in the middle of it: the worker saves the
 // task after every step, and when it starts again (the panel reconnecting, the alarm) the task
-// goes on from its last completed step with its whole history.
+// goes on from its last completed step with its whole history. DEBUG_RESTART=1 prints the worker's states.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
@@ -17,8 +17,9 @@ const stepsDone = (state) => (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1
 before(async () => {
   h = await startHarness();
   llm = await startMockLlm(async (state) => {
-    if (gate) await gate.promise;
     const done = stepsDone(state);
+    // The third step's answer is held while the test stops the worker.
+    if (gate && done === 2) await gate.promise;
     if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
     return answer(`Type attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${done + 1}`, clear: true } }]);
   });
@@ -41,14 +42,28 @@ function openGate() {
 test('the worker stopped mid-task: the task goes on from its last completed step and finishes with its full history', async () => {
   const site = await h.openFixture('login.html');
   const panel = await h.openPanel();
-  await runTask(panel, 'Type into the user name field three times');
-  await panel.locator('.step .goal', { hasText: 'Type attempt 2' }).waitFor({ timeout: 30_000 });
   // Hold the third request, then stop the worker while it waits for the LLM.
   const held = openGate();
+  await runTask(panel, 'Type into the user name field three times');
   while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
+  await panel.locator('.step .goal', { hasText: 'Type attempt 2' }).waitFor({ timeout: 30_000 });
   const cdp = await h.context.newCDPSession(panel);
+  const workerStatus = new Map(); // the extension worker's versions → running status
+  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+    for (const v of versions) {
+      if (process.env.DEBUG_RESTART) console.log('worker', v.versionId, v.runningStatus, v.scriptURL, Date.now() % 100000);
+      if (v.scriptURL.startsWith(`chrome-extension://${h.extensionId}/`)) workerStatus.set(v.versionId, v.runningStatus);
+    }
+  });
   await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
+  // Stop it, and make sure it really stopped while the request was held (Chrome may take a moment).
+  const stopped = () => workerStatus.size > 0 && [...workerStatus.values()].every((s) => s === 'stopped');
+  for (let tries = 0; !stopped(); tries++) {
+    assert.ok(tries < 20, `the worker did not stop: ${[...workerStatus.values()]}`);
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    for (let waited = 0; waited < 500 && !stopped(); waited += 20) await new Promise((r) => setTimeout(r, 20));
+  }
+  if (process.env.DEBUG_RESTART) console.log('released', llm.requests.length, Date.now() % 100000);
   gate = null;
   held.release();
 

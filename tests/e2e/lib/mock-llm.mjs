@@ -139,7 +139,7 @@ const AZURE = {
  *
  * policy(state, body, {url, headers, model}) returns one of:
  *   {output: {...AgentOutput}}            → 200 with that object as the model's answer
- *   {status: 401, body: {...}}            → that HTTP error, body as given
+ *   {status: 401, body: {...}}            → that HTTP error, body as given (a string as is)
  * `model` is the model the request names (Gemini's and Azure's are in the URL).
  */
 export async function startMockLlm(policy, { provider = 'openai' } = {}) {
@@ -182,7 +182,9 @@ export async function startMockLlm(policy, { provider = 'openai' } = {}) {
       reply = { status: 500, body: format.error(500, `mock policy failed: ${error.message}`) };
     }
     if (reply.status) {
-      send(reply.status, reply.body ?? {});
+      // A string goes out as it is: an empty body, or a gateway's HTML page.
+      if (typeof reply.body === 'string') res.writeHead(reply.status, { 'content-type': 'text/plain' }).end(reply.body);
+      else send(reply.status, reply.body ?? {});
       return;
     }
     send(200, format.reply(reply.output, body, { n: requests.length, raw, model }));
