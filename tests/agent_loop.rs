@@ -19,19 +19,7 @@ struct Run {
 }
 
 fn run_task(site: FakeSite, llm: ScriptedLlm, max_steps: u32, stop: StopSignal) -> Run {
-    let events = Rc::new(RefCell::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: AgentEvent| events.borrow_mut().push(e)
-    };
-    let requests = llm.requests.clone();
-    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let agent =
-        Agent::new("t1".into(), "Log in as alice with password hunter2".into(), settings(max_steps), ports, stop);
-    let history = block_on(agent.run());
-    let events = events.borrow().clone();
-    let requests = requests.borrow().clone();
-    Run { history, events, requests }
+    run_stoppable(site, llm, settings(max_steps), "Log in as alice with password hunter2", stop)
 }
 
 /// A model that logs in by reading the page: fill the fields found by placeholder, press the
@@ -677,6 +665,17 @@ fn with_safety(max_steps: u32, secrets: &[(&str, &str, &[&str])], blocked: &[&st
 }
 
 fn run_with(site: FakeSite, llm: ScriptedLlm, settings: tabwright::settings::Settings, task: &str) -> Run {
+    run_stoppable(site, llm, settings, task, StopSignal::new())
+}
+
+/// Runs a task to its end, keeping its events and the requests the LLM received.
+fn run_stoppable(
+    site: FakeSite,
+    llm: ScriptedLlm,
+    settings: tabwright::settings::Settings,
+    task: &str,
+    stop: StopSignal,
+) -> Run {
     let events = Rc::new(RefCell::new(Vec::new()));
     let sink = {
         let events = events.clone();
@@ -684,7 +683,7 @@ fn run_with(site: FakeSite, llm: ScriptedLlm, settings: tabwright::settings::Set
     };
     let requests = llm.requests.clone();
     let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let history = block_on(Agent::new("t".into(), task.into(), settings, ports, StopSignal::new()).run());
+    let history = block_on(Agent::new("t1".into(), task.into(), settings, ports, stop).run());
     let events = events.borrow().clone();
     let requests = requests.borrow().clone();
     Run { history, events, requests }

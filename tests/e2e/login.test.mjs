@@ -4,30 +4,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
-import { findIndex, field, offeredActions } from './lib/state.mjs';
+import { startMockLlm } from './lib/mock-llm.mjs';
+import { offeredActions } from './lib/state.mjs';
+import { loginPolicy } from './lib/policies.mjs';
 
 let h;
 let llm;
 
-/** A model that reads the page: fills the fields found by placeholder, then (seeing the filled
- * form) presses the button found by its text, and reports success once the page welcomes alice. */
-function loginPolicy(state) {
-  const user = findIndex(state, 'placeholder=Username');
-  const pass = findIndex(state, 'placeholder=Password');
-  const submit = findIndex(state, />Submit \/>$/);
-  if (field(state, 'Title').startsWith('Welcome, alice')) {
-    return answer('Report that alice is logged in', [{ done: { text: 'Logged in as alice.', success: true } }]);
-  }
-  if (user && pass && submit && !/value=alice/.test(state)) {
-    return answer('Fill in the log-in form', [
-      { input: { index: user, text: 'alice', clear: null } },
-      { input: { index: pass, text: 'hunter2', clear: true } },
-    ]);
-  }
-  if (submit) return answer('Submit the form', [{ click: { index: submit } }]);
-  return answer('No log-in form here', [{ done: { text: 'No log-in form found.', success: false } }]);
-}
 
 before(async () => {
   h = await startHarness();

@@ -5,8 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
-import { startMockLlm, answer, schemaOf } from './lib/mock-llm.mjs';
-import { findIndex, field, offeredActions } from './lib/state.mjs';
+import { startMockLlm, schemaOf } from './lib/mock-llm.mjs';
+import { offeredActions } from './lib/state.mjs';
+import { loginPolicy } from './lib/policies.mjs';
 
 const TASK = 'Log in as alice with password hunter2';
 // The reasoning fields the model writes before choosing actions, in the order it must write them.
@@ -28,24 +29,6 @@ after(async () => {
   await h?.close();
 });
 
-/** The model of login.test.mjs: fills the fields found by placeholder, presses Submit once the
- * form is filled, and reports success once the page welcomes alice. */
-function loginPolicy(state) {
-  const user = findIndex(state, 'placeholder=Username');
-  const pass = findIndex(state, 'placeholder=Password');
-  const submit = findIndex(state, />Submit \/>$/);
-  if (field(state, 'Title').startsWith('Welcome, alice')) {
-    return answer('Report that alice is logged in', [{ done: { text: 'Logged in as alice.', success: true } }]);
-  }
-  if (user && pass && submit && !/value=alice/.test(state)) {
-    return answer('Fill in the log-in form', [
-      { input: { index: user, text: 'alice', clear: null } },
-      { input: { index: pass, text: 'hunter2', clear: true } },
-    ]);
-  }
-  if (submit) return answer('Submit the form', [{ click: { index: submit } }]);
-  return answer('No log-in form here', [{ done: { text: 'No log-in form found.', success: false } }]);
-}
 
 /**
  * Saves `settings` for `provider` through the options page, pointed at a mock of that provider,
