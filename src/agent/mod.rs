@@ -17,7 +17,7 @@ pub use stop::StopSignal;
 use crate::actions::{registered_for, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
 use crate::browser::{Browser, PageState, Screenshot};
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
-use crate::prompt::{state_message, StateInput, SYSTEM_PROMPT};
+use crate::prompt::{page_listing, state_message, StateInput, SYSTEM_PROMPT};
 use crate::protocol::{AgentEvent, PlannedAction, PROTOCOL_VERSION as V};
 use crate::settings::{ActionOptions, Limits, Settings};
 
@@ -80,6 +80,19 @@ pub struct Agent<B, T, E, C> {
     /// Set when the task continues after the service worker was stopped: why it stopped.
     restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
+}
+
+/// How running one action went.
+enum Ran {
+    Result(ActionResult),
+    Stopped,
+    /// A browser error nothing can fix (the tab closed): the task ends with it.
+    EndsTask(String),
+}
+
+/// The note on the last action run when the rest of the step's actions are skipped.
+fn skipped(remaining: usize, why: &str) -> String {
+    format!(" ({remaining} later action(s) of this step were not run because {why}.)")
 }
 
 /// How one step ended, besides its record.
@@ -159,12 +172,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }),
         }
         let end = self.run_steps().await;
-        let end = if self.safety.secrets.is_empty() {
-            end
-        } else {
-            let value = self.safety.secrets.redact_value(&serde_json::to_value(&end).unwrap_or_default());
-            serde_json::from_value(value).unwrap_or(end)
-        };
+        let end = self.redacted(end);
         self.browser.finish().await;
         let cost_usd = history::total_cost(&self.history);
         self.events.emit(AgentEvent::TaskFinished {
@@ -276,12 +284,14 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         // Prompt.
         let plan = self.history.iter().rev().find_map(|r| r.output.as_ref()).and_then(|o| o.plan.as_deref());
         let nudge = self.loop_guard.nudge();
+        let listing = page_listing(&page);
         let request = ChatRequest {
             system: SYSTEM_PROMPT.to_string(),
             user: state_message(&StateInput {
                 task: &self.task,
                 history: &self.history,
                 page: &page,
+                listing: &listing,
                 step: n,
                 max_steps: self.limits.max_steps,
                 allowed_actions: &union.names(),
@@ -354,7 +364,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
         // Remember what was done where, for the loop detector.
         let done_here: Vec<String> = planned.iter().map(|a| format!("{} {}", a.name, a.params)).collect();
-        self.loop_guard.record(&crate::dom::page_text(&page.snapshot, usize::MAX), &done_here.join("; "));
+        self.loop_guard.record(&listing, &done_here.join("; "));
 
         // Act.
         let acting = self.clock.now_ms();
@@ -375,104 +385,45 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record: &mut StepRecord,
     ) -> StepEnd {
         let total = actions.len();
-        let mut stopped_early: Option<&str> = None;
         for (i, (action, PlannedAction { name, description, params })) in actions.enumerate() {
-            let remaining = total - i;
             if i > 0 {
                 if !self.pause_point(record.step).await {
                     return StepEnd::End(TaskEnd::Stopped);
                 }
                 // An index chosen on the page as it was may now point at something else.
                 if action.element_index().is_some() && self.browser.new_elements_appeared().await {
-                    stopped_early = Some("new elements appeared on the page");
-                }
-            }
-            if let Some(why) = stopped_early {
-                if let Some(last) = record.actions.last_mut() {
-                    last.result
-                        .message
-                        .push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
-                }
-                break;
-            }
-            let terminates = action.spec().terminates_sequence;
-            // The firewall first: where a navigation-like action would go.
-            let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
-                Some(Err(blocked)) => Err(ActionResult::error(format!("{blocked} Choose another site."))),
-                _ => self.with_secrets(action, union, page).map_err(ActionResult::error),
-            };
-            let action = match checked {
-                Ok(action) => action,
-                Err(refused) => {
-                    let remaining = total - i - 1;
-                    let mut refused = refused;
-                    if remaining > 0 {
-                        refused.message.push_str(&format!(
-                            " ({remaining} later action(s) of this step were not run because this action failed.)"
-                        ));
+                    if let Some(last) = record.actions.last_mut() {
+                        last.result.message.push_str(&skipped(total - i, "new elements appeared on the page"));
                     }
-                    record.actions.push(ActionRecord { name, description, params, result: refused });
                     break;
                 }
-            };
-            let mut ctx = ActionContext {
-                browser: &mut self.browser,
-                page,
-                llm: &self.llm,
-                events: &self.events,
-                options: &self.options,
-                step: record.step,
-                secrets: &self.safety.secrets,
-            };
-            let limit = time_limit(action.spec(), &self.limits);
-            let work = within(&self.clock, limit, action.execute(&mut ctx));
-            let mut result = match self.stop.unless_stopped(work).await {
-                None => return StepEnd::End(TaskEnd::Stopped),
-                Some(None) => ActionResult::error(format!(
-                    "`{name}` took longer than {} s and was abandoned; the page may be busy. Look at the page in the next step before trying again.",
-                    limit.unwrap_or_default() / 1000
-                )),
-                Some(Some(Ok(result))) => result,
-                Some(Some(Err(e))) if e.ends_task() => {
-                    record.actions.push(ActionRecord {
-                        name,
-                        description,
-                        params,
-                        result: ActionResult::error(e.to_string()),
-                    });
-                    return StepEnd::End(TaskEnd::Error { message: e.to_string() });
-                }
-                // Browser errors can quote the page (a refused option's name): escaped, so page
-                // text cannot pose as a fence or an instruction in the history.
-                Some(Some(Err(e))) => ActionResult::error(crate::dom::untrusted(&e.to_string(), 2_000)),
-            };
-            if result.screenshot.is_some() {
-                self.screenshot = result.screenshot.take();
             }
-            // The action led to a blocked site (a redirect, a link): leave it, and say so.
-            if let Some(url) = result.navigated_to.clone() {
-                if let Err(blocked) = self.firewall_allows(&url) {
-                    self.browser.leave_blocked_page().await;
-                    result.message.push_str(&format!("; but {blocked} Tabwright left that page."));
-                    result.is_error = true;
-                    result.navigated_to = None;
-                }
-            }
-            // Executors may echo what they typed: no secret's value is kept or shown.
-            if !self.safety.secrets.is_empty() {
-                result.message = self.safety.secrets.redact(&result.message);
-                result.detail = result.detail.map(|d| self.safety.secrets.redact(&d));
-            }
+            let terminates = action.spec().terminates_sequence;
+            // Before it runs: the firewall (where a navigation-like action would go), then the
+            // secrets it names. Either can refuse it, as the action's failed result.
+            let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
+                Some(Err(blocked)) => Err(format!("{blocked} Choose another site.")),
+                _ => self.with_secrets(action, union, page),
+            };
+            let mut result = match checked {
+                Err(refused) => ActionResult::error(refused),
+                Ok(action) => match self.run_action(action, &name, page, record.step).await {
+                    Ran::Result(result) => result,
+                    Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
+                    Ran::EndsTask(message) => {
+                        let result = ActionResult::error(message.clone());
+                        record.actions.push(ActionRecord { name, description, params, result });
+                        return StepEnd::End(TaskEnd::Error { message });
+                    }
+                },
+            };
             let done = result.done.clone();
-            let page_may_have_changed = terminates || result.navigated_to.is_some();
+            let stop_here = result.is_error || terminates || result.navigated_to.is_some();
             let remaining = total - i - 1;
-            if remaining > 0 && (result.is_error || page_may_have_changed) {
+            if remaining > 0 && stop_here {
                 let why = if result.is_error { "this action failed" } else { "the page may have changed" };
-                result
-                    .message
-                    .push_str(&format!(" ({remaining} later action(s) of this step were not run because {why}.)"));
+                result.message.push_str(&skipped(remaining, why));
             }
-            let stop_here = result.is_error || page_may_have_changed;
             record.actions.push(ActionRecord { name, description, params, result });
             if let Some(done) = done {
                 return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success, data: done.data });
@@ -486,9 +437,55 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 }
 
 impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
-    /// The record with every secret value masked (a URL that carries one, an error that quotes
+    /// Runs one action within its time limit, then: keeps a screenshot for the next request,
+    /// leaves a blocked site the action led to, and masks secrets in what it reports.
+    async fn run_action(&mut self, action: Action, name: &str, page: &PageState, step: u32) -> Ran {
+        let mut ctx = ActionContext {
+            browser: &mut self.browser,
+            page,
+            llm: &self.llm,
+            events: &self.events,
+            options: &self.options,
+            step,
+            secrets: &self.safety.secrets,
+        };
+        let limit = time_limit(action.spec(), &self.limits);
+        let work = within(&self.clock, limit, action.execute(&mut ctx));
+        let mut result = match self.stop.unless_stopped(work).await {
+            None => return Ran::Stopped,
+            Some(None) => ActionResult::error(format!(
+                "`{name}` took longer than {} s and was abandoned; the page may be busy. Look at the page in the next step before trying again.",
+                limit.unwrap_or_default() / 1000
+            )),
+            Some(Some(Ok(result))) => result,
+            Some(Some(Err(e))) if e.ends_task() => return Ran::EndsTask(e.to_string()),
+            // Browser errors can quote the page (a refused option's name): escaped, so page
+            // text cannot pose as a fence or an instruction in the history.
+            Some(Some(Err(e))) => ActionResult::error(crate::dom::untrusted(&e.to_string(), 2_000)),
+        };
+        if result.screenshot.is_some() {
+            self.screenshot = result.screenshot.take();
+        }
+        // The action led to a blocked site (a redirect, a link): leave it, and say so.
+        if let Some(url) = result.navigated_to.clone() {
+            if let Err(blocked) = self.firewall_allows(&url) {
+                self.browser.leave_blocked_page().await;
+                result.message.push_str(&format!("; but {blocked} Tabwright left that page."));
+                result.is_error = true;
+                result.navigated_to = None;
+            }
+        }
+        // Executors may echo what they typed: no secret's value is kept or shown.
+        if !self.safety.secrets.is_empty() {
+            result.message = self.safety.secrets.redact(&result.message);
+            result.detail = result.detail.map(|d| self.safety.secrets.redact(&d));
+        }
+        Ran::Result(result)
+    }
+
+    /// A record (or task end) with every secret value masked (a URL that carries one, an error that quotes
     /// the page), before it is kept, shown or saved.
-    fn redacted(&self, record: StepRecord) -> StepRecord {
+    fn redacted<R: serde::Serialize + serde::de::DeserializeOwned>(&self, record: R) -> R {
         if self.safety.secrets.is_empty() {
             return record;
         }
@@ -508,8 +505,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// for this page only; the LLM's own words (kept in history) never hold a value. A secret
     /// unknown or not allowed on this site is an error for the LLM.
     fn with_secrets(&self, action: Action, union: &ActionUnion, page: &PageState) -> Result<Action, String> {
+        if self.safety.secrets.is_empty() {
+            return Ok(action);
+        }
         let params = action.params_value();
-        if self.safety.secrets.is_empty() || !params.to_string().to_ascii_lowercase().contains("<secret>") {
+        if !params.to_string().to_ascii_lowercase().contains("<secret>") {
             return Ok(action);
         }
         let filled = self.safety.secrets.substitute(&params, page.url()).map_err(|e| e.to_string())?;

@@ -60,7 +60,9 @@ impl AgentOutput {
     /// The JSON Schema of an answer on this page: the reasoning fields, then `action`, a list
     /// of the page's action union.
     pub fn schema(union: &ActionUnion, thinking: bool, max_actions: usize) -> Value {
-        let mut schema = crate::actions::schema_of::<AgentOutputShape>();
+        // The answer's own shape never changes: generated once, copied each step.
+        static SHAPE: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        let mut schema = SHAPE.get_or_init(crate::actions::schema_of::<AgentOutputShape>).clone();
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }

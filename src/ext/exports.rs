@@ -315,29 +315,7 @@ async fn restore(broadcast: js_sys::Function) -> bool {
     let Ok(raw) = chrome::session_get(SAVED_TASK_KEY).await else { return false };
     let Ok(mut saved) = serde_json::from_value::<SavedTask>(raw) else { return false };
     let Some(slot) = claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone()) else { return false };
-    if !saved.running {
-        // A finished task: kept for panels that open later, and for a follow-up.
-        if let Some(AgentEvent::TaskFinished { end, .. }) = saved.events.last() {
-            let finished = crate::agent::TaskHistory {
-                task: saved.task.clone(),
-                model: String::new(),
-                steps: saved
-                    .events
-                    .iter()
-                    .filter_map(|e| match e {
-                        AgentEvent::StepFinished { record, .. } => Some(record.clone()),
-                        _ => None,
-                    })
-                    .collect(),
-                end: end.clone(),
-                usage: Default::default(),
-                cost_usd: None,
-            };
-            slot.conversation.borrow_mut().push(finished.as_previous());
-        }
-        slot.running.set(false);
-        return false;
-    }
+    // Every completed step's record is in the log.
     let history: Vec<crate::agent::StepRecord> = saved
         .events
         .iter()
@@ -350,6 +328,22 @@ async fn restore(broadcast: js_sys::Function) -> bool {
     for record in &history {
         usage.input_tokens += record.usage.input_tokens;
         usage.output_tokens += record.usage.output_tokens;
+    }
+    if !saved.running {
+        // A finished task: kept for panels that open later, and for a follow-up.
+        if let Some(AgentEvent::TaskFinished { end, cost_usd, .. }) = saved.events.last() {
+            let finished = crate::agent::TaskHistory {
+                task: saved.task.clone(),
+                model: String::new(),
+                steps: history,
+                end: end.clone(),
+                usage,
+                cost_usd: *cost_usd,
+            };
+            slot.conversation.borrow_mut().push(finished.as_previous());
+        }
+        slot.running.set(false);
+        return false;
     }
     let paused = saved.events.iter().rev().find_map(|e| match e {
         AgentEvent::TaskPaused { .. } => Some(true),

@@ -26,10 +26,18 @@ const MAX_FIELD_CHARS: usize = 300;
 const HISTORY_STEPS: usize = 30;
 
 /// Everything one state message is made of.
+/// The page's element list as the LLM reads it (cut past a few thousand tokens). Made once a
+/// step: the prompt shows it and the loop detector fingerprints it.
+pub fn page_listing(page: &PageState) -> String {
+    page_text(&page.snapshot, MAX_PAGE_CHARS)
+}
+
 pub struct StateInput<'a> {
     pub task: &'a str,
     pub history: &'a [StepRecord],
     pub page: &'a PageState,
+    /// `page_listing(page)`.
+    pub listing: &'a str,
     pub step: u32,
     pub max_steps: u32,
     pub allowed_actions: &'a [&'static str],
@@ -146,7 +154,7 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     if let Some(notice) = &input.page.notice {
         let _ = writeln!(out, "Note: {}", untrusted(notice, MAX_FIELD_CHARS * 2));
     }
-    let _ = writeln!(out, "Interactive elements:\n{}</browser_state>\n", page_text(snapshot, MAX_PAGE_CHARS));
+    let _ = writeln!(out, "Interactive elements:\n{}</browser_state>\n", input.listing);
 
     let _ = write!(out, "<step_info>\nStep {} of {}.", input.step, input.max_steps);
     let left = input.max_steps.saturating_sub(input.step);

@@ -2,23 +2,24 @@
 // the earlier ones of the conversation until the user starts a new one.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { runTask, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { startObserver } from './lib/observe.mjs';
 import { findIndex, field } from './lib/state.mjs';
 
+let o;
 let h;
 let llm;
 let policy = null;
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm((state, body) => policy(state, body));
-  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+  o = await startObserver();
+  ({ h, llm } = o);
+  o.setPolicy((state, body) => policy(state, body));
 });
 
 after(async () => {
-  await h?.close();
-  await llm?.close();
+  await o?.close();
 });
 
 test('pause holds the task at the next step until resume, and the panel says so', async () => {

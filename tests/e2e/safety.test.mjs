@@ -3,23 +3,24 @@
 // blocked site is refused, and a page that sends the tab there is left.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { startObserver } from './lib/observe.mjs';
 import { findIndex, field } from './lib/state.mjs';
 
+let o;
 let h;
 let llm;
 let policy = null;
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm((state, body) => policy(state, body));
-  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+  o = await startObserver();
+  ({ h, llm } = o);
+  o.setPolicy((state, body) => policy(state, body));
 });
 
 after(async () => {
-  await h?.close();
-  await llm?.close();
+  await o?.close();
 });
 
 /** Adds secrets and firewall lists to the stored settings, from the extension's options page. */
