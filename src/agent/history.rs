@@ -27,6 +27,10 @@ pub struct StepRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
     pub timings: StepTimings,
+    /// The screenshot taken in this step (every step with vision on; after the `screenshot`
+    /// action with vision auto), as the model saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<crate::browser::Screenshot>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -408,7 +408,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             let mut result = match checked {
                 Err(refused) => ActionResult::error(refused),
                 Ok(action) => match self.run_action(action, &name, page, record.step).await {
-                    Ran::Result(result) => result,
+                    Ran::Result(result) => {
+                        // Kept with the step that took it; the model sees it on the next step.
+                        if let Some(shot) = &self.screenshot {
+                            record.screenshot = Some(shot.clone());
+                        }
+                        result
+                    }
                     Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
                     Ran::EndsTask(message) => {
                         let result = ActionResult::error(message.clone());

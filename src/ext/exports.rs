@@ -58,6 +58,17 @@ struct SavedTask {
     earlier: Vec<PreviousTask>,
 }
 
+/// The event without its step's screenshot: session storage is small (10 MB), and a restarted
+/// task does not need the images (history keeps them).
+fn without_screenshot(event: &AgentEvent) -> AgentEvent {
+    match event {
+        AgentEvent::StepFinished { v, record } if record.screenshot.is_some() => {
+            AgentEvent::StepFinished { v: *v, record: crate::agent::StepRecord { screenshot: None, ..record.clone() } }
+        }
+        other => other.clone(),
+    }
+}
+
 fn refused(message: impl Into<String>) -> PanelReply {
     PanelReply::Refused { v: V, message: message.into() }
 }
@@ -253,7 +264,7 @@ fn launch(
                 // Every event is saved, so a restarted worker's log never ends before what a
                 // panel already showed.
                 let snapshot = serde_json::to_value(SavedTask {
-                    events: events.borrow().clone(),
+                    events: events.borrow().iter().map(without_screenshot).collect(),
                     running: !matches!(event, AgentEvent::TaskFinished { .. }),
                     ..saved.clone()
                 })
