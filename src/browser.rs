@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 pub struct PageState {
     pub tab_id: i32,
     pub snapshot: Snapshot,
-    /// Set when the page could not be read: what went wrong, shown to the LLM with the (empty)
-    /// element list so it can still navigate away or finish.
+    /// What the LLM is told about the page besides its elements: why it could not be read
+    /// (the element list is then empty, so it can still navigate away or finish), that a
+    /// blocked site was left, that no screenshot could be taken.
     pub notice: Option<String>,
     /// The tabs the task works with (the one it started on and those it opened), current first.
     pub tabs: Vec<TabInfo>,
@@ -59,6 +60,14 @@ impl PageState {
 
     pub fn url(&self) -> &str {
         &self.snapshot.url
+    }
+
+    /// Adds a line to what the LLM is told about the page.
+    pub fn add_notice(&mut self, line: &str) {
+        self.notice = Some(match self.notice.take() {
+            Some(notice) => format!("{notice} {line}"),
+            None => line.to_string(),
+        });
     }
 
     /// Whether the page or any container on it can scroll.

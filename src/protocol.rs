@@ -157,6 +157,13 @@ pub enum AgentEvent {
         step: u32,
         answer: String,
     },
+    /// The request of `step` was over its budget: the model condensed the steps up to
+    /// `summary.through_step`, which later requests show as this summary.
+    HistoryCompacted {
+        v: u32,
+        step: u32,
+        summary: crate::prompt::HistorySummary,
+    },
     /// The step is over, with everything it did.
     StepFinished {
         v: u32,

@@ -36,6 +36,12 @@ pub struct StoredSettings {
     pub allowed_domains: Vec<String>,
     /// URL firewall: host globs never opened (wins over `allowed_domains`).
     pub blocked_domains: Vec<String>,
+    /// Screenshots for the model: `off`, `on` (every step) or `auto` (after the `screenshot` action).
+    pub vision: Option<String>,
+    /// Whether the model writes free reasoning before each answer (default on).
+    pub thinking: Option<bool>,
+    /// The most input tokens one agent request may carry before old history is compacted.
+    pub request_budget_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -70,6 +76,51 @@ pub struct Settings {
     pub actions: ActionOptions,
     /// Secrets and the URL firewall.
     pub safety: crate::safety::Safety,
+    pub agent: AgentOptions,
+}
+
+/// How the agent talks to its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentOptions {
+    pub vision: Vision,
+    /// The answer has a `thinking` field: better decisions, more output tokens.
+    pub thinking: bool,
+    /// The most input tokens (estimated) one agent request may carry; past it, old history is
+    /// summarised and then shortened (see `crate::prompt`).
+    pub request_budget_tokens: u32,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions { vision: Vision::default(), thinking: true, request_budget_tokens: DEFAULT_REQUEST_BUDGET_TOKENS }
+    }
+}
+
+/// Input tokens per agent request when the settings name no budget: room for a long page
+/// listing and history on any current model, at a bounded cost per step.
+pub const DEFAULT_REQUEST_BUDGET_TOKENS: u32 = 32_000;
+
+/// When the model is shown the page as an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Vision {
+    /// Never: `screenshot` is not offered and no image is sent (text-only models, lowest cost).
+    Off,
+    /// A screenshot of the page (with the numbered boxes when highlights are on) every step.
+    On,
+    /// Only after the model asks with the `screenshot` action, on its next step.
+    #[default]
+    Auto,
+}
+
+impl Vision {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "off" | "false" | "never" => Some(Vision::Off),
+            "on" | "true" | "always" => Some(Vision::On),
+            "auto" | "" => Some(Vision::Auto),
+            _ => None,
+        }
+    }
 }
 
 /// Which actions are offered, and how some of them behave.
@@ -262,6 +313,8 @@ pub enum SettingsError {
     NoApiVersion,
     #[error("The extra LLM header \"{0}\" is not valid: a name is letters, digits and - (such as HTTP-Referer), and a value is one line. Fix it in Tabwright's options.")]
     BadHeader(String),
+    #[error("The vision setting \"{0}\" is not known. Choose off, on or auto in Tabwright's options.")]
+    UnknownVision(String),
     #[error("The price for \"{0}\" is not valid: give a model name prefix and prices of 0 or more USD per million tokens. Fix it in Tabwright's options.")]
     BadPrice(String),
 }
@@ -343,7 +396,23 @@ impl StoredSettings {
             },
             actions: self.action_options()?,
             safety: crate::safety::Safety::from_settings(&self.secrets, &self.allowed_domains, &self.blocked_domains)?,
+            agent: AgentOptions {
+                vision: self.vision()?,
+                thinking: self.thinking.unwrap_or(true),
+                request_budget_tokens: ranged(
+                    "request budget (tokens)",
+                    self.request_budget_tokens,
+                    DEFAULT_REQUEST_BUDGET_TOKENS,
+                    4_000,
+                    2_000_000,
+                )?,
+            },
         })
+    }
+
+    fn vision(&self) -> Result<Vision, SettingsError> {
+        let name = self.vision.as_deref().unwrap_or_default();
+        Vision::parse(name).ok_or_else(|| SettingsError::UnknownVision(name.to_string()))
     }
 
     fn action_options(&self) -> Result<ActionOptions, SettingsError> {
@@ -452,5 +521,33 @@ mod tests {
         let s = StoredSettings::from_json(json!({"llm": {"provider": "OpenAI", "base_url": "http://x", "model": "m"}}))
             .unwrap();
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn agent_options_default_and_parse() {
+        let llm = json!({"base_url": "http://x", "model": "m"});
+        let s = StoredSettings::from_json(json!({"llm": llm})).unwrap().validate().unwrap();
+        assert_eq!(s.agent, AgentOptions::default());
+        assert_eq!(s.agent.vision, Vision::Auto);
+
+        let s = StoredSettings::from_json(
+            json!({"llm": llm, "vision": "Off", "thinking": false, "request_budget_tokens": 8000}),
+        )
+        .unwrap()
+        .validate()
+        .unwrap();
+        assert_eq!(s.agent, AgentOptions { vision: Vision::Off, thinking: false, request_budget_tokens: 8000 });
+
+        let s = StoredSettings::from_json(json!({"llm": llm, "vision": "on"})).unwrap().validate().unwrap();
+        assert_eq!(s.agent.vision, Vision::On);
+
+        let err =
+            StoredSettings::from_json(json!({"llm": llm, "vision": "sometimes"})).unwrap().validate().unwrap_err();
+        assert!(err.to_string().contains("off, on or auto"), "{err}");
+        let err = StoredSettings::from_json(json!({"llm": llm, "request_budget_tokens": 100}))
+            .unwrap()
+            .validate()
+            .unwrap_err();
+        assert!(matches!(err, SettingsError::OutOfRange { min: 4_000, .. }), "{err}");
     }
 }

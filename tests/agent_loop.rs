@@ -788,3 +788,212 @@ fn each_step_and_the_task_are_priced_when_the_model_is_in_the_price_table() {
     assert_eq!(run.history.cost_usd, None);
     assert!(run.history.usage.input_tokens > 0);
 }
+
+fn with_agent(max_steps: u32, agent: tabwright::settings::AgentOptions) -> tabwright::settings::Settings {
+    tabwright::settings::Settings { agent, ..settings(max_steps) }
+}
+
+fn image_of(body: &Value) -> Option<String> {
+    body["messages"][1]["content"]
+        .as_array()
+        .and_then(|parts| parts.iter().find_map(|p| p["image_url"]["url"].as_str().map(String::from)))
+}
+
+fn schema_name(body: &Value) -> &str {
+    body["response_format"]["json_schema"]["name"].as_str().unwrap_or_default()
+}
+
+/// Waits `steps` steps (each goal long, to grow the history), then finishes.
+fn waiting_policy(steps: usize, goal_chars: usize) -> impl Fn(&str, &Value) -> Reply {
+    let count = Rc::new(RefCell::new(0));
+    move |_, body| {
+        if schema_name(body) != "agent_output" {
+            return Reply::Content(json!({"summary": "SUMMARY: waited on the home page."}).to_string());
+        }
+        *count.borrow_mut() += 1;
+        let n = *count.borrow();
+        if n > steps {
+            return output("Finish", json!([{"done": {"text": "waited", "success": true}}]));
+        }
+        output(&format!("goal-{n}: {}", "x".repeat(goal_chars)), json!([{"wait": {"seconds": 0}}]))
+    }
+}
+
+use tabwright::settings::{AgentOptions, Vision};
+
+#[test]
+fn vision_on_shows_the_page_every_step_and_keeps_each_image_with_its_step() {
+    let site = FakeSite::at(HOME_URL);
+    let agent = AgentOptions { vision: Vision::On, ..AgentOptions::default() };
+    let run = run_with(site.clone(), ScriptedLlm::new(waiting_policy(2, 10)), with_agent(10, agent), "Wait twice");
+    assert_eq!(run.history.steps.len(), 3);
+    assert_eq!(site.state.borrow().screenshots, 3, "one screenshot per step");
+    for (body, record) in run.requests.iter().zip(&run.history.steps) {
+        assert_eq!(image_of(body).as_deref(), Some("data:image/png;base64,iVBORw0KGgo="));
+        assert_eq!(record.screenshot.as_ref().map(|s| s.width), Some(1280));
+    }
+    assert!(offered_actions(&run.requests[0]).contains(&"screenshot".to_string()));
+}
+
+#[test]
+fn vision_on_without_a_screenshot_goes_on_and_says_why() {
+    let site = FakeSite::at(HOME_URL);
+    site.state.borrow_mut().screenshot_error = Some("Chrome refused to capture this page".into());
+    let agent = AgentOptions { vision: Vision::On, ..AgentOptions::default() };
+    let run = run_with(site.clone(), ScriptedLlm::new(waiting_policy(1, 10)), with_agent(10, agent), "Wait once");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    assert_eq!(image_of(&run.requests[0]), None);
+    let state = state_text(&run.requests[0]);
+    assert!(state.contains("No screenshot this step:") && state.contains("refused to capture"), "{state}");
+    assert!(run.history.steps.iter().all(|r| r.screenshot.is_none()));
+}
+
+#[test]
+fn vision_off_offers_no_screenshot_and_sends_no_image() {
+    let site = FakeSite::at(HOME_URL);
+    let agent = AgentOptions { vision: Vision::Off, ..AgentOptions::default() };
+    let run = run_with(site.clone(), ScriptedLlm::new(waiting_policy(1, 10)), with_agent(10, agent), "Wait once");
+    assert_eq!(site.state.borrow().screenshots, 0);
+    for body in &run.requests {
+        assert!(!offered_actions(body).contains(&"screenshot".to_string()), "{:?}", offered_actions(body));
+        assert_eq!(image_of(body), None);
+    }
+}
+
+#[test]
+fn thinking_off_leaves_the_field_out_of_the_schema() {
+    let thinking = |on: bool| {
+        let agent = AgentOptions { thinking: on, ..AgentOptions::default() };
+        let run =
+            run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(0, 10)), with_agent(5, agent), "Finish");
+        run.requests[0]["response_format"]["json_schema"]["schema"]["properties"].get("thinking").is_some()
+    };
+    assert!(thinking(true));
+    assert!(!thinking(false));
+}
+
+/// Input tokens of an agent request as the core estimates them: system prompt, state text, schema.
+fn estimated_tokens(body: &Value) -> u32 {
+    use tabwright::prompt::estimate_tokens;
+    estimate_tokens(body["messages"][0]["content"].as_str().unwrap_or_default())
+        + estimate_tokens(&state_text(body))
+        + estimate_tokens(&body["response_format"]["json_schema"]["schema"].to_string())
+}
+
+#[test]
+fn a_request_over_its_budget_has_old_steps_summarised_by_the_extraction_model() {
+    // Each step's goal adds about 1,000 tokens of history.
+    let first = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(0, 10)), settings(5), "Wait");
+    let base = estimated_tokens(&first.requests[0]);
+    let budget = base + 9_000;
+    let mut s = with_agent(40, AgentOptions { request_budget_tokens: budget, ..AgentOptions::default() });
+    s.llm.extraction_model = Some("cheap".into());
+    let run = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(14, 4_000)), s, "Wait");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+
+    let summaries: Vec<&Value> = run.requests.iter().filter(|b| schema_name(b) == "history_summary").collect();
+    let compacted: Vec<(u32, u32)> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::HistoryCompacted { step, summary, .. } => Some((*step, summary.through_step)),
+            _ => None,
+        })
+        .collect();
+    // About 9 steps fit: a summary at step 10 (of steps 1–4), another once 5 more steps piled up.
+    assert_eq!(compacted.len(), 2, "{compacted:?}");
+    assert_eq!(summaries.len(), 2);
+    for (body, (at, through)) in summaries.iter().zip(&compacted) {
+        assert_eq!(body["model"], "cheap", "summaries use the extraction model");
+        assert_eq!(*through, at - 1 - tabwright::prompt::RECENT_STEPS as u32, "the last five steps stay in full");
+        let summarised = state_text(body);
+        assert!(summarised.contains(&format!("goal-{through}:")), "{summarised}");
+        assert!(!summarised.contains(&format!("goal-{}:", through + 1)));
+    }
+    assert!(state_text(summaries[0]).contains("goal-1:"));
+    // The second summary builds on the first rather than on steps it no longer sees.
+    let second = state_text(summaries[1]);
+    assert!(second.contains("SUMMARY: waited on the home page.") && !second.contains("goal-1:"), "{second}");
+    let at = compacted[0].0;
+
+    let agent_requests: Vec<&Value> = run.requests.iter().filter(|b| schema_name(b) == "agent_output").collect();
+    for (i, body) in agent_requests.iter().enumerate() {
+        let step = i as u32 + 1;
+        let state = state_text(body);
+        assert!(estimated_tokens(body) <= budget, "step {step} is within the budget");
+        if step >= at {
+            assert!(state.contains("SUMMARY: waited on the home page."), "step {step}: {state}");
+            assert!(!state.contains("goal-1:"), "step {step} shows the summary instead of step 1");
+            assert!(state.contains(&format!("goal-{}:", step - 1)));
+        } else {
+            assert!(!state.contains("SUMMARY:"));
+        }
+    }
+    // The summary's tokens count in the step that asked for it.
+    let record = &run.history.steps[at as usize - 1];
+    assert_eq!(record.usage.input_tokens, 200);
+    assert_eq!(run.history.usage.input_tokens, 100 * run.requests.len() as u64);
+}
+
+#[test]
+fn when_summarising_fails_older_steps_are_shortened_instead_and_not_retried_every_step() {
+    let first = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(0, 10)), settings(5), "Wait");
+    let budget = estimated_tokens(&first.requests[0]) + 9_000;
+    let policy = waiting_policy(14, 4_000);
+    let llm = ScriptedLlm::new(move |state, body| {
+        if schema_name(body) == "history_summary" {
+            return Reply::Content("I cannot do that".into());
+        }
+        policy(state, body)
+    });
+    let s = with_agent(40, AgentOptions { request_budget_tokens: budget, ..AgentOptions::default() });
+    let run = run_with(FakeSite::at(HOME_URL), llm, s, "Wait");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    let summaries = run.requests.iter().filter(|b| schema_name(b) == "history_summary").count();
+    assert_eq!(summaries, 1, "a failed summary is not asked for again at once");
+    assert!(!run.events.iter().any(|e| matches!(e, AgentEvent::HistoryCompacted { .. })));
+    let agent_requests: Vec<&Value> = run.requests.iter().filter(|b| schema_name(b) == "agent_output").collect();
+    let last = state_text(agent_requests.last().unwrap());
+    for body in &agent_requests {
+        assert!(estimated_tokens(body) <= budget);
+    }
+    // Old steps give way: their goals shortened or left out, the latest ones in full.
+    assert!(last.contains("earlier steps not shown") || last.contains("Step 1: goal: goal-1"), "{last}");
+    assert!(last.contains("goal-14:"), "the latest step is shown");
+    let full_x = "x".repeat(4_000);
+    let full_goals = last.matches(&full_x).count();
+    assert!(full_goals <= tabwright::prompt::RECENT_STEPS, "{full_goals} goals in full");
+}
+
+#[test]
+fn a_secret_given_as_an_answer_is_masked_in_events_and_requests_but_typed_for_real() {
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().answer = "hunter2".into();
+    let llm = ScriptedLlm::new(|state, body| {
+        if let Some(answer) = state.lines().find_map(|l| l.strip_prefix("ask_human: The user answered: ")) {
+            let user = index_of(state, "placeholder=Username").unwrap();
+            let pass = index_of(state, "placeholder=Password").unwrap();
+            return output(
+                "Use the password the user gave",
+                json!([{"input": {"index": user, "text": "alice"}}, {"input": {"index": pass, "text": answer}}, {"click": {"index": index_of(state, ">Submit").unwrap()}}]),
+            );
+        }
+        if title_of(state).starts_with("Welcome") {
+            return login_policy(state, body);
+        }
+        output("Ask for the password", json!([{"ask_human": {"question": "What is alice's password?"}}]))
+    });
+    let settings = with_safety(10, &[("alice_password", "hunter2", &[])], &[]);
+    let run = run_with(site.clone(), llm, settings, "Log in as alice; ask me for the password");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"), "the real value was typed");
+    let answered = run.events.iter().find_map(|e| match e {
+        AgentEvent::QuestionAnswered { answer, .. } => Some(answer.clone()),
+        _ => None,
+    });
+    assert_eq!(answered.as_deref(), Some("<secret>alice_password</secret>"));
+    for body in &run.requests {
+        assert!(!body.to_string().contains("hunter2"), "no request carries the value");
+    }
+    assert!(!serde_json::to_string(&run.events).unwrap().contains("hunter2"), "no event carries the value");
+}

@@ -567,6 +567,32 @@ fn the_fallback_answers_when_retries_run_out() {
 }
 
 #[test]
+fn after_the_fallback_answered_it_is_asked_first_for_a_while_then_the_model_again() {
+    use tabwright::llm::STICKY_FALLBACK_CALLS;
+    let n = STICKY_FALLBACK_CALLS as usize;
+    let mut replies = vec![status(404), ok_reply()];
+    replies.extend((0..n + 1).map(|_| ok_reply()));
+    let transport = Scripted::new(replies);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    for _ in 0..n + 2 {
+        assert!(complete(&client).is_ok());
+    }
+    let mut expected = vec!["gpt-4.1", "gpt-4.1-mini"];
+    expected.extend(std::iter::repeat_n("gpt-4.1-mini", n));
+    expected.push("gpt-4.1");
+    assert_eq!(transport.models(), expected, "no wasted request on the failing model for {n} calls");
+}
+
+#[test]
+fn a_failing_stand_in_hands_back_to_the_model_at_once() {
+    let transport = Scripted::new(vec![status(404), ok_reply(), status(404), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    assert_eq!(complete(&client).unwrap().model, "gpt-4.1-mini");
+    assert_eq!(complete(&client).unwrap().model, "gpt-4.1");
+    assert_eq!(transport.models(), vec!["gpt-4.1", "gpt-4.1-mini", "gpt-4.1-mini", "gpt-4.1"]);
+}
+
+#[test]
 fn the_fallback_answers_when_the_model_is_unknown() {
     let transport = Scripted::new(vec![status(404), ok_reply()]);
     let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);

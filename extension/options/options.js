@@ -7,7 +7,7 @@ const field = (id) => document.getElementById(id);
 // Limit fields and their keys in the stored settings; empty means the default.
 const LIMITS = [
   ['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures'],
-  ['action-timeout', 'action_timeout_s'],
+  ['action-timeout', 'action_timeout_s'], ['request-budget', 'request_budget_tokens'],
   ['viewport-expansion', 'viewport_expansion'],
 ];
 
@@ -123,6 +123,8 @@ async function load() {
   field('exclude-actions').value = (settings.exclude_actions ?? []).join(', ');
   for (const [id, key] of LIMITS) field(id).value = settings[key] ?? '';
   field('highlights').checked = settings.highlights ?? true;
+  field('vision').value = ['on', 'off'].includes(settings.vision) ? settings.vision : 'auto';
+  field('thinking').checked = settings.thinking ?? true;
   showProvider();
 }
 
@@ -166,6 +168,8 @@ form.addEventListener('submit', async (event) => {
     settings[key] = value === '' ? null : Number(value);
   }
   settings.highlights = field('highlights').checked;
+  settings.vision = field('vision').value;
+  settings.thinking = field('thinking').checked;
   try {
     await chrome.storage.local.set({ settings });
     showStatus('Saved.', false);

@@ -49,6 +49,7 @@ export async function saveSettings(context, extensionId, {
   provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
   extractionModel = '', searchEngine = 'duckduckgo', evaluateDomains = [], excludeActions = [],
   apiVersion = '', extraHeaders = {}, fallbackModel = '', llmTimeout = '',
+  vision = 'auto', thinking = true, requestBudget = '',
 }) {
   const page = await context.newPage();
   try {
@@ -73,6 +74,9 @@ export async function saveSettings(context, extensionId, {
     await page.fill('#max-steps', String(maxSteps));
     await page.fill('#viewport-expansion', String(viewportExpansion));
     await page.setChecked('#highlights', highlights);
+    await page.selectOption('#vision', vision);
+    await page.setChecked('#thinking', thinking);
+    await page.fill('#request-budget', String(requestBudget));
     await page.selectOption('#search-engine', searchEngine);
     await page.fill('#evaluate-domains', evaluateDomains.join('\n'));
     await page.fill('#exclude-actions', excludeActions.join(', '));

@@ -48,7 +48,9 @@ impl ActionDef for AskHuman {
         let question = params.question.trim().to_string();
         ctx.events.emit(AgentEvent::QuestionAsked { v: PROTOCOL_VERSION, step: ctx.step, question: question.clone() });
         let answer = ctx.browser.ask_human(&question).await?;
-        ctx.events.emit(AgentEvent::QuestionAnswered { v: PROTOCOL_VERSION, step: ctx.step, answer: answer.clone() });
+        // The person may type a value they keep as a secret: it is masked wherever it is shown.
+        let shown = ctx.secrets.redact(&answer);
+        ctx.events.emit(AgentEvent::QuestionAnswered { v: PROTOCOL_VERSION, step: ctx.step, answer: shown });
         // The user's words are the task giver's, not the page's: they are not fenced.
         Ok(ActionResult::ok(format!("The user answered: {}", answer.trim())))
     }

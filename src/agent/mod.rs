@@ -17,9 +17,12 @@ pub use stop::StopSignal;
 use crate::actions::{registered_for, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
 use crate::browser::{Browser, PageState, Screenshot};
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
-use crate::prompt::{page_listing, state_message, StateInput, SYSTEM_PROMPT};
+use crate::prompt::{
+    estimate_image_tokens, estimate_tokens, page_listing, short_page_listing, state_message, steps_text, Detail,
+    HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
+};
 use crate::protocol::{AgentEvent, PlannedAction, PROTOCOL_VERSION as V};
-use crate::settings::{ActionOptions, Limits, Settings};
+use crate::settings::{ActionOptions, Limits, Settings, Vision};
 
 /// Receives live progress (the side panel, the headless runner, a test).
 pub trait EventSink {
@@ -75,12 +78,26 @@ pub struct Agent<B, T, E, C> {
     screenshot: Option<Screenshot>,
     /// Whether the answer has a `thinking` field.
     thinking: bool,
+    vision: Vision,
+    /// Estimated input tokens one request may carry before history is compacted.
+    request_budget_tokens: u32,
     /// Earlier tasks of the same conversation, oldest first, for a follow-up task.
     previous: Vec<PreviousTask>,
+    /// The model's summary of old steps, once a request went over its budget.
+    summary: Option<HistorySummary>,
+    /// The step at which summarising last failed: it is not tried again for a while.
+    summary_failed_at: Option<u32>,
     /// Set when the task continues after the service worker was stopped: why it stopped.
     restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
 }
+
+/// How long a vision screenshot may take before the step goes on without it.
+const SCREENSHOT_MS: u32 = 10_000;
+/// After summarising old steps failed, this many steps pass before it is tried again.
+const SUMMARY_RETRY_STEPS: u32 = 10;
+/// The steps text a summary is made from is cut past this many characters.
+const MAX_SUMMARY_INPUT_CHARS: usize = 120_000;
 
 /// How running one action went.
 enum Ran {
@@ -103,11 +120,16 @@ enum StepEnd {
 
 impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     pub fn new(task_id: String, task: String, settings: Settings, ports: Ports<B, T, E, C>, stop: StopSignal) -> Self {
+        let mut options = settings.actions;
+        // With vision off no image is ever shown: asking for one would waste a step.
+        if settings.agent.vision == Vision::Off {
+            options.exclude.push("screenshot".into());
+        }
         Agent {
             task_id,
             task,
             limits: settings.limits,
-            options: settings.actions,
+            options,
             safety: settings.safety,
             browser: ports.browser,
             llm: LlmClient::new(settings.llm, ports.transport),
@@ -118,9 +140,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             history: Vec::new(),
             usage: Usage::default(),
             screenshot: None,
-            thinking: true,
+            thinking: settings.agent.thinking,
+            vision: settings.agent.vision,
+            request_budget_tokens: settings.agent.request_budget_tokens,
             previous: Vec::new(),
             restored: None,
+            summary: None,
+            summary_failed_at: None,
             loop_guard: loop_guard::LoopGuard::default(),
         }
     }
@@ -131,6 +157,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self.history = history;
         self.usage = usage;
         self.restored = Some(why);
+        self
+    }
+
+    /// The summary of old steps a restored task had made.
+    pub fn with_summary(mut self, summary: Option<HistorySummary>) -> Self {
+        self.summary = summary;
         self
     }
 
@@ -276,39 +308,29 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record.tab_id = page.tab_id;
         record.url = page.url().to_string();
         record.title = page.snapshot.title.clone();
+        // Vision on: the page as an image too, every step (with the numbered boxes when
+        // highlights are on). Without one the step goes on, told why.
+        if self.vision == Vision::On && page.tab_id != 0 {
+            match self.stop.unless_stopped(within(&self.clock, Some(SCREENSHOT_MS), self.browser.screenshot())).await {
+                None => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
+                Some(Some(Ok(shot))) => {
+                    record.screenshot = Some(shot.clone());
+                    self.screenshot = Some(shot);
+                }
+                Some(Some(Err(e))) => page.add_notice(&format!("No screenshot this step: {e}")),
+                Some(None) => page.add_notice("No screenshot this step: taking it took too long."),
+            }
+        }
         record.timings.observe_ms = self.clock.now_ms() - started;
 
         // Build the union of actions allowed on this page.
         let union = ActionUnion::for_page(&self.registry, &page, &self.options, n >= self.limits.max_steps);
 
-        // Prompt.
-        let plan = self.history.iter().rev().find_map(|r| r.output.as_ref()).and_then(|o| o.plan.as_deref());
-        let nudge = self.loop_guard.nudge();
+        // Prompt, within the request budget.
         let listing = page_listing(&page);
-        let request = ChatRequest {
-            system: SYSTEM_PROMPT.to_string(),
-            user: state_message(&StateInput {
-                task: &self.task,
-                history: &self.history,
-                page: &page,
-                listing: &listing,
-                step: n,
-                max_steps: self.limits.max_steps,
-                allowed_actions: &union.names(),
-                plan,
-                nudge: nudge.as_deref(),
-                previous: &self.previous,
-                secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),
-                firewall: self.safety.firewall.summary().as_deref(),
-            }),
-            schema_name: "agent_output".to_string(),
-            schema: AgentOutput::schema(&union, self.thinking, self.limits.max_actions_per_step as usize),
-            image: self.screenshot.take().map(|s| s.png_base64),
-        };
+        let request = self.request_for(n, &page, &union, &listing, &mut record).await;
 
         // Call the LLM.
-        // No secret's value leaves the browser, wherever the page shows it.
-        let request = ChatRequest { user: self.safety.secrets.redact(&request.user), ..request };
         let asked = self.clock.now_ms();
         let mut answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
         // A model that cannot read images refuses a request carrying a screenshot: ask again
@@ -331,10 +353,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 return (Some(record), end);
             }
         };
-        record.usage = completion.usage;
-        record.cost_usd = self.llm.cost_usd(&completion.model, completion.usage);
-        self.usage.input_tokens += completion.usage.input_tokens;
-        self.usage.output_tokens += completion.usage.output_tokens;
+        self.count_usage(&mut record, &completion);
 
         // Validate.
         let output = match AgentOutput::parse(&completion.content, &union, self.limits.max_actions_per_step as usize) {
@@ -487,6 +506,160 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             result.detail = result.detail.map(|d| self.safety.secrets.redact(&d));
         }
         Ran::Result(result)
+    }
+
+    /// The state text of step `n` at the given detail.
+    fn state_text(
+        &self,
+        n: u32,
+        page: &PageState,
+        allowed: &[&'static str],
+        listing: &str,
+        nudge: Option<&str>,
+        detail: Detail,
+    ) -> String {
+        state_message(&StateInput {
+            task: &self.task,
+            history: &self.history,
+            page,
+            listing,
+            step: n,
+            max_steps: self.limits.max_steps,
+            allowed_actions: allowed,
+            plan: self.history.iter().rev().find_map(|r| r.output.as_ref()).and_then(|o| o.plan.as_deref()),
+            nudge,
+            previous: &self.previous,
+            secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),
+            firewall: self.safety.firewall.summary().as_deref(),
+            summary: self.summary.as_ref(),
+            detail,
+        })
+    }
+
+    /// The request of step `n`, within the budget of input tokens. A request over it gives
+    /// way in this order: old steps are condensed by the model (once, then again only when
+    /// the history has grown), older steps are shown by their goal only, then not at all, the
+    /// element list is cut, and last the screenshot is left out.
+    async fn request_for(
+        &mut self,
+        n: u32,
+        page: &PageState,
+        union: &ActionUnion,
+        listing: &str,
+        record: &mut StepRecord,
+    ) -> ChatRequest {
+        let schema = AgentOutput::schema(union, self.thinking, self.limits.max_actions_per_step as usize);
+        let mut image = if self.vision == Vision::Off { None } else { self.screenshot.take() };
+        let allowed = union.names();
+        let nudge = self.loop_guard.nudge();
+        let budget = self.request_budget_tokens;
+        let fixed = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(&schema.to_string());
+        let image_tokens =
+            |image: &Option<Screenshot>| image.as_ref().map_or(0, |s| estimate_image_tokens(s.width, s.height));
+        let over =
+            |user: &str, image: &Option<Screenshot>| fixed + estimate_tokens(user) + image_tokens(image) > budget;
+
+        let mut detail = Detail::Full;
+        let mut user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
+        if over(&user, &image) && self.summarise(n, record).await {
+            user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
+        }
+        while over(&user, &image) && detail != Detail::RecentOnly {
+            detail = if detail == Detail::Full { Detail::OlderGoalsOnly } else { Detail::RecentOnly };
+            user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
+        }
+        if over(&user, &image) {
+            // What the rest takes, and room for the listing at about three characters a token
+            // (page text is denser in tokens than prose); always a screenful of elements.
+            let rest = fixed + estimate_tokens(&user).saturating_sub(estimate_tokens(listing)) + image_tokens(&image);
+            let room = budget.saturating_sub(rest) as usize * 3;
+            let short = short_page_listing(page, room.max(2_000));
+            user = self.state_text(n, page, &allowed, &short, nudge.as_deref(), detail);
+        }
+        if over(&user, &image) {
+            image = None;
+        }
+        ChatRequest {
+            system: SYSTEM_PROMPT.to_string(),
+            // No secret's value leaves the browser, wherever the page shows it.
+            user: self.safety.secrets.redact(&user),
+            schema_name: "agent_output".to_string(),
+            schema,
+            image: image.map(|s| s.png_base64),
+        }
+    }
+
+    /// Asks the model (the extraction model: a cheap one does this well) to condense every
+    /// step before the last few into one summary, which later requests show instead of them.
+    /// False when there is nothing to condense or the call failed; the request is then only
+    /// shortened, and summarising is tried again some steps later.
+    async fn summarise(&mut self, n: u32, record: &mut StepRecord) -> bool {
+        if self.summary_failed_at.is_some_and(|at| n < at + SUMMARY_RETRY_STEPS) {
+            return false;
+        }
+        let through = self.summary.as_ref().map_or(0, |s| s.through_step);
+        let open: Vec<&StepRecord> = self.history.iter().filter(|r| r.step > through).collect();
+        if open.len() <= RECENT_STEPS {
+            return false;
+        }
+        let covered = &open[..open.len() - RECENT_STEPS];
+        let last = covered.last().map_or(through, |r| r.step);
+        let mut user = format!("<task>\n{}\n</task>\n\n", self.task.trim());
+        if let Some(earlier) = &self.summary {
+            let _ = std::fmt::Write::write_fmt(
+                &mut user,
+                format_args!(
+                    "<summary of steps 1–{}>\n{}\n</summary>\n\n",
+                    earlier.through_step,
+                    crate::dom::untrusted(&earlier.text, 6_000)
+                ),
+            );
+        }
+        user.push_str("<steps>\n");
+        user.push_str(&crate::dom::untrusted_block(&steps_text(covered.iter().copied()), MAX_SUMMARY_INPUT_CHARS));
+        user.push_str("\n</steps>\n");
+        let request = ChatRequest {
+            system: SUMMARY_PROMPT.to_string(),
+            user: self.safety.secrets.redact(&user),
+            schema_name: "history_summary".to_string(),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": {"summary": {"type": "string", "description": "The summary that replaces these steps."}},
+                "required": ["summary"],
+                "additionalProperties": false,
+            }),
+            image: None,
+        };
+        let text = match self.stop.unless_stopped(self.llm.complete_extraction(&request)).await {
+            Some(Ok(completion)) => {
+                self.count_usage(record, &completion);
+                serde_json::from_str::<serde_json::Value>(completion.content.trim())
+                    .ok()
+                    .and_then(|v| v.get("summary").and_then(|s| s.as_str()).map(|s| s.trim().to_string()))
+                    .filter(|s| !s.is_empty())
+            }
+            _ => None,
+        };
+        let Some(text) = text else {
+            self.summary_failed_at = Some(n);
+            return false;
+        };
+        let summary = HistorySummary { through_step: last, text: self.safety.secrets.redact(&text) };
+        self.events.emit(AgentEvent::HistoryCompacted { v: V, step: n, summary: summary.clone() });
+        self.summary = Some(summary);
+        true
+    }
+
+    /// Adds a call's tokens and cost to the step and the task. A step's cost is unknown when
+    /// any of its calls used a model the price table lacks.
+    fn count_usage(&mut self, record: &mut StepRecord, completion: &crate::llm::Completion) {
+        let cost = self.llm.cost_usd(&completion.model, completion.usage);
+        let before = record.usage.input_tokens + record.usage.output_tokens;
+        record.cost_usd = if before == 0 { cost } else { record.cost_usd.zip(cost).map(|(a, b)| a + b) };
+        record.usage.input_tokens += completion.usage.input_tokens;
+        record.usage.output_tokens += completion.usage.output_tokens;
+        self.usage.input_tokens += completion.usage.input_tokens;
+        self.usage.output_tokens += completion.usage.output_tokens;
     }
 
     /// A record (or task end) with every secret value masked (a URL that carries one, an error that quotes

@@ -491,6 +491,24 @@ impl ChromeBrowser {
     }
 }
 
+impl ChromeBrowser {
+    /// The task's tab as Chrome shows it, when it is the shown tab of its window; `None` when
+    /// it is not or Chrome will not capture it (the debugger can still).
+    async fn capture_shown_tab(&self) -> Option<Screenshot> {
+        let tab = chrome::get_tab(self.tab_id).await.ok()?;
+        let window = tab.window_id.filter(|_| tab.active)?;
+        let mut captured = chrome::capture_visible_tab(window).await;
+        // Chrome allows two captures a second.
+        if captured.as_ref().is_err_and(|e| e.contains("MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND")) {
+            gloo_timers::future::TimeoutFuture::new(600).await;
+            captured = chrome::capture_visible_tab(window).await;
+        }
+        let png_base64 = captured.ok()?.strip_prefix("data:image/png;base64,")?.to_string();
+        let (width, height) = super::debugger::png_size(&png_base64)?;
+        Some(Screenshot { png_base64, width, height })
+    }
+}
+
 /// Removes a frame's boxes. Best effort, and never injects anything into a page that moved on.
 async fn clear_highlights(tab_id: i32, frame_id: i64) {
     let request = ContentRequest::ClearHighlights { v: PROTOCOL_VERSION };
@@ -806,6 +824,10 @@ impl Browser for ChromeBrowser {
     }
 
     async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
+        // A tab on show is captured without the debugger and its bar; any other through it.
+        if let Some(shot) = self.capture_shown_tab().await {
+            return Ok(shot);
+        }
         self.debugger.screenshot(self.tab_id).await
     }
 

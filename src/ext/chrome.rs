@@ -37,6 +37,8 @@ extern "C" {
     fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = clear, catch)]
     fn alarms_clear(name: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
+    fn tabs_capture_visible_tab(window_id: i32, options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
     fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goBack, catch)]
@@ -82,6 +84,9 @@ pub struct Tab {
     pub opener_tab_id: Option<i32>,
     #[serde(default)]
     pub window_id: Option<i32>,
+    /// Whether it is the shown tab of its window.
+    #[serde(default)]
+    pub active: bool,
 }
 
 /// The text of a thrown JS value: an Error's `message`, or its string form.
@@ -119,6 +124,12 @@ pub async fn update_tab(tab_id: i32, props: &serde_json::Value) -> Result<(), St
 
 pub async fn create_tab(props: &serde_json::Value) -> Result<Tab, String> {
     from_js(settle(tabs_create(&to_js(props))).await?)
+}
+
+/// The visible part of the window's shown tab, as a `data:image/png;base64,…` URL.
+pub async fn capture_visible_tab(window_id: i32) -> Result<String, String> {
+    let url = settle(tabs_capture_visible_tab(window_id, &to_js(&serde_json::json!({"format": "png"})))).await?;
+    url.as_string().ok_or_else(|| "Chrome returned no image".to_string())
 }
 
 pub async fn remove_tab(tab_id: i32) -> Result<(), String> {

@@ -236,7 +236,7 @@ fn modifier_keys(mask: u32) -> Vec<(&'static str, &'static str, u32, u32)> {
 }
 
 /// Width and height from a base64 PNG's header (IHDR), without decoding the image.
-fn png_size(base64: &str) -> Option<(u32, u32)> {
+pub(super) fn png_size(base64: &str) -> Option<(u32, u32)> {
     let head: Vec<u8> = decode_base64(base64.get(..32)?)?;
     if head.get(..8)? != b"\x89PNG\r\n\x1a\n" {
         return None;

@@ -287,7 +287,12 @@ fn launch(
         .with_output_schema(saved.output_schema.as_ref())
         .following(saved.earlier.clone());
     if let Some((history, usage, why)) = restored {
-        agent = agent.restored(history, usage, why);
+        // The latest summary of old steps, so a restored task does not condense them again.
+        let summary = saved.events.iter().rev().find_map(|e| match e {
+            AgentEvent::HistoryCompacted { summary, .. } => Some(summary.clone()),
+            _ => None,
+        });
+        agent = agent.restored(history, usage, why).with_summary(summary);
     }
     {
         let running = running.clone();

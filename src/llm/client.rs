@@ -10,18 +10,28 @@
 //!   do not fall back: a bad request (400, which is also how providers refuse a screenshot the
 //!   model cannot read), a bad or unauthorised key (401, 403), an unreachable server, and answers
 //!   that were refused, cut off or unreadable (the agent's next step deals with those).
+//!
+//! Once the fallback has answered for a model, the next [`STICKY_FALLBACK_CALLS`] calls for that
+//! model go to the fallback first: a model that is down or rate-limited stays so for a while,
+//! and each step should not wait through its retries again. Then the model is tried again.
 
 use super::pricing::PriceTable;
 use super::retry::{backoff_ms, is_retryable_status, retry_after_ms, MAX_RETRIES};
 use super::{build_request, error_message, parse_response, ChatRequest, Completion, LlmError, LlmTransport, Usage};
 use crate::settings::LlmSettings;
 use std::borrow::Cow;
+use std::cell::RefCell;
+
+/// Calls sent to the fallback first after it answered for a model that could not.
+pub const STICKY_FALLBACK_CALLS: u32 = 10;
 
 /// A configured model (and its fallback) behind a transport.
 pub struct LlmClient<T> {
     settings: LlmSettings,
     transport: T,
     prices: PriceTable,
+    /// The model the fallback stands in for, and for how many more calls.
+    standing_in: RefCell<Option<(String, u32)>>,
 }
 
 /// How one request went.
@@ -35,7 +45,7 @@ enum Attempt {
 impl<T: LlmTransport> LlmClient<T> {
     pub fn new(settings: LlmSettings, transport: T) -> Self {
         let prices = PriceTable::new(settings.prices.clone());
-        LlmClient { settings, transport, prices }
+        LlmClient { settings, transport, prices, standing_in: RefCell::new(None) }
     }
 
     pub fn model(&self) -> &str {
@@ -73,6 +83,16 @@ impl<T: LlmTransport> LlmClient<T> {
     }
 
     async fn send(&self, model: &str, request: &ChatRequest) -> Result<Completion, LlmError> {
+        if let Some(fallback) = self.stand_in_for(model) {
+            match self.with_retries(&fallback, request).await {
+                Ok(completion) => return Ok(completion),
+                // The fallback is failing now: back to the model itself.
+                Err(e) if falls_back(&e) || matches!(e, LlmError::Unreachable { .. }) => {
+                    self.standing_in.replace(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
         let error = match self.with_retries(model, request).await {
             Ok(completion) => return Ok(completion),
             Err(error) => error,
@@ -82,7 +102,10 @@ impl<T: LlmTransport> LlmClient<T> {
             _ => return Err(error),
         };
         match self.attempt(fallback, request).await {
-            Attempt::Final(Ok(completion)) => Ok(completion),
+            Attempt::Final(Ok(completion)) => {
+                self.standing_in.replace(Some((model.to_string(), STICKY_FALLBACK_CALLS)));
+                Ok(completion)
+            }
             Attempt::Final(Err(fallback_error)) | Attempt::Retryable { error: fallback_error, .. } => {
                 Err(LlmError::FallbackFailed {
                     model: model.to_string(),
@@ -91,6 +114,19 @@ impl<T: LlmTransport> LlmClient<T> {
                     fallback_error: Box::new(fallback_error),
                 })
             }
+        }
+    }
+
+    /// The fallback, when it stands in for `model` for this call (counting the call).
+    fn stand_in_for(&self, model: &str) -> Option<String> {
+        let fallback = self.settings.fallback_model.clone().filter(|f| f != model)?;
+        let mut standing = self.standing_in.borrow_mut();
+        match standing.as_mut() {
+            Some((for_model, left)) if for_model == model && *left > 0 => {
+                *left -= 1;
+                Some(fallback)
+            }
+            _ => None,
         }
     }
 

@@ -27,7 +27,7 @@ pub mod pricing;
 pub mod retry;
 pub mod schema;
 
-pub use client::LlmClient;
+pub use client::{LlmClient, STICKY_FALLBACK_CALLS};
 
 use crate::settings::{LlmSettings, Provider};
 

@@ -17,6 +17,8 @@ use std::fmt::Write;
 
 /// The system prompt, kept as a markdown file beside this module.
 pub const SYSTEM_PROMPT: &str = include_str!("system_prompt.md");
+/// The system prompt of the call that condenses old steps when a request is over its budget.
+pub const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
 
 /// The element list is cut past this many characters (a few thousand tokens).
 const MAX_PAGE_CHARS: usize = 40_000;
@@ -24,12 +26,113 @@ const MAX_PAGE_CHARS: usize = 40_000;
 const MAX_FIELD_CHARS: usize = 300;
 /// Only this many recent steps are listed in full; older ones are counted.
 const HISTORY_STEPS: usize = 30;
+/// Steps always shown in full, however short the budget.
+pub const RECENT_STEPS: usize = 5;
+/// A history summary is cut past this many characters.
+const MAX_SUMMARY_CHARS: usize = 6_000;
 
-/// Everything one state message is made of.
 /// The page's element list as the LLM reads it (cut past a few thousand tokens). Made once a
 /// step: the prompt shows it and the loop detector fingerprints it.
 pub fn page_listing(page: &PageState) -> String {
     page_text(&page.snapshot, MAX_PAGE_CHARS)
+}
+
+/// The element list cut to `max_chars`, for a request over its budget.
+pub fn short_page_listing(page: &PageState, max_chars: usize) -> String {
+    page_text(&page.snapshot, max_chars.min(MAX_PAGE_CHARS))
+}
+
+/// How much of the history a state message shows. The agent tries each in turn, fullest first,
+/// until the request fits its budget (after asking the model to summarise old steps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Detail {
+    /// Every step since the summary (up to the last 30), with its actions and results.
+    Full,
+    /// The last [`RECENT_STEPS`] in full; older ones as their goal only.
+    OlderGoalsOnly,
+    /// The last [`RECENT_STEPS`] only; older ones are counted.
+    RecentOnly,
+}
+
+/// Steps the model condensed, shown in place of those steps.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HistorySummary {
+    /// The last step the summary covers.
+    pub through_step: u32,
+    pub text: String,
+}
+
+/// A rough count of the tokens `text` costs: about four characters of Latin script per token,
+/// one per character of other scripts (CJK, Cyrillic, …), which tokenisers split finer.
+pub fn estimate_tokens(text: &str) -> u32 {
+    let (mut ascii, mut other) = (0u32, 0u32);
+    for c in text.chars() {
+        if c.is_ascii() {
+            ascii += 1;
+        } else {
+            other += 1;
+        }
+    }
+    ascii.div_ceil(4) + other
+}
+
+/// Tokens an image of this size costs, at most (providers scale large images down).
+pub fn estimate_image_tokens(width: u32, height: u32) -> u32 {
+    ((u64::from(width) * u64::from(height) / 750).min(1_600)) as u32
+}
+
+/// The steps as the summariser reads them: every goal, action and result, in full.
+pub fn steps_text<'a>(steps: impl IntoIterator<Item = &'a StepRecord>) -> String {
+    let mut out = String::new();
+    for record in steps {
+        write_step(&mut out, record, true);
+    }
+    out
+}
+
+fn write_history(out: &mut String, input: &StateInput<'_>) {
+    let through = input.summary.map_or(0, |s| s.through_step);
+    let steps: Vec<&StepRecord> = input.history.iter().filter(|r| r.step > through).collect();
+    if let Some(summary) = input.summary {
+        let _ = writeln!(
+            out,
+            "<summary of steps 1–{}>\n{}\n</summary>",
+            summary.through_step,
+            untrusted(&summary.text, MAX_SUMMARY_CHARS)
+        );
+    } else if steps.is_empty() {
+        out.push_str("(no steps yet)\n");
+    }
+    let recent_from = steps.len().saturating_sub(RECENT_STEPS);
+    let shown_from = match input.detail {
+        Detail::Full | Detail::OlderGoalsOnly => steps.len().saturating_sub(HISTORY_STEPS),
+        Detail::RecentOnly => recent_from,
+    };
+    if shown_from > 0 {
+        let _ = writeln!(out, "({shown_from} earlier steps not shown)");
+    }
+    for (i, record) in steps.iter().enumerate().skip(shown_from) {
+        write_step(out, record, input.detail == Detail::Full || i >= recent_from);
+    }
+}
+
+/// One step of the history: its goal, then (in full) each action and its result.
+fn write_step(out: &mut String, record: &StepRecord, full: bool) {
+    let _ = write!(out, "Step {}:", record.step);
+    if let Some(output) = &record.output {
+        let _ = write!(out, " goal: {}", output.next_goal);
+    }
+    out.push('\n');
+    if !full {
+        return;
+    }
+    for action in &record.actions {
+        let mark = if action.result.is_error { "error" } else { "ok" };
+        let _ = writeln!(out, "  - {} {} → {mark}: {}", action.name, action.params, action.result.message);
+    }
+    if let Some(error) = &record.error {
+        let _ = writeln!(out, "  - error: {error}");
+    }
 }
 
 pub struct StateInput<'a> {
@@ -51,6 +154,9 @@ pub struct StateInput<'a> {
     pub secrets: Option<&'a str>,
     /// What the URL firewall allows, when it restricts anything.
     pub firewall: Option<&'a str>,
+    /// The model's summary of old steps, shown instead of them.
+    pub summary: Option<&'a HistorySummary>,
+    pub detail: Detail,
 }
 
 /// From this many steps before the end, the model is told its budget is running out.
@@ -82,27 +188,7 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     let _ = writeln!(out, "<task>\n{}\n</task>\n", input.task.trim());
 
     out.push_str("<history>\n");
-    if input.history.is_empty() {
-        out.push_str("(no steps yet)\n");
-    }
-    let skipped = input.history.len().saturating_sub(HISTORY_STEPS);
-    if skipped > 0 {
-        let _ = writeln!(out, "({skipped} earlier steps not shown)");
-    }
-    for record in &input.history[skipped..] {
-        let _ = write!(out, "Step {}:", record.step);
-        if let Some(output) = &record.output {
-            let _ = write!(out, " goal: {}", output.next_goal);
-        }
-        out.push('\n');
-        for action in &record.actions {
-            let mark = if action.result.is_error { "error" } else { "ok" };
-            let _ = writeln!(out, "  - {} {} → {mark}: {}", action.name, action.params, action.result.message);
-        }
-        if let Some(error) = &record.error {
-            let _ = writeln!(out, "  - error: {error}");
-        }
-    }
+    write_history(&mut out, input);
     out.push_str("</history>\n\n");
 
     out.push_str("<last_step_results>\n");

@@ -29,6 +29,7 @@ pub fn settings(max_steps: u32) -> Settings {
         page: Default::default(),
         actions: Default::default(),
         safety: Default::default(),
+        agent: Default::default(),
     }
 }
 
@@ -48,6 +49,8 @@ pub struct SiteState {
     pub answer: String,
     pub questions: Vec<String>,
     pub screenshots: u32,
+    /// Screenshots fail with this error (a page Chrome will not capture).
+    pub screenshot_error: Option<String>,
     /// How often the task was taken off a page the firewall blocks.
     pub left_blocked: u32,
     /// Navigations that end elsewhere: (asked, landed).
@@ -198,6 +201,9 @@ impl Browser for FakeSite {
 
     async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
         self.state.borrow_mut().screenshots += 1;
+        if let Some(reason) = self.state.borrow().screenshot_error.clone() {
+            return Err(BrowserError::Debugger { what: "Taking a screenshot".into(), reason });
+        }
         Ok(Screenshot { png_base64: "iVBORw0KGgo=".into(), width: 1280, height: 800 })
     }
 
