@@ -65,6 +65,9 @@ pub struct StoredLlm {
     pub timeout_s: Option<u32>,
     /// Prices that replace or extend the built-in table, in USD per million tokens.
     pub prices: Vec<ModelPrice>,
+    /// How an OpenAI-compatible server is asked for JSON: `json_schema` or `json_object`;
+    /// empty = `json_object` for DeepSeek (which has no schema mode), `json_schema` elsewhere.
+    pub structured_output: String,
 }
 
 /// Checked settings, ready for the agent.
@@ -199,6 +202,36 @@ pub struct LlmSettings {
     pub timeout_s: u32,
     /// User prices, consulted before the built-in table ([`crate::llm::pricing`]).
     pub prices: Vec<ModelPrice>,
+    /// How the chat-completions format asks for JSON (other formats ignore it).
+    pub structured_output: StructuredOutput,
+}
+
+/// How a chat-completions server is asked to answer in the agent's schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StructuredOutput {
+    /// `response_format: json_schema` with `strict`: the server enforces the schema.
+    #[default]
+    JsonSchema,
+    /// `response_format: json_object`, with the schema in the system prompt: for servers that
+    /// only promise valid JSON (DeepSeek, some local servers). The agent's validator checks it.
+    JsonObject,
+}
+
+impl StructuredOutput {
+    /// The stored name, or the mode `base_url`'s server needs when none is stored.
+    fn from_stored(name: &str, base_url: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "json_schema" => Some(StructuredOutput::JsonSchema),
+            "json_object" => Some(StructuredOutput::JsonObject),
+            "" if crate::actions::url::host_of(base_url)
+                .is_some_and(|h| h == "deepseek.com" || h.ends_with(".deepseek.com")) =>
+            {
+                Some(StructuredOutput::JsonObject)
+            }
+            "" => Some(StructuredOutput::JsonSchema),
+            _ => None,
+        }
+    }
 }
 
 impl Default for LlmSettings {
@@ -215,6 +248,7 @@ impl Default for LlmSettings {
             fallback_model: None,
             timeout_s: DEFAULT_LLM_TIMEOUT_S,
             prices: Vec::new(),
+            structured_output: StructuredOutput::default(),
         }
     }
 }
@@ -313,6 +347,10 @@ pub enum SettingsError {
     NoApiVersion,
     #[error("The extra LLM header \"{0}\" is not valid: a name is letters, digits and - (such as HTTP-Referer), and a value is one line. Fix it in Tabwright's options.")]
     BadHeader(String),
+    #[error(
+        "The structured output mode \"{0}\" is not known. Choose json_schema or json_object in Tabwright's options."
+    )]
+    UnknownStructuredOutput(String),
     #[error("The vision setting \"{0}\" is not known. Choose off, on or auto in Tabwright's options.")]
     UnknownVision(String),
     #[error("The price for \"{0}\" is not valid: give a model name prefix and prices of 0 or more USD per million tokens. Fix it in Tabwright's options.")]
@@ -371,6 +409,13 @@ impl StoredSettings {
                 fallback_model: optional(&self.llm.fallback_model).filter(|m| *m != model),
                 timeout_s: ranged("LLM timeout", self.llm.timeout_s, DEFAULT_LLM_TIMEOUT_S, 10, 600)?,
                 prices: self.llm.checked_prices()?,
+                // OpenAI and Azure always have the schema mode; the choice is kept while another
+                // provider is chosen, for switching back.
+                structured_output: match StructuredOutput::from_stored(&self.llm.structured_output, &base_url) {
+                    _ if provider != Provider::OpenAiCompatible => StructuredOutput::JsonSchema,
+                    Some(mode) => mode,
+                    None => return Err(SettingsError::UnknownStructuredOutput(self.llm.structured_output.clone())),
+                },
                 base_url,
                 model,
             },
@@ -521,6 +566,25 @@ mod tests {
         let s = StoredSettings::from_json(json!({"llm": {"provider": "OpenAI", "base_url": "http://x", "model": "m"}}))
             .unwrap();
         assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn deepseek_gets_json_object_unless_told_otherwise() {
+        let mode = |base: &str, stored: &str| {
+            StoredSettings::from_json(json!({"llm": {"provider": "openai_compatible", "base_url": base, "model": "m", "structured_output": stored}}))
+                .unwrap()
+                .validate()
+                .map(|s| s.llm.structured_output)
+        };
+        assert_eq!(mode("https://api.deepseek.com/v1", ""), Ok(StructuredOutput::JsonObject));
+        assert_eq!(mode("https://api.deepseek.com", "json_schema"), Ok(StructuredOutput::JsonSchema));
+        assert_eq!(mode("https://openrouter.ai/api/v1", ""), Ok(StructuredOutput::JsonSchema));
+        assert_eq!(mode("http://localhost:1234/v1", "JSON-object"), Ok(StructuredOutput::JsonObject));
+        assert!(matches!(mode("http://x", "yaml"), Err(SettingsError::UnknownStructuredOutput(_))));
+        let azure = StoredSettings::from_json(
+            json!({"llm": {"provider": "azure_openai", "base_url": "https://r.openai.azure.com", "model": "m", "api_version": "2024-10-21", "structured_output": "json_object"}}),
+        );
+        assert_eq!(azure.unwrap().validate().unwrap().llm.structured_output, StructuredOutput::JsonSchema);
     }
 
     #[test]

@@ -60,6 +60,7 @@ function showProvider() {
   const azure = provider === 'azure_openai';
   field('model-label').textContent = azure ? 'Deployment name' : 'Model';
   field('api-version-row').hidden = !azure;
+  field('structured-output-row').hidden = provider !== 'openai_compatible';
   // Required only where it is shown: a hidden required field would block saving silently.
   field('api-version').required = azure;
 }
@@ -116,6 +117,7 @@ async function load() {
   field('api-key').value = llm.api_key ?? '';
   field('extraction-model').value = llm.extraction_model ?? '';
   field('fallback-model').value = llm.fallback_model ?? '';
+  field('structured-output').value = ['json_schema', 'json_object'].includes(llm.structured_output) ? llm.structured_output : '';
   field('llm-timeout').value = llm.timeout_s ?? '';
   field('extra-headers').value = Object.entries(llm.extra_headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n');
   field('search-engine').value = settings.search_engine || 'duckduckgo';
@@ -157,6 +159,7 @@ form.addEventListener('submit', async (event) => {
       api_version: field('api-version').value.trim(),
       extra_headers: parsed.headers,
       fallback_model: field('fallback-model').value.trim(),
+      structured_output: field('structured-output').value,
       timeout_s: timeout === '' ? null : Number(timeout),
     },
     search_engine: field('search-engine').value,

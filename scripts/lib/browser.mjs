@@ -49,7 +49,7 @@ export async function saveSettings(context, extensionId, {
   provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
   extractionModel = '', searchEngine = 'duckduckgo', evaluateDomains = [], excludeActions = [],
   apiVersion = '', extraHeaders = {}, fallbackModel = '', llmTimeout = '',
-  vision = 'auto', thinking = true, requestBudget = '',
+  vision = 'auto', thinking = true, requestBudget = '', structuredOutput = '',
 }) {
   const page = await context.newPage();
   try {
@@ -66,6 +66,11 @@ export async function saveSettings(context, extensionId, {
       throw new Error(`The API version is an Azure OpenAI setting; the options page has no such field for "${provider}".`);
     }
     await page.fill('#model', model);
+    if (await page.locator('#structured-output').isVisible()) {
+      await page.selectOption('#structured-output', structuredOutput);
+    } else if (structuredOutput) {
+      throw new Error(`How JSON is asked for is an OpenAI-compatible setting; the options page has no such field for "${provider}".`);
+    }
     await page.fill('#api-key', apiKey);
     await page.fill('#extraction-model', extractionModel);
     await page.fill('#fallback-model', fallbackModel);

@@ -6,14 +6,17 @@
 //! `api-key` header instead of a bearer token.
 //!
 //! Structured output uses `response_format: {type: "json_schema", strict: true}`, so the model
-//! can only answer with an object of the agent-output schema. Both functions are pure.
+//! can only answer with an object of the agent-output schema. Servers without a schema mode
+//! (DeepSeek, some local servers) get `{type: "json_object"}` instead, with the schema written
+//! into the system prompt; the agent's validator then holds the answer to it. Both functions
+//! are pure.
 
 use super::schema::openai_strict;
 use super::{
     http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage,
 };
 use crate::actions::url::encode_query_component;
-use crate::settings::{LlmSettings, Provider};
+use crate::settings::{LlmSettings, Provider, StructuredOutput};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -27,16 +30,30 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
             {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{png}"), "detail": "auto"}},
         ]),
     };
+    let (system, response_format) = match settings.structured_output {
+        StructuredOutput::JsonSchema => (
+            request.system.clone(),
+            json!({
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "strict": true, "schema": openai_strict(&request.schema)},
+            }),
+        ),
+        StructuredOutput::JsonObject => (
+            format!(
+                "{}\n\n## Answer format\n\nAnswer with one JSON object and nothing else (no prose, no code fence). It must follow this JSON Schema:\n\n{}\n",
+                request.system.trim_end(),
+                request.schema
+            ),
+            json!({"type": "json_object"}),
+        ),
+    };
     let body = json!({
         "model": settings.model,
         "messages": [
-            {"role": "system", "content": request.system},
+            {"role": "system", "content": system},
             {"role": "user", "content": user},
         ],
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": request.schema_name, "strict": true, "schema": openai_strict(&request.schema)},
-        },
+        "response_format": response_format,
     });
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     let base = settings.base_url.trim_end_matches('/');

@@ -122,6 +122,15 @@ test('an OpenAI-compatible gateway logs alice in: chat completions under its bas
   }
 });
 
+test('a server without a schema mode logs alice in: JSON-object output with the schema in the system prompt', async () => {
+  const run = await logIn('openai_compatible', { model: 'deepseek-chat', apiKey: 'sk-ds-mock', structuredOutput: 'json_object' });
+  assertLoggedIn(run, (body) => schemaOf(body));
+  for (const { body } of run.requests) {
+    assert.deepEqual(body.response_format, { type: 'json_object' });
+    assert.match(body.messages[0].content, /Answer with one JSON object and nothing else/);
+  }
+});
+
 test('Azure OpenAI logs alice in: the deployment and api-version in the URL, the key in api-key, no bearer token', async () => {
   const run = await logIn('azure_openai', {
     model: 'tabwright-gpt4o',
@@ -204,8 +213,9 @@ test('the fallback model saved in options answers when Ollama does not have the 
       : loginPolicy(state)
   ));
   assert.match(run.final, /Done\s+Logged in as alice\./);
-  // Each step asks the main model first, then the fallback once.
-  assert.deepEqual(run.requests.map((r) => r.body.model), [missing, 'qwen3:8b', missing, 'qwen3:8b', missing, 'qwen3:8b']);
+  // The first step asks the main model, then the fallback; once the fallback has answered, the
+  // next steps go to it straight away instead of failing on the main model again.
+  assert.deepEqual(run.requests.map((r) => r.body.model), [missing, 'qwen3:8b', 'qwen3:8b', 'qwen3:8b']);
 });
 
 test('the options page keeps every LLM field across a reload, shows the API version only for Azure, and saves nothing when a header line is malformed', async () => {
@@ -253,6 +263,7 @@ test('the options page keeps every LLM field across a reload, shows the API vers
         api_version: '2024-10-21',
         extra_headers: { 'Ocp-Apim-Subscription-Key': 'apim-1', 'X-Trace': 'a: b' },
         fallback_model: 'gpt4o-backup',
+        structured_output: '',
         timeout_s: 45,
       },
     );

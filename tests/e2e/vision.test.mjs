@@ -3,7 +3,9 @@
 // is on show), and with thinking off the answer schema has no `thinking` field.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTaskToEnd } from './lib/harness.mjs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { startHarness, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
 import { startMockLlm, answer } from './lib/mock-llm.mjs';
 import { findIndex } from './lib/state.mjs';
 
@@ -74,7 +76,12 @@ test('vision on shows the page every step without the debugger; thinking off lea
     assert.equal(body.response_format.json_schema.schema.properties.thinking, undefined, 'no thinking field');
     assert.ok(body.response_format.json_schema.schema.properties.next_goal);
   }
-  if (process.env.SAVE_VISION) for (const [i, b] of bodies.entries()) (await import('node:fs')).writeFileSync(`/tmp/vision-${i}.png`, Buffer.from(b.messages[1].content.find((p) => p.type === 'image_url').image_url.url.split(',')[1], 'base64'));
+  // What the model saw, kept with the tests' output for a person to look at.
+  mkdirSync(OUTPUT_DIR, { recursive: true });
+  for (const [i, body] of bodies.entries()) {
+    const url = body.messages[1].content.find((p) => p.type === 'image_url').image_url.url;
+    writeFileSync(path.join(OUTPUT_DIR, `vision-step-${i + 1}.png`), Buffer.from(url.split(',')[1], 'base64'));
+  }
   assert.deepEqual(free, [true, true], 'screenshots of a tab on show need no debugger');
   const typed = await panel.evaluate(async (tabId) => {
     const [{ result }] = await chrome.scripting.executeScript({ target: { tabId }, func: () => document.querySelector('[name=username]').value });

@@ -18,6 +18,25 @@ function textOfContent(content) {
 }
 
 const userMessage = (body) => body.messages?.find((m) => m.role === 'user');
+
+/** The JSON Schema written at the end of the system prompt, for `response_format: json_object`
+ * (read once per body, so every caller gets the same object, as with the other formats). */
+const promptSchemas = new WeakMap();
+function schemaInPrompt(body) {
+  if (body.response_format?.type !== 'json_object') return undefined;
+  if (!promptSchemas.has(body)) {
+    const system = body.messages?.find((m) => m.role === 'system')?.content ?? '';
+    const at = system.lastIndexOf('JSON Schema:');
+    let schema;
+    try {
+      schema = at < 0 ? undefined : JSON.parse(system.slice(at + 'JSON Schema:'.length));
+    } catch {
+      schema = undefined;
+    }
+    promptSchemas.set(body, schema);
+  }
+  return promptSchemas.get(body);
+}
 const usage = (raw) => ({ input: Math.ceil(raw.length / 4), output: 40 });
 
 /** Each wire format: the base URL path the extension is given, how a request's path is
@@ -28,7 +47,8 @@ const FORMATS = {
     base: '/v1',
     route: (url) => (url.pathname.endsWith('/chat/completions') ? {} : null),
     state: (body) => textOfContent(userMessage(body)?.content),
-    schema: (body) => body.response_format?.json_schema?.schema,
+    // In JSON-object mode (servers without a schema mode) the schema is in the system prompt.
+    schema: (body) => body.response_format?.json_schema?.schema ?? schemaInPrompt(body),
     reply: (output, body, { n, raw }) => {
       const u = usage(raw);
       return {
