@@ -8,6 +8,7 @@
 // - message handlers return true to answer asynchronously.
 import init, { handle_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
+import { recordEvent, catchUp } from './history-store.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
 globalThis.tabwrightNetwork = network;
@@ -32,8 +33,11 @@ const panelPorts = new Set();
 // Set when the core stops working (failed to load, or trapped): every later request gets this.
 let coreFailure = null;
 
-/** Sends a task event, with its task and position in the task's log, to every open panel. */
+/** Sends a task event, with its task and position in the task's log, to every open panel,
+ * and writes it into the task history at once (this worker may be stopped at any moment).
+ * The history never throws, so the task goes on if IndexedDB fails. */
 function broadcast(event, seq, taskId) {
+  recordEvent(taskId, seq, event);
   for (const port of panelPorts) {
     try {
       port.postMessage({ task_id: taskId, seq, event });
@@ -110,9 +114,14 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 // A task that was running when Chrome stopped this worker continues (or ends saying why) as
 // soon as the worker is back, whatever woke it; the alarm a running task sets wakes it.
 function resumeTask() {
-  ready.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
+  return ready.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
 }
-resumeTask();
+// Once the task is back, the history gets whatever the stopped worker broadcast but did not
+// write (the core's saved log), and tasks left running by an earlier worker are marked so.
+resumeTask()
+  .then(() => ready)
+  .then(() => handle_panel_message({ v: 1, type: 'get_status' }, broadcast))
+  .then(catchUp, (error) => console.warn('Tabwright could not bring the task history up to date:', error));
 chrome.alarms.onAlarm.addListener(resumeTask);
 
 chrome.runtime.onInstalled.addListener(() => {

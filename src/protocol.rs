@@ -115,6 +115,9 @@ pub enum AgentEvent {
         task_id: String,
         task: String,
         max_steps: u32,
+        /// The model the settings name (a step may have used the fallback model instead).
+        #[serde(default)]
+        model: String,
     },
     /// The step began: the page is being observed and the LLM asked.
     StepStarted {

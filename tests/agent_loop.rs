@@ -97,7 +97,11 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     assert_eq!(step2.actions[1].params["text"], "•••");
     assert_eq!(run.history.usage.input_tokens, 300);
     // Events: started, then per step started/planned/finished, then finished.
-    assert!(matches!(run.events.first(), Some(AgentEvent::TaskStarted { .. })));
+    match run.events.first() {
+        Some(AgentEvent::TaskStarted { model, .. }) => assert_eq!(model, &run.history.model),
+        other => panic!("the first event is {other:?}"),
+    }
+    assert!(!run.history.model.is_empty());
     assert!(matches!(run.events.last(), Some(AgentEvent::TaskFinished { steps: 3, .. })));
     let finished = run.events.iter().filter(|e| matches!(e, AgentEvent::StepFinished { .. })).count();
     assert_eq!(finished, 3);

@@ -2,9 +2,13 @@
 //
 // It talks to the core through the service worker: requests with runtime.sendMessage
 // ({to: 'core', request}), live events over a port named 'tabwright-panel'. Page and model text
-// is only ever inserted with textContent.
+// is only ever inserted with textContent. Exports read the task history (IndexedDB, written by
+// the worker) directly: this page shares the worker's origin.
+import { exportTask, exportFileName } from '../history-store.js';
 
 const PROTOCOL_VERSION = 1;
+/** A string from _locales (new strings live there). */
+const t = (name, substitutions) => chrome.i18n.getMessage(name, substitutions) || name;
 const $ = (id) => document.getElementById(id);
 const log = $('log');
 const taskBox = $('task');
@@ -129,6 +133,44 @@ function renderQuestion(card, question) {
   input.focus();
 }
 
+/** Downloads the task's history as JSON, from the same store the worker writes. */
+async function downloadExport(taskId, button) {
+  button.disabled = true;
+  try {
+    const data = await exportTask(taskId);
+    if (!data) {
+      showNotice(t('exportTaskMissing'));
+      return;
+    }
+    const url = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: 'application/json' }));
+    const link = el('a');
+    link.href = url;
+    link.download = exportFileName(taskId);
+    link.hidden = true;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    // The download has its own copy by then; the page may stay open long.
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch (error) {
+    showNotice(t('exportTaskFailed', [error?.message ?? String(error)]));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** The task's "Export JSON" button: under its request while it runs, in its final box after. */
+let exportButton = null;
+
+function exportControl(taskId) {
+  const button = el('button', 'link-button export', t('exportTask'));
+  button.type = 'button';
+  button.title = t('exportTaskTitle');
+  button.dataset.taskId = taskId;
+  button.addEventListener('click', () => downloadExport(taskId, button));
+  return button;
+}
+
 /** "4 steps · 12,345 tokens · $0.0123": what the task used. */
 function usageLine(finished) {
   const tokens = (finished.usage?.input_tokens ?? 0) + (finished.usage?.output_tokens ?? 0);
@@ -150,18 +192,29 @@ function renderFinal(end, finished) {
     : end.message;
   box.append(el('div', 'final-text', text));
   if (finished) box.append(el('div', 'final-usage', usageLine(finished)));
+  if (exportButton) {
+    const tools = exportButton.parentElement;
+    box.append(exportButton);
+    tools?.remove();
+    exportButton = null;
+  }
   log.append(box);
 }
 
 function render(event) {
   $('empty')?.remove();
   switch (event.type) {
-    case 'task_started':
+    case 'task_started': {
       stepCards.clear();
       maxSteps = event.max_steps;
       log.append(el('div', 'bubble', event.task));
+      exportButton = exportControl(event.task_id);
+      const tools = el('div', 'task-tools');
+      tools.append(exportButton);
+      log.append(tools);
       setRunning(true);
       break;
+    }
     case 'step_started':
       stepCard(event.step);
       setRunning(true, `Step ${event.step} of ${event.max_steps}`);

@@ -1,7 +1,8 @@
 //! What a task leaves behind: one record per step, and the outcome.
 //!
 //! Records are plain serde data: the same JSON goes to the side panel live, into the headless
-//! runner's `--out` file, and (later) into persistent history.
+//! runner's `--out` file, and into the task history the extension keeps in IndexedDB
+//! (`extension/history-store.js`).
 
 use super::output::ModelThoughts;
 use crate::actions::ActionResult;

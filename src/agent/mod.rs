@@ -195,6 +195,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 task_id: self.task_id.clone(),
                 task: self.task.clone(),
                 max_steps: self.limits.max_steps,
+                model: self.llm.model().to_string(),
             }),
             Some(reason) => self.events.emit(AgentEvent::TaskRestored {
                 v: V,

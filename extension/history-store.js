@@ -1,0 +1,443 @@
+// Task history: every task and each of its steps, kept in IndexedDB, exportable as JSON.
+//
+// Why IndexedDB: the task the service worker keeps in chrome.storage.session exists only to
+// continue it after Chrome stops the worker; that storage is small (10 MB), holds one task, is
+// cleared when the browser closes, and leaves screenshots out. History must outlive all of that
+// and keep each step's screenshot, so it lives in the extension origin's IndexedDB, which the
+// service worker and the extension's pages (the side panel, later a history browser) share.
+//
+// Who does what: the service worker writes — `recordEvent` for every event it broadcasts, as it
+// is broadcast (the worker can be stopped at any moment, so nothing is batched), and `catchUp`
+// once when it starts. Pages read (`listTasks`, `getTask`, `exportTask`) and delete
+// (`deleteTask`).
+//
+// Writing never throws: a failure (storage full, the database blocked or newer than this code,
+// IndexedDB unavailable) is logged once with what to do about it and kept for `lastFailure()`,
+// and the task goes on without that part of its history. Reading rejects with an Error whose
+// message says what happened and what to do, for the page to show.
+//
+// Events may arrive more than once: `catchUp` replays the core's saved log, and a restarted
+// worker numbers its events from its last saved point on (so `seq` is not unique, and is used
+// only in messages). Recording is therefore keyed by what an event describes — the task by its
+// id, a step by (task id, step number) — and repeating an event changes nothing. The saved log
+// leaves screenshots out, so a step replayed without its image keeps the image it has; a step
+// the restarted worker did again replaces the earlier attempt.
+//
+// Schema, database `tabwright`, version 1 (`UPGRADES` below; a new version appends a function
+// that moves existing data forward, never edits an earlier one):
+//
+//   tasks  key task_id; index `started_at`. One row per task:
+//     task_id, task (what the user asked), model (the settings' model, '' if unknown),
+//     max_steps, started_at / finished_at (ms since the epoch, when this browser recorded the
+//     task's first / final event), running, paused, interrupted (true when the browser or worker
+//     went away and no end was ever recorded), restored ({step, steps_kept, reason} of the last
+//     time a restarted worker continued it, or null), end (TaskEnd as the core sent it, null
+//     while running), usage {input_tokens, output_tokens}, cost_usd (USD, or null when unknown),
+//     unpriced_steps (steps that used tokens without a price), step_count (steps kept). While
+//     the task runs, usage and cost_usd are the sums over its kept steps (cost_usd over the
+//     priced ones only); from its end on, the core's totals (cost_usd null when any step's
+//     model had no price).
+//   steps  key [task_id, step]. {task_id, step, record}: `record` is the StepRecord exactly as
+//     the core sent it (src/agent/history.rs): url, title, output (the model's thoughts),
+//     actions (name, description, params, result), error, usage, cost_usd, timings
+//     {observe_ms, llm_ms, act_ms}, and screenshot {png_base64, width, height} when the step
+//     took one.
+
+export const DB_NAME = 'tabwright';
+/** The format tag and version of `exportTask`'s object. */
+export const EXPORT_FORMAT = 'tabwright-task';
+export const EXPORT_VERSION = 1;
+
+const TASKS = 'tasks';
+const STEPS = 'steps';
+
+/** `UPGRADES[n]` takes the database from version n to n + 1, inside the upgrade transaction. */
+const UPGRADES = [
+  (db) => {
+    const tasks = db.createObjectStore(TASKS, { keyPath: 'task_id' });
+    tasks.createIndex('started_at', 'started_at');
+    db.createObjectStore(STEPS, { keyPath: ['task_id', 'step'] });
+  },
+];
+export const DB_VERSION = UPGRADES.length;
+
+/** How long an upgrade waits for older connections (another open Tabwright page) to close. */
+const BLOCKED_WAIT_MS = 5_000;
+/** When this context loaded the module: in the service worker, when the worker started. */
+const loadedAt = Date.now();
+
+let opening = null; // Promise<IDBDatabase> of the open (or opening) connection
+let lastError = null;
+
+/** The connection, opened (and upgraded) on first use; opened again after it closed or failed. */
+function database() {
+  if (opening) return opening;
+  const attempt = new Promise((resolve, reject) => {
+    let settled = false;
+    let blockedTimer = null;
+    const fail = (error) => {
+      settled = true;
+      clearTimeout(blockedTimer);
+      reject(error);
+    };
+    let request;
+    try {
+      request = indexedDB.open(DB_NAME, DB_VERSION);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    request.onupgradeneeded = (e) => {
+      for (let v = e.oldVersion; v < DB_VERSION; v++) UPGRADES[v](request.result, request.transaction);
+    };
+    request.onblocked = () => {
+      blockedTimer = setTimeout(() => fail(new DOMException('upgrade blocked', 'BlockedError')), BLOCKED_WAIT_MS);
+    };
+    request.onerror = () => fail(request.error);
+    request.onsuccess = () => {
+      const db = request.result;
+      if (settled) {
+        db.close(); // it came too late; the caller was already told
+        return;
+      }
+      settled = true;
+      clearTimeout(blockedTimer);
+      const forget = () => {
+        if (opening === attempt) opening = null;
+      };
+      // Another context upgrades or deletes the database: let it, and open afresh next time.
+      db.onversionchange = () => {
+        db.close();
+        forget();
+      };
+      db.onclose = forget; // closed by the browser (site data cleared, disk error)
+      resolve(db);
+    };
+  });
+  opening = attempt;
+  attempt.catch(() => {
+    if (opening === attempt) opening = null;
+  });
+  return attempt;
+}
+
+function requested(request) {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+function completed(tx) {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new DOMException('transaction aborted', 'AbortError'));
+  });
+}
+
+/** Runs `work(tx)` in one transaction over both stores and resolves once it committed. */
+async function transaction(mode, work) {
+  for (let attempt = 0; ; attempt++) {
+    const db = await database();
+    let tx;
+    try {
+      tx = db.transaction([TASKS, STEPS], mode);
+    } catch (error) {
+      // The connection was closing (another context upgrading): once more on a new one.
+      if (error?.name === 'InvalidStateError' && attempt === 0) {
+        opening = null;
+        continue;
+      }
+      throw error;
+    }
+    const done = completed(tx);
+    done.catch(() => {}); // reported through `work` or below, not as an unhandled rejection
+    let result;
+    try {
+      result = await work(tx);
+    } catch (error) {
+      try {
+        tx.abort();
+      } catch {
+        // already finished or aborted
+      }
+      throw error;
+    }
+    await done;
+    return result;
+  }
+}
+
+/** What went wrong and what to do, in words for the user. */
+function explain(error) {
+  const what = `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
+  switch (error?.name) {
+    case 'QuotaExceededError':
+      return `the browser has no room left for Tabwright's data (${what}). Free disk space, or delete old tasks from the history.`;
+    case 'VersionError':
+      return `the history database was made by a newer Tabwright (${what}). Update Tabwright, or remove the extension's data to start a new history.`;
+    case 'BlockedError':
+      return `another Tabwright page holds the history open with an older version (${what}). Close Tabwright's side panel and pages and open them again.`;
+    case 'InvalidStateError':
+    case 'UnknownError':
+      return `IndexedDB is not available (${what}). Restart Chrome; if it persists, the profile's storage may be damaged.`;
+    default:
+      return `IndexedDB failed (${what}).`;
+  }
+}
+
+function report(doing, error) {
+  const message = `Tabwright could not keep its task history (${doing}): ${explain(error)} The task goes on; this part of its history is not kept.`;
+  // Once per distinct problem: a broken database would otherwise log every event.
+  if (lastError?.message !== message) console.warn(message);
+  lastError = { message, name: error?.name ?? 'Error', at: Date.now() };
+}
+
+/** The last write failure ({message, name, at}), or null: for a page to tell the user. */
+export function lastFailure() {
+  return lastError;
+}
+
+function historyError(doing, error) {
+  return new Error(`Could not ${doing}: ${explain(error)}`, { cause: error });
+}
+
+function newTask(taskId, now) {
+  return {
+    task_id: taskId,
+    task: '',
+    model: '',
+    max_steps: null,
+    started_at: now,
+    finished_at: null,
+    running: true,
+    paused: false,
+    interrupted: false,
+    restored: null,
+    end: null,
+    usage: { input_tokens: 0, output_tokens: 0 },
+    cost_usd: null,
+    unpriced_steps: 0,
+    step_count: 0,
+  };
+}
+
+/** JSON with sorted keys, so two records compare equal whatever order their keys came in. */
+function canonical(value) {
+  return JSON.stringify(value, (key, v) => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]]))
+    : v));
+}
+
+/** The same step, screenshots aside (the saved log leaves them out). */
+function sameStep(a, b) {
+  const { screenshot: _a, ...restA } = a;
+  const { screenshot: _b, ...restB } = b;
+  return canonical(restA) === canonical(restB);
+}
+
+const tokensOf = (record) => (record.usage?.input_tokens ?? 0) + (record.usage?.output_tokens ?? 0);
+
+/** Adds (sign 1) or takes away (sign -1) a step's tokens and cost from the task's totals. */
+function count(task, record, sign) {
+  task.usage = {
+    input_tokens: task.usage.input_tokens + sign * (record.usage?.input_tokens ?? 0),
+    output_tokens: task.usage.output_tokens + sign * (record.usage?.output_tokens ?? 0),
+  };
+  if (typeof record.cost_usd === 'number') {
+    task.cost_usd = (task.cost_usd ?? 0) + sign * record.cost_usd;
+  } else if (tokensOf(record) > 0) {
+    task.unpriced_steps += sign;
+  }
+}
+
+/** Writes a step's record; false when it holds nothing new (a repeat). */
+async function putStep(tx, task, record) {
+  if (!record || !Number.isInteger(record.step)) throw new TypeError('a step_finished event without a step number');
+  const steps = tx.objectStore(STEPS);
+  const old = await requested(steps.get([task.task_id, record.step]));
+  if (old) {
+    if (sameStep(old.record, record) && (old.record.screenshot || !record.screenshot)) return false;
+    count(task, old.record, -1);
+  } else {
+    task.step_count += 1;
+  }
+  steps.put({ task_id: task.task_id, step: record.step, record });
+  count(task, record, 1);
+  return true;
+}
+
+/** Applies one event to the stores; resolves once written. */
+async function apply(tx, taskId, event) {
+  const tasks = tx.objectStore(TASKS);
+  const stored = await requested(tasks.get(taskId));
+  const task = stored ?? newTask(taskId, Date.now());
+  const before = canonical(task);
+  const finished = task.end !== null;
+  // An event of a task marked interrupted proves it is still going.
+  if (event.type !== 'task_finished' && !finished && !task.running) {
+    task.running = true;
+    task.interrupted = false;
+  }
+  let stepWritten = false;
+  switch (event.type) {
+    case 'task_started':
+      task.task = event.task ?? task.task;
+      task.max_steps = event.max_steps ?? task.max_steps;
+      task.model = event.model || task.model;
+      break;
+    case 'task_restored':
+      task.restored = { step: event.step, steps_kept: event.steps_kept, reason: event.reason };
+      task.paused = false;
+      break;
+    case 'task_paused':
+      if (!finished) task.paused = true;
+      break;
+    case 'task_resumed':
+      task.paused = false;
+      break;
+    case 'step_finished':
+      stepWritten = await putStep(tx, task, event.record);
+      break;
+    case 'task_finished':
+      task.end = event.end ?? null;
+      task.usage = event.usage ?? task.usage;
+      task.cost_usd = typeof event.cost_usd === 'number' ? event.cost_usd : null;
+      task.running = false;
+      task.paused = false;
+      task.interrupted = false;
+      task.finished_at ??= Date.now();
+      break;
+    default:
+      break; // step_started, step_planned, questions: nothing history keeps beyond the record
+  }
+  if (stepWritten || canonical(task) !== before) tasks.put(task);
+}
+
+/**
+ * Records one event of task `taskId` (as broadcast: the event, its position `seq` in the
+ * task's log). Repeats change nothing; see the module comment. Never rejects: resolves to true
+ * when the event is in the history, false when it could not be written (see `lastFailure`).
+ */
+export async function recordEvent(taskId, seq, event) {
+  try {
+    if (typeof taskId !== 'string' || !taskId || typeof event?.type !== 'string') {
+      throw new TypeError(`not a task event (task ${JSON.stringify(taskId)}, type ${JSON.stringify(event?.type)})`);
+    }
+    await transaction('readwrite', (tx) => apply(tx, taskId, event));
+    return true;
+  } catch (error) {
+    report(`recording ${event?.type ?? 'an event'} #${seq} of ${taskId}`, error);
+    return false;
+  }
+}
+
+/**
+ * Brings the history up to date when the service worker starts: `status` is the core's
+ * `get_status` reply (the running or last task and its saved log). That task's log is
+ * recorded again if the history has it as running (or lacks it while it runs) — what the
+ * stopped worker broadcast but did not get written. Tasks an earlier worker left running that
+ * are not the core's running task are marked interrupted: nothing will ever end them. Never
+ * rejects.
+ */
+export async function catchUp(status) {
+  try {
+    const current = status?.type === 'status' ? status.task_id : null;
+    if (current) {
+      const stored = await transaction('readonly', (tx) => requested(tx.objectStore(TASKS).get(current)));
+      if (stored ? stored.running : status.running) {
+        const from = status.from ?? 0;
+        for (const [i, event] of (status.events ?? []).entries()) await recordEvent(current, from + i, event);
+      }
+    }
+    const live = current && status.running ? current : null;
+    await transaction('readwrite', async (tx) => {
+      const tasks = tx.objectStore(TASKS);
+      for (const task of await requested(tasks.getAll())) {
+        // Rows this worker created belong to tasks it runs.
+        if (!task.running || task.task_id === live || task.started_at >= loadedAt) continue;
+        tasks.put({ ...task, running: false, paused: false, interrupted: true });
+      }
+    });
+    return true;
+  } catch (error) {
+    report('catching up after the service worker started', error);
+    return false;
+  }
+}
+
+const stepRange = (taskId) => IDBKeyRange.bound([taskId, -Infinity], [taskId, Infinity]);
+
+/** Every task, newest first, without steps. Rejects with an Error that says what to do. */
+export async function listTasks() {
+  try {
+    return await transaction('readonly', (tx) => new Promise((resolve, reject) => {
+      const out = [];
+      const cursor = tx.objectStore(TASKS).index('started_at').openCursor(null, 'prev');
+      cursor.onerror = () => reject(cursor.error);
+      cursor.onsuccess = () => {
+        const c = cursor.result;
+        if (!c) {
+          resolve(out);
+          return;
+        }
+        out.push(c.value);
+        c.continue();
+      };
+    }));
+  } catch (error) {
+    throw historyError('read the task history', error);
+  }
+}
+
+/** The task and its step records in step order ({task, steps}), or null if it is not kept. */
+export async function getTask(taskId) {
+  try {
+    return await transaction('readonly', async (tx) => {
+      const task = await requested(tx.objectStore(TASKS).get(taskId));
+      if (!task) return null;
+      const rows = await requested(tx.objectStore(STEPS).getAll(stepRange(taskId)));
+      return { task, steps: rows.map((row) => row.record) };
+    });
+  } catch (error) {
+    throw historyError(`read task ${taskId} from the history`, error);
+  }
+}
+
+/**
+ * The task as a JSON-serialisable object, or null if it is not kept:
+ * {format: 'tabwright-task', version: 1, exported_at (ISO 8601), task (its row, as above),
+ *  steps (every StepRecord in order, screenshots included)}.
+ */
+export async function exportTask(taskId) {
+  const kept = await getTask(taskId);
+  if (!kept) return null;
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exported_at: new Date().toISOString(),
+    task: kept.task,
+    steps: kept.steps,
+  };
+}
+
+/** A file name for a task's export: tabwright-task-<id>.json. */
+export function exportFileName(taskId) {
+  const id = String(taskId).replace(/^task-/, '').replace(/[^A-Za-z0-9._-]+/g, '_');
+  return `tabwright-task-${id}.json`;
+}
+
+/** Deletes the task and its steps; resolves to whether it was kept. */
+export async function deleteTask(taskId) {
+  try {
+    return await transaction('readwrite', async (tx) => {
+      const kept = await requested(tx.objectStore(TASKS).count(taskId));
+      tx.objectStore(TASKS).delete(taskId);
+      tx.objectStore(STEPS).delete(stepRange(taskId));
+      return kept > 0;
+    });
+  } catch (error) {
+    throw historyError(`delete task ${taskId} from the history`, error);
+  }
+}
