@@ -31,7 +31,8 @@
 //     max_steps, started_at / finished_at (ms since the epoch, when this browser recorded the
 //     task's first / final event), running, paused, interrupted (true when the browser or worker
 //     went away and no end was ever recorded), restored ({step, steps_kept, reason} of the last
-//     time a restarted worker continued it, or null), end (TaskEnd as the core sent it, null
+//     time a restarted worker continued it, or null), summary ({through_step, text}: the model's
+//     latest summary of old steps, or null), end (TaskEnd as the core sent it, null
 //     while running), usage {input_tokens, output_tokens}, cost_usd (USD, or null when unknown),
 //     unpriced_steps (steps that used tokens without a price), step_count (steps kept). While
 //     the task runs, usage and cost_usd are the sums over its kept steps (cost_usd over the
@@ -215,6 +216,8 @@ function newTask(taskId, now) {
     paused: false,
     interrupted: false,
     restored: null,
+    // The model's latest summary of old steps ({through_step, text}), when the task had one.
+    summary: null,
     end: null,
     usage: { input_tokens: 0, output_tokens: 0 },
     cost_usd: null,
@@ -290,6 +293,9 @@ async function apply(tx, taskId, event) {
     case 'task_restored':
       task.restored = { step: event.step, steps_kept: event.steps_kept, reason: event.reason };
       task.paused = false;
+      break;
+    case 'history_compacted':
+      if (event.summary) task.summary = event.summary;
       break;
     case 'task_paused':
       if (!finished) task.paused = true;

@@ -243,6 +243,9 @@ function render(event) {
       log.append(el('p', 'restored', `Chrome stopped Tabwright's background worker; the task goes on from step ${event.step}, with the ${event.steps_kept} step(s) it had completed.`));
       setRunning(true, `Step ${event.step} of ${maxSteps}`);
       break;
+    case 'history_compacted':
+      log.append(el('p', 'restored', `Steps 1–${event.summary.through_step} were condensed into a summary, so each request stays within its token budget.`));
+      break;
     case 'task_paused':
       showPaused(true);
       setRunning(true, 'Paused');
