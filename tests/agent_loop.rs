@@ -892,7 +892,7 @@ fn a_request_over_its_budget_has_old_steps_summarised_by_the_extraction_model() 
     let budget = base + 9_000;
     let mut s = with_agent(40, AgentOptions { request_budget_tokens: budget, ..AgentOptions::default() });
     s.llm.extraction_model = Some("cheap".into());
-    let run = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(14, 4_000)), s, "Wait");
+    let run = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(18, 4_000)), s, "Wait");
     assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
 
     let summaries: Vec<&Value> = run.requests.iter().filter(|b| schema_name(b) == "history_summary").collect();
@@ -904,8 +904,9 @@ fn a_request_over_its_budget_has_old_steps_summarised_by_the_extraction_model() 
             _ => None,
         })
         .collect();
-    // About 9 steps fit: a summary at step 10 (of steps 1–4), another once 5 more steps piled up.
-    assert_eq!(compacted.len(), 2, "{compacted:?}");
+    // About 9 steps fit; a summary waits for ten steps to hold (five to condense, five kept):
+    // at step 11 (of steps 1–5), and again once five more steps piled up.
+    assert_eq!(compacted, [(11, 5), (16, 10)]);
     assert_eq!(summaries.len(), 2);
     for (body, (at, through)) in summaries.iter().zip(&compacted) {
         assert_eq!(body["model"], "cheap", "summaries use the extraction model");

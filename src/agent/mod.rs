@@ -592,7 +592,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// Asks the model (the extraction model: a cheap one does this well) to condense every
     /// step before the last few into one summary, which later requests show instead of them.
-    /// False when there is nothing to condense or the call failed; the request is then only
+    /// False when there is too little to condense or the call failed; the request is then only
     /// shortened, and summarising is tried again some steps later.
     async fn summarise(&mut self, n: u32, record: &mut StepRecord) -> bool {
         if self.summary_failed_at.is_some_and(|at| n < at + SUMMARY_RETRY_STEPS) {
@@ -600,7 +600,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
         let through = self.summary.as_ref().map_or(0, |s| s.through_step);
         let open: Vec<&StepRecord> = self.history.iter().filter(|r| r.step > through).collect();
-        if open.len() <= RECENT_STEPS {
+        // At least as many steps to condense as are kept in full: a summary every step or two
+        // would cost more than it saves (a page or schema alone can fill a small budget).
+        if open.len() < 2 * RECENT_STEPS {
             return false;
         }
         let covered = &open[..open.len() - RECENT_STEPS];

@@ -89,3 +89,50 @@ test('vision on shows the page every step without the debugger; thinking off lea
   }, tabId);
   assert.equal(typed, 'alice');
 });
+
+test('a task longer than its request budget has old steps condensed by the extraction model, and the panel says so', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', extractionModel: 'mock-summariser', requestBudget: 4000 });
+  const site = await h.openFixture('login.html');
+  await site.bringToFront();
+  const panel = await h.openPanel();
+  const before = llm.requests.length;
+  let steps = 0;
+  policy = (state, body) => {
+    if (body.response_format?.json_schema?.name === 'history_summary') {
+      return { output: { summary: 'SUMMARY-E2E: the agent waited on the sign-in page.' } };
+    }
+    steps += 1;
+    if (steps > 11) return answer('Finish', [{ done: { text: 'Waited long enough.', success: true } }]);
+    // Long goals make a long history: about 400 tokens a step.
+    return answer(`Wait, round ${steps}. ${'Keep waiting. '.repeat(110)}`, [{ wait: { seconds: 0 } }]);
+  };
+  const final = await runTaskToEnd(panel, 'Wait eleven times, then finish', 120_000);
+  assert.match(final, /Waited long enough\./);
+
+  const bodies = llm.requests.slice(before).map((r) => r.body);
+  const summaries = bodies.filter((b) => b.response_format?.json_schema?.name === 'history_summary');
+  assert.equal(summaries.length, 1, 'one summary, once ten steps were kept');
+  assert.equal(summaries[0].model, 'mock-summariser');
+  const condensed = summaries[0].messages[1].content;
+  assert.match(condensed, /Wait, round 1\b/);
+  assert.match(condensed, /Wait, round 5\b/);
+  assert.doesNotMatch(condensed, /Wait, round 6\b/, 'the last five steps are kept in full');
+
+  const agent = bodies.filter((b) => b.response_format?.json_schema?.name === 'agent_output');
+  const texts = agent.map((b) => b.messages[1].content);
+  // Each request stays near its budget of 4,000 tokens (about four characters each; the schema
+  // as sent is the provider's, a little larger than the one the core measures).
+  for (const [i, b] of agent.entries()) {
+    const chars = b.messages[0].content.length + texts[i].length + JSON.stringify(b.response_format).length;
+    assert.ok(chars / 4 < 4_000 * 1.1, `request ${i + 1}: about ${Math.round(chars / 4)} tokens`);
+  }
+  const first = texts.findIndex((t) => t.includes('SUMMARY-E2E'));
+  assert.equal(first, 10, 'step 11 is the first to show the summary');
+  for (const text of texts.slice(first)) {
+    assert.match(text, /<summary of steps 1–5>/);
+    assert.doesNotMatch(text, /Wait, round 1\b/);
+  }
+  await panel.getByText('Steps 1–5 were condensed into a summary').waitFor({ timeout: 5_000 });
+  await site.close();
+  await panel.close();
+});
