@@ -540,7 +540,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// The request of step `n`, within the budget of input tokens. A request over it gives
     /// way in this order: old steps are condensed by the model (once, then again only when
     /// the history has grown), older steps are shown by their goal only, then not at all, the
-    /// element list is cut, and last the screenshot is left out.
+    /// last steps are cut short, the element list is cut, and last the screenshot is left out.
     async fn request_for(
         &mut self,
         n: u32,
@@ -565,8 +565,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         if over(&user, &image) && self.summarise(n, record).await {
             user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
         }
-        while over(&user, &image) && detail != Detail::RecentOnly {
-            detail = if detail == Detail::Full { Detail::OlderGoalsOnly } else { Detail::RecentOnly };
+        while over(&user, &image) {
+            let Some(shorter) = detail.shorter() else { break };
+            detail = shorter;
             user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
         }
         if over(&user, &image) {

@@ -52,7 +52,24 @@ pub enum Detail {
     OlderGoalsOnly,
     /// The last [`RECENT_STEPS`] only; older ones are counted.
     RecentOnly,
+    /// The last [`RECENT_STEPS`], each goal and result cut to a line or two.
+    Terse,
 }
+
+impl Detail {
+    /// The next shorter detail, if any.
+    pub fn shorter(self) -> Option<Detail> {
+        match self {
+            Detail::Full => Some(Detail::OlderGoalsOnly),
+            Detail::OlderGoalsOnly => Some(Detail::RecentOnly),
+            Detail::RecentOnly => Some(Detail::Terse),
+            Detail::Terse => None,
+        }
+    }
+}
+
+/// In a terse history, goals and results are cut past this many characters.
+const TERSE_CHARS: usize = 200;
 
 /// Steps the model condensed, shown in place of those steps.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -85,7 +102,7 @@ pub fn estimate_image_tokens(width: u32, height: u32) -> u32 {
 pub fn steps_text<'a>(steps: impl IntoIterator<Item = &'a StepRecord>) -> String {
     let mut out = String::new();
     for record in steps {
-        write_step(&mut out, record, true);
+        write_step(&mut out, record, Shown::Full);
     }
     out
 }
@@ -106,32 +123,56 @@ fn write_history(out: &mut String, input: &StateInput<'_>) {
     let recent_from = steps.len().saturating_sub(RECENT_STEPS);
     let shown_from = match input.detail {
         Detail::Full | Detail::OlderGoalsOnly => steps.len().saturating_sub(HISTORY_STEPS),
-        Detail::RecentOnly => recent_from,
+        Detail::RecentOnly | Detail::Terse => recent_from,
     };
     if shown_from > 0 {
         let _ = writeln!(out, "({shown_from} earlier steps not shown)");
     }
     for (i, record) in steps.iter().enumerate().skip(shown_from) {
-        write_step(out, record, input.detail == Detail::Full || i >= recent_from);
+        let shown = match input.detail {
+            Detail::Terse => Shown::Terse,
+            Detail::Full => Shown::Full,
+            _ if i >= recent_from => Shown::Full,
+            _ => Shown::GoalOnly,
+        };
+        write_step(out, record, shown);
     }
 }
 
 /// One step of the history: its goal, then (in full) each action and its result.
-fn write_step(out: &mut String, record: &StepRecord, full: bool) {
+/// How much of one step the history shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Full,
+    GoalOnly,
+    /// Goal, actions and results, each cut to [`TERSE_CHARS`].
+    Terse,
+}
+
+fn write_step(out: &mut String, record: &StepRecord, shown: Shown) {
+    let cut = |text: &str| -> String {
+        if shown != Shown::Terse || text.chars().count() <= TERSE_CHARS {
+            return text.to_string();
+        }
+        let mut short: String = text.chars().take(TERSE_CHARS).collect();
+        short.push('…');
+        short
+    };
     let _ = write!(out, "Step {}:", record.step);
     if let Some(output) = &record.output {
-        let _ = write!(out, " goal: {}", output.next_goal);
+        let _ = write!(out, " goal: {}", cut(&output.next_goal));
     }
     out.push('\n');
-    if !full {
+    if shown == Shown::GoalOnly {
         return;
     }
     for action in &record.actions {
         let mark = if action.result.is_error { "error" } else { "ok" };
-        let _ = writeln!(out, "  - {} {} → {mark}: {}", action.name, action.params, action.result.message);
+        let params = cut(&action.params.to_string());
+        let _ = writeln!(out, "  - {} {params} → {mark}: {}", action.name, cut(&action.result.message));
     }
     if let Some(error) = &record.error {
-        let _ = writeln!(out, "  - error: {error}");
+        let _ = writeln!(out, "  - error: {}", cut(error));
     }
 }
 
