@@ -70,6 +70,10 @@ export async function saveSettings(context, extensionId, {
       await page.selectOption('#structured-output', structuredOutput);
     } else if (structuredOutput) {
       throw new Error(`How JSON is asked for is an OpenAI-compatible setting; the options page has no such field for "${provider}".`);
+    } else {
+      // Hidden for this provider, but kept in the store: reset it, so one saved choice does not
+      // follow later settings.
+      await page.locator('#structured-output').evaluate((select) => { select.value = ''; });
     }
     await page.fill('#api-key', apiKey);
     await page.fill('#extraction-model', extractionModel);
