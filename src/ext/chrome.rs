@@ -253,7 +253,10 @@ pub async fn stored_settings() -> Result<serde_json::Value, String> {
 /// Reads one key of chrome.storage.session (kept while the browser runs, across service-worker
 /// restarts); null when absent.
 pub async fn session_get(key: &str) -> Result<serde_json::Value, String> {
-    let all = settle(storage_session_get(&JsValue::from_str(key))).await?;
+    let all = match session_at_start() {
+        Some(all) => all,
+        None => settle(storage_session_get(&JsValue::from_str(key))).await?,
+    };
     let value = js_sys::Reflect::get(&all, &JsValue::from_str(key)).map_err(|e| js_error_text(&e))?;
     match value.as_string() {
         // Written by `session_set`: the value as JSON text.
@@ -266,6 +269,17 @@ pub async fn session_get(key: &str) -> Result<serde_json::Value, String> {
 thread_local! {
     /// The newest write asked for, per key of chrome.storage.session, by its number.
     static SESSION_WRITES: RefCell<(u64, HashMap<String, u64>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// All of chrome.storage.session as background.js read it while the core loaded (a worker that
+/// starts looks for a task to continue at once, and need not wait for Chrome to answer then).
+/// Taken once, and only while this worker has written nothing there.
+fn session_at_start() -> Option<JsValue> {
+    let global = js_sys::global();
+    let name = JsValue::from_str("tabwrightSessionAtStart");
+    let items = js_sys::Reflect::get(&global, &name).ok().filter(JsValue::is_object)?;
+    let _ = js_sys::Reflect::delete_property(&global, &name);
+    SESSION_WRITES.with_borrow(|(count, _)| *count == 0).then_some(items)
 }
 
 /// Writes one key of chrome.storage.session. The value is stored as JSON text: Chrome copies a
