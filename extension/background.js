@@ -28,6 +28,9 @@ const startup = { evaluated: performance.now(), ready: null };
 globalThis.tabwrightStartup = startup;
 const ready = init({ module_or_path: new URL('./pkg/tabwright_bg.wasm', import.meta.url) });
 ready.then(() => { startup.ready = performance.now(); }, () => {});
+// Session storage as this worker found it, read while the core loads: looking for a task to
+// continue (the core's first read of it, src/ext/chrome.rs) then need not wait for Chrome.
+chrome.storage.session.get(null).then((items) => { globalThis.tabwrightSessionAtStart = items; }, () => {});
 const PANEL_PORT = 'tabwright-panel';
 const panelPorts = new Set();
 // Set when the core stops working (failed to load, or trapped): every later request gets this.

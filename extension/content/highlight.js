@@ -30,10 +30,19 @@
     frame = 0;
     if (!layer) return;
     layer.replaceChildren();
+    // Every box is measured before any is added: adding one to the layer invalidates layout, so
+    // measuring between additions would lay the document out again for each box.
+    const width = innerWidth;
+    const height = innerHeight;
+    const boxes = [];
     for (const [index, el] of shown) {
       if (!el.isConnected) continue;
       const rect = el.getBoundingClientRect();
-      if (rect.bottom < 0 || rect.top > innerHeight || rect.right < 0 || rect.left > innerWidth) continue;
+      if (rect.bottom < 0 || rect.top > height || rect.right < 0 || rect.left > width) continue;
+      boxes.push([index, rect]);
+    }
+    const fragment = document.createDocumentFragment();
+    for (const [index, rect] of boxes) {
       const colour = PALETTE[index % PALETTE.length];
       const box = document.createElement('div');
       box.className = 'box';
@@ -43,8 +52,9 @@
       label.style.background = colour;
       label.textContent = String(index);
       box.append(label);
-      layer.append(box);
+      fragment.append(box);
     }
+    layer.append(fragment);
   }
 
   function redrawSoon() {

@@ -134,7 +134,12 @@ impl ChromeBrowser {
     /// newest last. If the current tab was closed (by the page or the user), the task moves to
     /// its most recent other tab.
     async fn refresh_tabs(&mut self, adopt: bool) -> Result<Vec<Tab>, BrowserError> {
-        let all = chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default();
+        let all = all_tabs().await;
+        self.refresh_tabs_from(all, adopt)
+    }
+
+    /// `refresh_tabs` with every tab as a look just taken found them.
+    fn refresh_tabs_from(&mut self, all: Vec<Tab>, adopt: bool) -> Result<Vec<Tab>, BrowserError> {
         let open: Vec<i32> = all.iter().filter_map(|t| t.id).collect();
         self.tabs.retain(|id| open.contains(id));
         self.seen_tabs = all.clone();
@@ -190,7 +195,6 @@ impl ChromeBrowser {
         Ok(joined)
     }
 
-    /// The task's tabs as the LLM sees them.
     /// The task's tabs as the last look at the browser's tabs found them.
     fn tab_infos(&self) -> Vec<TabInfo> {
         self.tabs.iter().filter_map(|id| self.seen_tabs.iter().find(|t| t.id == Some(*id))).map(tab_info).collect()
@@ -209,8 +213,13 @@ impl ChromeBrowser {
     /// After a page-changing action: follows a navigation it started, hands the task to a tab
     /// it opened, then waits for the network to settle.
     async fn settle(&mut self, before: &Tab, grace_ms: f64) -> Result<ActionEffect, BrowserError> {
-        let after = match self.follow_navigation(before, grace_ms).await {
-            Ok((after, _)) => after,
+        // One look at every tab serves as the first look at the current one, and, when no
+        // navigation is waited for, as the look for tabs the action opened.
+        let all = all_tabs().await;
+        let first = find_tab(&all, self.tab_id);
+        let listed = first.is_some();
+        let (after, looked_again) = match self.follow_navigation_from(before, grace_ms, first).await {
+            Ok((after, _, looked_again)) => (after, looked_again),
             // The tab closed itself (a popup done with its work): the task goes on in its most
             // recent other tab, if it has one.
             Err(BrowserError::TabClosed) => {
@@ -226,7 +235,9 @@ impl ChromeBrowser {
             navigated_to: after.url.filter(|url| Some(url) != before.url.as_ref()),
             ..Default::default()
         };
-        if let Some(opened) = self.refresh_tabs(true).await?.into_iter().last() {
+        let joined =
+            if looked_again || !listed { self.refresh_tabs(true).await? } else { self.refresh_tabs_from(all, true)? };
+        if let Some(opened) = joined.into_iter().last() {
             let id = opened.id.unwrap_or_default();
             self.make_current(id).await;
             let loaded = self.wait_for_load().await.unwrap_or(opened);
@@ -239,10 +250,13 @@ impl ChromeBrowser {
     /// Call at the start of every action: remembers which tabs exist (a tab that appears during
     /// the action is the action's) and when the action began; returns the current tab.
     async fn before_action(&mut self) -> Result<Tab, BrowserError> {
-        let all = chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default();
+        let all = all_tabs().await;
         self.known_tabs = all.iter().filter_map(|t| t.id).collect();
         self.action_started = now_ms();
-        self.tab().await
+        match find_tab(&all, self.tab_id) {
+            Some(tab) => Ok(tab),
+            None => self.tab().await,
+        }
     }
 
     /// Waits until the tab's network has been quiet for a moment, capped.
@@ -334,9 +348,24 @@ impl ChromeBrowser {
     /// starts, waits for it to finish. Returns the tab afterwards and whether one started. A
     /// page that was still loading before (it never finishes) is not waited on again.
     async fn follow_navigation(&self, before: &Tab, start_within_ms: f64) -> Result<(Tab, bool), BrowserError> {
+        self.follow_navigation_from(before, start_within_ms, None).await.map(|(tab, started, _)| (tab, started))
+    }
+
+    /// `follow_navigation`, whose first look at the tab may already have been taken (`first`).
+    /// Also tells whether it looked at the browser again after that first look.
+    async fn follow_navigation_from(
+        &self,
+        before: &Tab,
+        start_within_ms: f64,
+        first: Option<Tab>,
+    ) -> Result<(Tab, bool, bool), BrowserError> {
         let was_complete = before.status.as_deref() == Some("complete");
         let deadline = now_ms() + start_within_ms;
-        let mut tab = self.tab().await?;
+        let mut tab = match first {
+            Some(tab) => tab,
+            None => self.tab().await?,
+        };
+        let mut looked_again = false;
         loop {
             let url_changed =
                 tab.url != before.url || tab.pending_url.as_ref().is_some_and(|p| Some(p) != before.url.as_ref());
@@ -344,14 +373,16 @@ impl ChromeBrowser {
             if url_changed || reloading {
                 if tab.status.as_deref() != Some("complete") {
                     tab = self.wait_for_load().await?;
+                    looked_again = true;
                 }
-                return Ok((tab, true));
+                return Ok((tab, true, looked_again));
             }
             if now_ms() >= deadline {
-                return Ok((tab, false));
+                return Ok((tab, false, looked_again));
             }
             TimeoutFuture::new(POLL_MS).await;
             tab = self.tab().await?;
+            looked_again = true;
         }
     }
 
@@ -534,6 +565,16 @@ fn page_went_away(reason: &str) -> bool {
         || reason.contains("message channel closed")
 }
 
+/// Every tab of the browser, as Chrome lists them now (none if it cannot say).
+async fn all_tabs() -> Vec<Tab> {
+    chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default()
+}
+
+/// The tab with this id, from a list of every tab.
+fn find_tab(all: &[Tab], tab_id: i32) -> Option<Tab> {
+    all.iter().find(|t| t.id == Some(tab_id)).cloned()
+}
+
 fn tab_info(tab: &Tab) -> TabInfo {
     TabInfo {
         id: tab.id.unwrap_or_default(),
@@ -560,7 +601,11 @@ impl Browser for ChromeBrowser {
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
         self.refresh_tabs(false).await?;
         chrome::watch_network(self.tab_id);
-        let tab = self.wait_for_load().await?;
+        // The look at every tab just taken also tells whether this one has finished loading.
+        let tab = match find_tab(&self.seen_tabs, self.tab_id) {
+            Some(tab) if tab.status.as_deref() == Some("complete") => tab,
+            _ => self.wait_for_load().await?,
+        };
         let url = tab.url.clone().unwrap_or_default();
         let title = tab.title.clone().unwrap_or_default();
         let current = tab_info(&tab);

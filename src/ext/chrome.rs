@@ -6,6 +6,8 @@
 
 use js_sys::Promise;
 use serde::{de::DeserializeOwned, Serialize};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -262,12 +264,54 @@ pub async fn stored_settings() -> Result<serde_json::Value, String> {
 /// Reads one key of chrome.storage.session (kept while the browser runs, across service-worker
 /// restarts); null when absent.
 pub async fn session_get(key: &str) -> Result<serde_json::Value, String> {
-    let all: serde_json::Value = from_js(settle(storage_session_get(&JsValue::from_str(key))).await?)?;
-    Ok(all.get(key).cloned().unwrap_or(serde_json::Value::Null))
+    let all = match session_at_start() {
+        Some(all) => all,
+        None => settle(storage_session_get(&JsValue::from_str(key))).await?,
+    };
+    let value = js_sys::Reflect::get(&all, &JsValue::from_str(key)).map_err(|e| js_error_text(&e))?;
+    match value.as_string() {
+        // Written by `session_set`: the value as JSON text.
+        Some(text) => serde_json::from_str(&text).map_err(|e| e.to_string()),
+        None if value.is_undefined() || value.is_null() => Ok(serde_json::Value::Null),
+        None => from_js(value),
+    }
 }
 
+thread_local! {
+    /// The newest write asked for, per key of chrome.storage.session, by its number.
+    static SESSION_WRITES: RefCell<(u64, HashMap<String, u64>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// All of chrome.storage.session as background.js read it while the core loaded (a worker that
+/// starts looks for a task to continue at once, and need not wait for Chrome to answer then).
+/// Taken once, and only while this worker has written nothing there.
+fn session_at_start() -> Option<JsValue> {
+    let global = js_sys::global();
+    let name = JsValue::from_str("tabwrightSessionAtStart");
+    let items = js_sys::Reflect::get(&global, &name).ok().filter(JsValue::is_object)?;
+    let _ = js_sys::Reflect::delete_property(&global, &name);
+    SESSION_WRITES.with_borrow(|(count, _)| *count == 0).then_some(items)
+}
+
+/// Writes one key of chrome.storage.session. The value is stored as JSON text: Chrome copies a
+/// string at once, where a nested object is converted value by value on the worker's thread and
+/// again in the browser, whose queue the task's own tab and message calls wait behind. Writes of
+/// the same key asked for in the same turn (several events at once) come down to the newest,
+/// which holds what the older ones would have written.
 pub async fn session_set(key: &str, value: &serde_json::Value) -> Result<(), String> {
-    settle(storage_session_set(&to_js(&serde_json::json!({ key: value })))).await.map(|_| ())
+    let ticket = SESSION_WRITES.with_borrow_mut(|(count, newest)| {
+        *count += 1;
+        newest.insert(key.to_string(), *count);
+        *count
+    });
+    let _ = JsFuture::from(Promise::resolve(&JsValue::UNDEFINED)).await;
+    if SESSION_WRITES.with_borrow(|(_, newest)| newest.get(key) != Some(&ticket)) {
+        return Ok(());
+    }
+    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    let items = js_sys::Object::new();
+    js_sys::Reflect::set(&items, &JsValue::from_str(key), &JsValue::from_str(&text)).map_err(|e| js_error_text(&e))?;
+    settle(storage_session_set(&items)).await.map(|_| ())
 }
 
 /// A repeating alarm: its event wakes a stopped service worker.
