@@ -151,6 +151,20 @@ fn openai_request_golden() {
 }
 
 #[test]
+fn a_server_without_a_schema_mode_gets_json_object_and_the_schema_in_the_system_prompt() {
+    let mut s = settings(Provider::OpenAiCompatible, "https://api.deepseek.com", "deepseek-chat");
+    s.structured_output = tabwright::settings::StructuredOutput::JsonObject;
+    let sent = body(&build_request(&s, &chat(None)));
+    assert_eq!(sent["response_format"], json!({"type": "json_object"}));
+    let system = sent["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You are a browser agent."), "{system}");
+    assert!(system.contains("Answer with one JSON object"), "JSON mode needs the word JSON in the prompt");
+    let written = system.rsplit("JSON Schema:").next().unwrap().trim();
+    assert_eq!(serde_json::from_str::<Value>(written).unwrap(), answer_schema(), "the schema, exactly");
+    assert_eq!(sent["messages"][1]["content"], "Task: log in.");
+}
+
+#[test]
 fn openai_compatible_servers_get_the_same_format_at_their_base_url() {
     let mut s = settings(Provider::OpenAiCompatible, "https://openrouter.ai/api/v1", "openai/gpt-4.1-mini");
     s.extra_headers =
