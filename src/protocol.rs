@@ -212,6 +212,10 @@ pub enum ContentRequest {
     ClearHighlights {
         v: u32,
     },
+    /// The task is over on this page: its dialogs are the person's again (page-dialogs.js).
+    TaskOver {
+        v: u32,
+    },
     Click {
         v: u32,
         index: u32,

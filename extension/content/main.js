@@ -5,6 +5,10 @@
 //   click, point, input, dropdown_options, select_option — element actions (executor.js)
 //   scroll, find_text, search_page — page tools (page-tools.js)
 //   markdown          — the page as markdown (markdown.js, injected only when needed)
+//   task_over         — the task left this page: its dialogs are the person's again
+// Every request also tells page-dialogs.js (in the page's world) that a task is working here,
+// so alert/confirm/prompt answer at once instead of stopping the page; the snapshot reports
+// the dialogs answered since the last one.
 // Replies are {ok: true, …} or {ok: false, code, message}. Messages from anything but this
 // extension are ignored, so a page cannot drive Tabwright by posting messages.
 //
@@ -32,7 +36,31 @@
     return { can_go_back: navigation.canGoBack || hidden, can_go_forward: navigation.canGoForward };
   }
 
+  // Dialogs page-dialogs.js answered since the last snapshot, for the model to hear of. The
+  // page can fake these events; what they say reaches the model as page text, fenced as such.
+  const MAX_DIALOGS = 10;
+  let dialogs = [];
+  const text = (value) => String(value ?? '').slice(0, 500);
+  if (tw.dialogListener) document.removeEventListener('tabwright:dialog', tw.dialogListener, true);
+  tw.dialogListener = (event) => {
+    try {
+      const d = JSON.parse(event.detail);
+      if (dialogs.length < MAX_DIALOGS && ['alert', 'confirm', 'prompt'].includes(d?.kind)) {
+        dialogs.push({ kind: d.kind, message: text(d.message), answer: d.answer == null ? null : text(d.answer) });
+      }
+    } catch {
+      // not one of ours
+    }
+  };
+  document.addEventListener('tabwright:dialog', tw.dialogListener, true);
+  function takeDialogs() {
+    const taken = dialogs;
+    dialogs = [];
+    return taken;
+  }
+
   function handle(message) {
+    document.dispatchEvent(new CustomEvent(message?.type === 'task_over' ? 'tabwright:task-over' : 'tabwright:task-active'));
     if (message?.v !== PROTOCOL_VERSION) {
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
     }
@@ -40,9 +68,10 @@
       case 'snapshot': return tw.snapshot({
         viewportExpansion: Number(message.viewport_expansion ?? 500),
         screen: message.screen ?? null,
-      }).then((snapshot) => ({ ok: true, snapshot, result: historyState() }));
+      }).then((snapshot) => ({ ok: true, snapshot, result: { ...historyState(), dialogs: takeDialogs() } }));
       case 'highlight': return { ok: true, shown: tw.showHighlights(Array.isArray(message.labels) ? message.labels : []) };
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
+      case 'task_over': return { ok: true };
       case 'click': return tw.click(message.index);
       case 'point': return tw.point(message.index);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);

@@ -81,6 +81,8 @@ pub struct ChromeBrowser {
     highlighted: Vec<(i32, i64)>,
     /// Whether the current tab's history can go back / forward, from the last observation.
     history: (bool, bool),
+    /// What the dialogs the page opened since the last look said, and how each was answered.
+    dialogs: Vec<String>,
     /// Every tab open when the current action began: a tab the action opened is one not
     /// among them.
     known_tabs: Vec<i32>,
@@ -106,6 +108,7 @@ impl ChromeBrowser {
             stitcher: Stitcher::new(),
             highlighted: Vec::new(),
             history: (false, false),
+            dialogs: Vec::new(),
             known_tabs: Vec::new(),
             action_started: 0.0,
             blank_children: Vec::new(),
@@ -443,6 +446,9 @@ impl ChromeBrowser {
             screen,
         };
         let reply = self.ask_frame(frame_id, &request).await?;
+        if let Some(dialogs) = reply.result.as_ref().and_then(|r| r.get("dialogs")).and_then(|d| d.as_array()) {
+            self.dialogs.extend(dialogs.iter().filter_map(describe_dialog));
+        }
         if frame_id == 0 {
             let result = reply.result.as_ref();
             let flag = |name| result.and_then(|r| r.get(name)).and_then(serde_json::Value::as_bool).unwrap_or(false);
@@ -588,6 +594,20 @@ fn parse_result<T: serde::de::DeserializeOwned>(value: serde_json::Value, what: 
         .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable {what} from the page: {e}") })
 }
 
+/// One sentence for the model about a dialog page-dialogs.js answered, e.g. `The page asked
+/// to confirm "Delete?"; Tabwright accepted.` The page wrote the text: it is escaped.
+fn describe_dialog(dialog: &serde_json::Value) -> Option<String> {
+    let text = |key: &str| crate::dom::untrusted(dialog.get(key).and_then(|v| v.as_str()).unwrap_or_default(), 300);
+    Some(match dialog.get("kind")?.as_str()? {
+        "alert" => format!("The page showed an alert \"{}\"; Tabwright closed it.", text("message")),
+        "confirm" => format!("The page asked to confirm \"{}\"; Tabwright accepted.", text("message")),
+        "prompt" => {
+            format!("The page asked for text \"{}\"; Tabwright answered \"{}\".", text("message"), text("answer"))
+        }
+        _ => return None,
+    })
+}
+
 /// The child frames a frame snapshot shows, with where each one's content starts in the top
 /// window, given where this frame's starts.
 fn child_frames(snapshot: &FrameSnapshot, origin: (f64, f64)) -> impl Iterator<Item = (i64, (f64, f64))> + '_ {
@@ -631,7 +651,11 @@ impl Browser for ChromeBrowser {
             return Err(BrowserError::RestrictedPage { url });
         }
         match self.read_page().await {
-            Ok(snapshot) => Ok(state(snapshot, None, self.history)),
+            Ok(snapshot) => {
+                let dialogs = std::mem::take(&mut self.dialogs);
+                let notice = (!dialogs.is_empty()).then(|| dialogs.join(" "));
+                Ok(state(snapshot, notice, self.history))
+            }
             // Unreadable (an error page, a page too busy to answer): the LLM still sees where the
             // tab is and why the page is empty, so it can go elsewhere.
             Err(e @ (BrowserError::ContentScript { .. } | BrowserError::Timeout { .. })) => {
@@ -926,6 +950,11 @@ impl Browser for ChromeBrowser {
     async fn finish(&mut self) {
         for (tab_id, frame_id) in std::mem::take(&mut self.highlighted) {
             clear_highlights(tab_id, frame_id).await;
+        }
+        // Every frame of the task's tabs: the pages' dialogs are the person's again.
+        let over = ContentRequest::TaskOver { v: PROTOCOL_VERSION };
+        for &tab_id in &self.tabs {
+            let _ = super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_tab(tab_id, &over)).await;
         }
         self.debugger.release_all().await;
         chrome::unwatch_network();

@@ -209,6 +209,11 @@ pub async fn send_to_frame<T: Serialize>(tab_id: i32, frame_id: i64, message: &T
     settle(tabs_send_message(tab_id, &to_js(message), &options)).await
 }
 
+/// Sends `message` to every frame of the tab.
+pub async fn send_to_tab<T: Serialize>(tab_id: i32, message: &T) -> Result<JsValue, String> {
+    settle(tabs_send_message(tab_id, &to_js(message), &JsValue::UNDEFINED)).await
+}
+
 /// A group of content scripts the manifest declares: its files, in order, and the world they
 /// run in (`ISOLATED` or `MAIN`). The manifest is the one list of them.
 pub struct ContentScripts {

@@ -447,3 +447,33 @@ test('a sign-in popup that closes itself hands the task back to the page that op
   assert.match(pageOf(states[2]), /Signed in with Provider/);
   assert.doesNotMatch(states[2], /Tabs:/, 'the closed popup is no longer listed');
 });
+
+test('alert, confirm and prompt a click causes do not block the task: answered at once and told to the model', async () => {
+  const page = await o.open('actions/dialogs.html');
+  // With a listener that never answers, a dialog stays open as it would for a person away
+  // from the screen (otherwise Playwright closes it itself).
+  const seen = [];
+  let taskOver = false;
+  page.on('dialog', (dialog) => {
+    seen.push(dialog.message());
+    if (taskOver) dialog.dismiss();
+  });
+  const { states } = await runScript(page, 'Delete the draft, then rename it', [
+    (state) => answer('Delete the draft', [{ click: { index: mustFind(state, />Delete draft/) } }]),
+    (state) => answer('Rename it', [{ click: { index: mustFind(state, />Rename draft/) } }]),
+  ]);
+  assert.equal(await page.locator('#draft').count(), 0, 'the confirm was accepted');
+  assert.equal(await page.locator('#status').innerText(), 'Renamed to Q3 report.', 'the prompt got its default');
+  assert.deepEqual(seen, [], 'no dialog was left open for a person to answer');
+  assert.match(states[1], /The page asked to confirm "Delete the draft "Quarterly report"\?"; Tabwright accepted\./);
+  assert.match(states[1], /showed an alert "The draft was deleted\."/);
+  assert.match(states[2], /asked for text "New name for the draft:"[^\n]*answered "Q3 report"/);
+  assert.doesNotMatch(states[2], /asked to confirm/, 'each dialog is told once');
+
+  // After the task the page's dialogs are its own again.
+  taskOver = true;
+  await page.evaluate(() => setTimeout(() => alert('After the task'), 0));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(seen, ['After the task']);
+  await page.close();
+});
