@@ -59,6 +59,15 @@
     return taken;
   }
 
+  /** Resolves after the next frame is painted (two animation frames), or after 100 ms in a
+   * tab that paints nothing (hidden). */
+  function afterPaint() {
+    return new Promise((resolve) => {
+      requestAnimationFrame(() => requestAnimationFrame(resolve));
+      setTimeout(resolve, 100);
+    });
+  }
+
   function handle(message) {
     document.dispatchEvent(new CustomEvent(message?.type === 'task_over' ? 'tabwright:task-over' : 'tabwright:task-active'));
     if (message?.v !== PROTOCOL_VERSION) {
@@ -69,7 +78,11 @@
         viewportExpansion: Number(message.viewport_expansion ?? 500),
         screen: message.screen ?? null,
       }).then((snapshot) => ({ ok: true, snapshot, result: { ...historyState(), dialogs: takeDialogs() } }));
-      case 'highlight': return { ok: true, shown: tw.showHighlights(Array.isArray(message.labels) ? message.labels : []) };
+      case 'highlight': {
+        // Answered once the boxes are painted, so a screenshot taken after the answer shows them.
+        const shown = tw.showHighlights(Array.isArray(message.labels) ? message.labels : []);
+        return afterPaint().then(() => ({ ok: true, shown }));
+      }
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'task_over': return { ok: true };
       case 'click': return tw.click(message.index);

@@ -39,6 +39,8 @@ const POLL_MS: u32 = 50;
 const CONTENT_TIMEOUT_MS: u32 = 15_000;
 /// A child frame that takes longer is left out of this step's page.
 const CHILD_FRAME_TIMEOUT_MS: u32 = 5_000;
+/// A screenshot waits this long at most for the highlight boxes to be painted.
+const HIGHLIGHT_WAIT_MS: u32 = 1_000;
 /// All child frames of a page together get this long; the rest are shown unread.
 const CHILD_FRAMES_BUDGET_MS: f64 = 8_000.0;
 /// Frames read per page at most.
@@ -79,6 +81,9 @@ pub struct ChromeBrowser {
     stitcher: Stitcher,
     /// Frames that show highlights, by tab, to clear when the task ends or moves on.
     highlighted: Vec<(i32, i64)>,
+    /// Highlight requests sent and not yet answered (a frame answers once the boxes are
+    /// painted): a screenshot waits for them, so the model sees the numbers.
+    highlights_pending: std::rc::Rc<std::cell::Cell<u32>>,
     /// Whether the current tab's history can go back / forward, from the last observation.
     history: (bool, bool),
     /// What the dialogs the page opened since the last look said, and how each was answered.
@@ -107,6 +112,7 @@ impl ChromeBrowser {
             options,
             stitcher: Stitcher::new(),
             highlighted: Vec::new(),
+            highlights_pending: Default::default(),
             history: (false, false),
             dialogs: Vec::new(),
             known_tabs: Vec::new(),
@@ -518,10 +524,13 @@ impl ChromeBrowser {
         // wait for them (clearing a frame that drew nothing is harmless).
         for (frame_id, labels) in by_frame {
             let (tab_id, request) = (self.tab_id, ContentRequest::Highlight { v: PROTOCOL_VERSION, labels });
+            let pending = self.highlights_pending.clone();
+            pending.set(pending.get() + 1);
             wasm_bindgen_futures::spawn_local(async move {
                 let _ =
                     super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_frame(tab_id, frame_id, &request))
                         .await;
+                pending.set(pending.get().saturating_sub(1));
             });
             self.highlighted.push((self.tab_id, frame_id));
         }
@@ -531,6 +540,15 @@ impl ChromeBrowser {
 impl ChromeBrowser {
     /// The task's tab as Chrome shows it, when it is the shown tab of its window; `None` when
     /// it is not or Chrome will not capture it (the debugger can still).
+    /// Waits (a little, at most) until the boxes drawn for the last look are on screen.
+    async fn highlights_painted(&self) {
+        let mut waited = 0;
+        while self.highlights_pending.get() > 0 && waited < HIGHLIGHT_WAIT_MS {
+            gloo_timers::future::TimeoutFuture::new(5).await;
+            waited += 5;
+        }
+    }
+
     async fn capture_shown_tab(&self) -> Option<Screenshot> {
         let tab = chrome::get_tab(self.tab_id).await.ok()?;
         let window = tab.window_id.filter(|_| tab.active)?;
@@ -893,6 +911,7 @@ impl Browser for ChromeBrowser {
     }
 
     async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
+        self.highlights_painted().await;
         // A tab on show is captured without the debugger and its bar; any other through it.
         if let Some(shot) = self.capture_shown_tab().await {
             return Ok(shot);
