@@ -121,8 +121,9 @@ enum StepEnd {
 impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     pub fn new(task_id: String, task: String, settings: Settings, ports: Ports<B, T, E, C>, stop: StopSignal) -> Self {
         let mut options = settings.actions;
-        // With vision off no image is ever shown: asking for one would waste a step.
-        if settings.agent.vision == Vision::Off {
+        // `screenshot` only where it adds something: with vision off no image is ever shown,
+        // with vision on every step has one.
+        if settings.agent.vision != Vision::Auto {
             options.exclude.push("screenshot".into());
         }
         Agent {
