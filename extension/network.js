@@ -2,16 +2,17 @@
 // the page's requests to settle instead of sleeping a fixed time.
 //
 // webRequest listeners are added only while a task runs (added here at top level they would
-// wake the service worker for every request the browser makes) and removed when it ends.
+// wake the service worker for every request the browser makes) and removed when it ends, and
+// each listens to one watched tab only: Chrome then sends the worker no event for requests of
+// other tabs, nor for the worker's own requests to the LLM.
 // Requests that stay open (event streams, long polls) stop counting after a while, so a page
 // that never goes quiet only costs the core its cap.
 const STALE_MS = 5_000;
-const watched = new Map(); // tabId → {pending: Map(requestId → start), last: last activity, started: last request start}
-let listening = false;
+// tabId → {pending: Map(requestId → start), last: last activity, started: last request start,
+// onStart, onEnd: its listeners}
+const watched = new Map();
 
-function record(details, done) {
-  const tab = watched.get(details.tabId);
-  if (!tab) return;
+function record(tab, details, done) {
   if (done) tab.pending.delete(details.requestId);
   else if (details.type !== 'websocket') {
     tab.pending.set(details.requestId, Date.now());
@@ -19,26 +20,26 @@ function record(details, done) {
   }
   tab.last = Date.now();
 }
-const started = (d) => record(d, false);
-const finished = (d) => record(d, true);
-const FILTER = { urls: ['<all_urls>'] };
 
 export const network = {
   watch(tabId) {
-    if (!watched.has(tabId)) watched.set(tabId, { pending: new Map(), last: Date.now(), started: 0 });
-    if (listening) return;
-    listening = true;
-    chrome.webRequest.onBeforeRequest.addListener(started, FILTER);
-    chrome.webRequest.onCompleted.addListener(finished, FILTER);
-    chrome.webRequest.onErrorOccurred.addListener(finished, FILTER);
+    if (watched.has(tabId)) return;
+    const tab = { pending: new Map(), last: Date.now(), started: 0, onStart: null, onEnd: null };
+    tab.onStart = (details) => record(tab, details, false);
+    tab.onEnd = (details) => record(tab, details, true);
+    const filter = { urls: ['<all_urls>'], tabId };
+    chrome.webRequest.onBeforeRequest.addListener(tab.onStart, filter);
+    chrome.webRequest.onCompleted.addListener(tab.onEnd, filter);
+    chrome.webRequest.onErrorOccurred.addListener(tab.onEnd, filter);
+    watched.set(tabId, tab);
   },
   unwatchAll() {
+    for (const tab of watched.values()) {
+      chrome.webRequest.onBeforeRequest.removeListener(tab.onStart);
+      chrome.webRequest.onCompleted.removeListener(tab.onEnd);
+      chrome.webRequest.onErrorOccurred.removeListener(tab.onEnd);
+    }
     watched.clear();
-    if (!listening) return;
-    listening = false;
-    chrome.webRequest.onBeforeRequest.removeListener(started);
-    chrome.webRequest.onCompleted.removeListener(finished);
-    chrome.webRequest.onErrorOccurred.removeListener(finished);
   },
   /** When the tab last started a request (ms since the epoch), 0 if none was seen. */
   lastRequestAt(tabId) {

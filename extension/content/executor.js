@@ -5,8 +5,8 @@
 // click) so pages that listen for any of them react. Some pages ignore events that are not
 // trusted (`isTrusted` is false for every event a script makes), so a click also watches the
 // page for a short while and says whether anything happened; when nothing did, the worker
-// repeats the click as real input at the point this file reports. `point` answers that same
-// question — where would a real click reach the element — without clicking.
+// repeats the click as real input at the point `point` reports: where a real click would reach
+// the element (asked only then, since a hit test right after scrolling is costly).
 //
 // Typing and choosing use the native setters of the element's prototype before dispatching
 // `input` and `change`: React and similar libraries track the value through that setter and
@@ -271,7 +271,6 @@
     tw.lateClick?.watch.check();
     tw.lateClick = null;
     scrollToCentre(el);
-    const { x, y } = aimAt(el);
     const watch = watchEffects(el);
     try {
       dispatchClick(el, (fn) => watch.ignoring(fn));
@@ -287,7 +286,7 @@
           if (tw.lateClick === late) late.watch.check();
         }, LATE_EFFECT_WATCH_MS);
       }
-      return { ok: true, result: { effect, navigating: watch.leaving, x, y } };
+      return { ok: true, result: { effect, navigating: watch.leaving } };
     });
   };
 

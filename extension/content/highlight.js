@@ -67,7 +67,9 @@
     shown = labels.map(([local, global]) => [global, tw.elementAt(local)]).filter(([, el]) => el);
     if (!shown.length) return 0;
     ensureLayer();
-    draw();
+    // Drawn when the page next paints, as after a scroll: nothing drawn sooner would be seen
+    // sooner, and a tab in the background is not drawn for until it is shown.
+    redrawSoon();
     addEventListener('scroll', redrawSoon, { capture: true, passive: true });
     addEventListener('resize', redrawSoon, { passive: true });
     return shown.length;

@@ -116,10 +116,10 @@
   /** Free text is seen when the element that gives it a box is rendered, in the expanded
    * viewport, not covered (a modal over the page hides its text as well as its buttons) and not
    * outside an open modal dialog. */
-  function isVisibleText(boxParent, clip, ctx) {
+  function isVisibleText(boxParent, boxRect, clip, ctx) {
     let visible = ctx.textParents.get(boxParent);
     if (visible === undefined) {
-      const rect = boxParent.getBoundingClientRect();
+      const rect = boxRect ?? boxParent.getBoundingClientRect();
       visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && isRendered(boxParent, ctx)
         && !tw.outsideModal(boxParent, ctx.modal) && tw.isUncovered(boxParent, clipped(rect, clip));
       ctx.textParents.set(boxParent, visible);
@@ -136,7 +136,7 @@
       if (isRendered(up.box, ctx)) tw.appendText(up.owner, text);
       return;
     }
-    if (!isVisibleText(up.box, up.clip, ctx)) return;
+    if (!isVisibleText(up.box, up.boxRect, up.clip, ctx)) return;
     const open = ctx.openText;
     if (open && ctx.nodes[ctx.nodes.length - 1] === open.node && open.block === up.block && open.node.d === up.depth) {
       tw.appendText(open.node, text);
@@ -165,9 +165,9 @@
   }
 
   /** The clip for an element's children: its own box, when it clips its overflow. */
-  function clipFor(el, style, rect, clip, ctx) {
+  function clipFor(el, style, overflowY, rect, clip, ctx) {
     if (el === ctx.pageScroller || el === document.body) return clip;
-    if (style.overflowX === 'visible' && style.overflowY === 'visible') return clip;
+    if (style.overflowX === 'visible' && overflowY === 'visible') return clip;
     if (!clip) return { top: rect.top, bottom: rect.bottom, left: rect.left, right: rect.right };
     return {
       top: Math.max(clip.top, rect.top),
@@ -229,7 +229,7 @@
     const style = getComputedStyle(el);
     if (style.display === 'none') return;
     const label = el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '';
-    const kind = tw.classify(el, style, up.cursor, ctx.listeners.has(el));
+    const kind = tw.classify(el, style.cursor, up.cursor, ctx.listeners.has(el));
     if (kind === 'strong' || (kind === 'weak' && !up.owner)) {
       const entry = addElement(el, el.getBoundingClientRect(), null, up, ctx);
       if (entry) tw.appendText(entry, label);
@@ -240,7 +240,8 @@
 
   /** `up` is what an element inherits from the walk above it: its depth among listed nodes, the
    * indexed element that owns its text (if any), its parent's cursor, the block its text joins,
-   * and the nearest element with a box (display: contents elements and slots have none). */
+   * and the nearest element with a box (display: contents elements and slots have none) with
+   * that box as measured (none for the element the walk starts at). */
   function walk(el, up, level, ctx) {
     const tag = el.localName;
     if (el === tw.highlightHost || level > MAX_DEPTH) return;
@@ -260,25 +261,30 @@
       return;
     }
     const style = getComputedStyle(el);
-    if (style.display === 'none') return;
+    // Each computed value is read once: every read of a computed style asks the engine again.
+    const display = style.display;
+    if (display === 'none') return;
     if (FRAMES.has(tag)) {
       addFrame(el, box, up, ctx);
       return;
     }
     if (tag === 'img' && up.owner && isRendered(el, ctx)) tw.appendText(up.owner, el.getAttribute('alt') || '');
 
-    const kind = tw.classify(el, style, up.cursor, ctx.listeners.has(el));
-    const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, style) : null;
+    const cursor = style.cursor;
+    const overflowY = style.overflowY;
+    const kind = tw.classify(el, cursor, up.cursor, ctx.listeners.has(el));
+    const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, overflowY) : null;
     const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, box, scroll, up, ctx) : null;
-    const contents = style.display === 'contents';
+    const contents = display === 'contents';
     const below = {
       depth: entry ? up.depth + 1 : up.depth,
       // A container listed only because it scrolls does not own what is inside it.
       owner: entry && kind ? entry : up.owner,
-      cursor: style.cursor,
-      block: style.display.startsWith('inline') || contents ? up.block : el,
+      cursor,
+      block: display.startsWith('inline') || contents ? up.block : el,
       box: contents ? up.box : el,
-      clip: contents ? up.clip : clipFor(el, style, box, up.clip, ctx),
+      boxRect: contents ? up.boxRect : box,
+      clip: contents ? up.clip : clipFor(el, style, overflowY, box, up.clip, ctx),
     };
     for (const child of renderedChildren(el, ctx)) {
       if (child.nodeType === Node.ELEMENT_NODE) walk(child, below, level + 1, ctx);
@@ -338,13 +344,20 @@
     tw.setScreen(screen);
     const scroller = document.scrollingElement || document.documentElement;
     const knownRoots = new Set(registry.shadowRoots.map((ref) => ref.deref()));
-    let ctx = walkPage(viewportExpansion, scroller);
-    registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
-    // A listener inside a closed shadow root can only be told apart from its host once the root
-    // is known; when the walk met closed roots for the first time, look again with them known.
-    if (ctx.shadowRoots.some((root) => root.mode === 'closed' && !knownRoots.has(root))) {
+    let ctx;
+    tw.holdViewport();
+    try {
       ctx = walkPage(viewportExpansion, scroller);
       registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
+      // A listener inside a closed shadow root can only be told apart from its host once the
+      // root is known; when the walk met closed roots for the first time, look again with them
+      // known.
+      if (ctx.shadowRoots.some((root) => root.mode === 'closed' && !knownRoots.has(root))) {
+        ctx = walkPage(viewportExpansion, scroller);
+        registry.shadowRoots = ctx.shadowRoots.map((root) => new WeakRef(root));
+      }
+    } finally {
+      tw.releaseViewport();
     }
     registry.previous = new Set(ctx.indexed.map(([index]) => index));
     if (registry.byIndex.size > 10_000 + 2 * ctx.indexed.length) {

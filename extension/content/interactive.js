@@ -1,6 +1,7 @@
 // Would a person see this element as something to click, type into or choose from?
 //
-// classify(el, style, parentCursor, hasListener) answers 'strong', 'weak' or null:
+// classify(el, cursor, parentCursor, hasListener) answers 'strong', 'weak' or null (`cursor` is
+// the element's computed cursor):
 //   strong — the element is an interaction of its own, even inside another one:
 //     native controls (links with href, buttons, inputs, selects, text areas, summary),
 //     editable regions (the contenteditable host), interactive ARIA roles, focusable custom
@@ -63,17 +64,19 @@
     return el.closest('[inert]') !== null;
   }
 
-  tw.classify = function classify(el, style, parentCursor, hasListener) {
+  tw.classify = function classify(el, cursor, parentCursor, hasListener) {
     const tag = el.localName;
-    const cursorStarts = ACTIVE_CURSORS.has(style.cursor) && style.cursor !== parentCursor;
-    const clickHandler = (hasListener || el.hasAttribute('onclick')) && !isDelegationRoot(el, tag);
+    const cursorStarts = ACTIVE_CURSORS.has(cursor) && cursor !== parentCursor;
+    // The attributes looked at below, named in one call rather than asked for one by one.
+    const names = el.getAttributeNames();
+    const clickHandler = (hasListener || names.includes('onclick')) && !isDelegationRoot(el, tag);
     // Signals besides being a native control.
     const marked = (el.isContentEditable && !el.parentElement?.isContentEditable)
-      || ROLES.has(el.getAttribute('role'))
+      || (names.includes('role') && ROLES.has(el.getAttribute('role')))
       || clickHandler
-      || (el.tabIndex >= 0 && el.hasAttribute('tabindex'))
-      || (el.hasAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false')
-      || el.getAttribute('data-toggle') === 'dropdown';
+      || (names.includes('tabindex') && el.tabIndex >= 0)
+      || (names.includes('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false')
+      || (names.includes('data-toggle') && el.getAttribute('data-toggle') === 'dropdown');
     let native = isNativeControl(el, tag);
     if (!native && !marked && !cursorStarts) return null;
     if (isOff(el, tag)) return null;

@@ -25,7 +25,9 @@
 
   tw.attributesOf = function attributesOf(el) {
     const out = {};
+    const names = el.getAttributeNames();
     for (const name of USEFUL_ATTRIBUTES) {
+      if (!names.includes(name)) continue;
       const value = el.getAttribute(name);
       if (value !== null && value !== '') out[name] = clip(value);
     }

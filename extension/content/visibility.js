@@ -41,14 +41,28 @@
   };
 
   let screen = null; // the visible part of this frame in its own coordinates, when a parent says
+  let held = null; // the visible part as measured for the walk under way
 
   /** Sets the part of this frame that is on the top window's screen, or null for the window. */
   tw.setScreen = function setScreen(region) {
     screen = region;
   };
 
+  /** Measures the visible part once for a walk, which neither scrolls nor resizes anything:
+   * every test until `releaseViewport` uses that measure instead of reading the window's size
+   * again for each element. */
+  tw.holdViewport = function holdViewport() {
+    held = null;
+    held = visible();
+  };
+
+  tw.releaseViewport = function releaseViewport() {
+    held = null;
+  };
+
   /** The visible part of the frame: its window, cut to the top screen when known. */
   function visible() {
+    if (held) return held;
     if (!screen) return { top: 0, left: 0, bottom: innerHeight, right: innerWidth };
     return {
       top: Math.max(0, screen.top),
@@ -126,9 +140,9 @@
     return modal !== null && !tw.flatContains(modal, el);
   };
 
-  /** Whether the element is a scrollable container, and how far it scrolls. */
-  tw.scrollOf = function scrollOf(el, style) {
-    const overflowY = style.overflowY;
+  /** Whether the element is a scrollable container, and how far it scrolls, given its computed
+   * overflow-y. */
+  tw.scrollOf = function scrollOf(el, overflowY) {
     if (overflowY !== 'auto' && overflowY !== 'scroll' && overflowY !== 'overlay') return null;
     const range = el.scrollHeight - el.clientHeight;
     if (range <= 4) return null;
