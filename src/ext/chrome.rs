@@ -304,6 +304,13 @@ fn session_at_start() -> Option<JsValue> {
 /// the same key asked for in the same turn (several events at once) come down to the newest,
 /// which holds what the older ones would have written.
 pub async fn session_set(key: &str, value: &serde_json::Value) -> Result<(), String> {
+    session_set_with(key, || serde_json::to_string(value).map_err(|e| e.to_string())).await
+}
+
+/// `session_set` with the JSON text made by `text` only if this write is not overtaken, and
+/// only when it is made: a value that would be written whole after every event is then made
+/// once a turn, off the path of the event itself.
+pub async fn session_set_with(key: &str, text: impl FnOnce() -> Result<String, String>) -> Result<(), String> {
     let ticket = SESSION_WRITES.with_borrow_mut(|(count, newest)| {
         *count += 1;
         newest.insert(key.to_string(), *count);
@@ -313,7 +320,7 @@ pub async fn session_set(key: &str, value: &serde_json::Value) -> Result<(), Str
     if SESSION_WRITES.with_borrow(|(_, newest)| newest.get(key) != Some(&ticket)) {
         return Ok(());
     }
-    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    let text = text()?;
     let items = js_sys::Object::new();
     js_sys::Reflect::set(&items, &JsValue::from_str(key), &JsValue::from_str(&text)).map_err(|e| js_error_text(&e))?;
     settle(storage_session_set(&items)).await.map(|_| ())

@@ -256,21 +256,24 @@ fn launch(
     let sink = {
         let events = events.clone();
         let task_id = JsValue::from_str(&saved.task_id);
-        let saved = saved.clone();
+        let saved = Rc::new(SavedTask { events: Vec::new(), ..saved.clone() });
         move |event: AgentEvent| {
             let seq = events.borrow().len();
             events.borrow_mut().push(event.clone());
             {
                 // Every event is saved, so a restarted worker's log never ends before what a
-                // panel already showed.
-                let snapshot = serde_json::to_value(SavedTask {
-                    events: events.borrow().iter().map(without_screenshot).collect(),
-                    running: !matches!(event, AgentEvent::TaskFinished { .. }),
-                    ..saved.clone()
-                })
-                .unwrap_or_default();
+                // panel already showed. The log is written out when the write is made: once
+                // for the events of one turn, and not on the way of the event itself.
+                let (events, saved) = (events.clone(), saved.clone());
                 wasm_bindgen_futures::spawn_local(async move {
-                    let _ = chrome::session_set(SAVED_TASK_KEY, &snapshot).await;
+                    let _ = chrome::session_set_with(SAVED_TASK_KEY, || {
+                        let events = events.borrow();
+                        let running = !matches!(events.last(), Some(AgentEvent::TaskFinished { .. }));
+                        let events = events.iter().map(without_screenshot).collect();
+                        serde_json::to_string(&SavedTask { events, running, ..(*saved).clone() })
+                            .map_err(|e| e.to_string())
+                    })
+                    .await;
                 });
             }
             // A closed panel makes the call throw; the task goes on and the event is kept.
