@@ -27,6 +27,7 @@ use crate::settings::PageOptions;
 use gloo_timers::future::TimeoutFuture;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 /// How long a page may take to load before the step goes on without it.
 const LOAD_TIMEOUT_MS: f64 = 20_000.0;
@@ -97,6 +98,8 @@ pub struct ChromeBrowser {
     blank_children: Vec<i32>,
     /// Every tab as the last look at the browser's tabs found them.
     seen_tabs: Vec<Tab>,
+    /// The last look at every tab, until the worker next waits for anything (see `took_look`).
+    latest_look: Rc<RefCell<Option<Vec<Tab>>>>,
     debugger: Debugger,
 }
 
@@ -119,6 +122,7 @@ impl ChromeBrowser {
             action_started: 0.0,
             blank_children: Vec::new(),
             seen_tabs: Vec::new(),
+            latest_look: Rc::default(),
             debugger: Debugger::default(),
         }
     }
@@ -145,6 +149,19 @@ impl ChromeBrowser {
     async fn refresh_tabs(&mut self, adopt: bool) -> Result<Vec<Tab>, BrowserError> {
         let all = all_tabs().await;
         self.refresh_tabs_from(all, adopt)
+    }
+
+    /// Keeps a look at every tab just taken for as long as the worker runs on without waiting
+    /// for anything: until then nothing else has run here, and a second look would only tell
+    /// the same moment again, a round trip later. An observation right after an action that
+    /// needed no waiting uses it (see `observe`).
+    fn took_look(&self, all: &[Tab]) {
+        *self.latest_look.borrow_mut() = Some(all.to_vec());
+        let latest = self.latest_look.clone();
+        // Spawned work runs once the running work waits, before anything it waits for.
+        wasm_bindgen_futures::spawn_local(async move {
+            latest.borrow_mut().take();
+        });
     }
 
     /// `refresh_tabs` with every tab as a look just taken found them.
@@ -225,6 +242,7 @@ impl ChromeBrowser {
         // One look at every tab serves as the first look at the current one, and, when no
         // navigation is waited for, as the look for tabs the action opened.
         let all = all_tabs().await;
+        self.took_look(&all);
         let first = find_tab(&all, self.tab_id);
         let listed = first.is_some();
         let (after, looked_again) = match self.follow_navigation_from(before, grace_ms, first).await {
@@ -637,7 +655,11 @@ fn child_frames(snapshot: &FrameSnapshot, origin: (f64, f64)) -> impl Iterator<I
 
 impl Browser for ChromeBrowser {
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
-        self.refresh_tabs(false).await?;
+        let latest = self.latest_look.borrow_mut().take();
+        match latest {
+            Some(all) => self.refresh_tabs_from(all, false).map(|_| ())?,
+            None => self.refresh_tabs(false).await.map(|_| ())?,
+        }
         chrome::watch_network(self.tab_id);
         // The look at every tab just taken also tells whether this one has finished loading.
         let tab = match find_tab(&self.seen_tabs, self.tab_id) {
