@@ -271,6 +271,10 @@ async function putStep(tx, task, record) {
   return true;
 }
 
+/** The events that change what the history keeps (see `apply`). */
+const KEPT_EVENTS = new Set(['task_started', 'task_restored', 'task_paused', 'task_resumed', 'history_compacted',
+  'step_finished', 'task_finished']);
+
 /** Applies one event to the stores; resolves once written. */
 async function apply(tx, taskId, event) {
   const tasks = tx.objectStore(TASKS);
@@ -331,6 +335,9 @@ export async function recordEvent(taskId, seq, event) {
     if (typeof taskId !== 'string' || !taskId || typeof event?.type !== 'string') {
       throw new TypeError(`not a task event (task ${JSON.stringify(taskId)}, type ${JSON.stringify(event?.type)})`);
     }
+    // Events the history keeps nothing of cost no transaction: they come every step, on the
+    // step's own time.
+    if (!KEPT_EVENTS.has(event.type)) return true;
     await transaction('readwrite', (tx) => apply(tx, taskId, event));
     return true;
   } catch (error) {
