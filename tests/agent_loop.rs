@@ -409,24 +409,27 @@ fn a_screenshot_is_attached_to_the_next_request_only() {
     assert_eq!(image_of(&run.requests[2]), None);
 }
 
+/// Asks the user for alice's password, then logs in with the answer.
+fn ask_for_the_password(state: &str, body: &Value) -> Reply {
+    if let Some(answer) = state.lines().find_map(|l| l.strip_prefix("ask_human: The user answered: ")) {
+        let user = index_of(state, "placeholder=Username").unwrap();
+        let pass = index_of(state, "placeholder=Password").unwrap();
+        return output(
+            "Use the password the user gave",
+            json!([{"input": {"index": user, "text": "alice"}}, {"input": {"index": pass, "text": answer}}, {"click": {"index": index_of(state, ">Submit").unwrap()}}]),
+        );
+    }
+    if title_of(state).starts_with("Welcome") {
+        return login_policy(state, body);
+    }
+    output("Ask for the password", json!([{"ask_human": {"question": "What is alice's password?"}}]))
+}
+
 #[test]
 fn ask_human_reports_the_question_and_gives_the_answer_back_to_the_llm() {
     let site = FakeSite::at(LOGIN_URL);
     site.state.borrow_mut().answer = "hunter2".into();
-    let llm = ScriptedLlm::new(|state, body| {
-        if let Some(answer) = state.lines().find_map(|l| l.strip_prefix("ask_human: The user answered: ")) {
-            let user = index_of(state, "placeholder=Username").unwrap();
-            let pass = index_of(state, "placeholder=Password").unwrap();
-            return output(
-                "Use the password the user gave",
-                json!([{"input": {"index": user, "text": "alice"}}, {"input": {"index": pass, "text": answer}}, {"click": {"index": index_of(state, ">Submit").unwrap()}}]),
-            );
-        }
-        if title_of(state).starts_with("Welcome") {
-            return login_policy(state, body);
-        }
-        output("Ask for the password", json!([{"ask_human": {"question": "What is alice's password?"}}]))
-    });
+    let llm = ScriptedLlm::new(ask_for_the_password);
     let run = run_task(site.clone(), llm, 10, StopSignal::new());
     assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
     assert_eq!(site.state.borrow().questions, ["What is alice's password?"]);
@@ -974,20 +977,7 @@ fn when_summarising_fails_older_steps_are_shortened_instead_and_not_retried_ever
 fn a_secret_given_as_an_answer_is_masked_in_events_and_requests_but_typed_for_real() {
     let site = FakeSite::at(LOGIN_URL);
     site.state.borrow_mut().answer = "hunter2".into();
-    let llm = ScriptedLlm::new(|state, body| {
-        if let Some(answer) = state.lines().find_map(|l| l.strip_prefix("ask_human: The user answered: ")) {
-            let user = index_of(state, "placeholder=Username").unwrap();
-            let pass = index_of(state, "placeholder=Password").unwrap();
-            return output(
-                "Use the password the user gave",
-                json!([{"input": {"index": user, "text": "alice"}}, {"input": {"index": pass, "text": answer}}, {"click": {"index": index_of(state, ">Submit").unwrap()}}]),
-            );
-        }
-        if title_of(state).starts_with("Welcome") {
-            return login_policy(state, body);
-        }
-        output("Ask for the password", json!([{"ask_human": {"question": "What is alice's password?"}}]))
-    });
+    let llm = ScriptedLlm::new(ask_for_the_password);
     let settings = with_safety(10, &[("alice_password", "hunter2", &[])], &[]);
     let run = run_with(site.clone(), llm, settings, "Log in as alice; ask me for the password");
     assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { startMockLlm, answer, newGate } from './lib/mock-llm.mjs';
 import { findIndex, field } from './lib/state.mjs';
 
 let h;
@@ -49,9 +49,7 @@ after(async () => {
 });
 
 function openGate() {
-  let release;
-  const promise = new Promise((r) => { release = r; });
-  gate = { promise, release };
+  gate = newGate();
   return gate;
 }
 

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { startMockLlm, answer, newGate } from './lib/mock-llm.mjs';
 import { findIndex } from './lib/state.mjs';
 
 let h;
@@ -31,9 +31,7 @@ after(async () => {
 });
 
 function openGate() {
-  let release;
-  const promise = new Promise((r) => { release = r; });
-  gate = { promise, release };
+  gate = newGate();
   return gate;
 }
 

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { startMockLlm, answer, newGate } from './lib/mock-llm.mjs';
 import { findIndex } from './lib/state.mjs';
 
 let h;
@@ -33,9 +33,7 @@ after(async () => {
 });
 
 function openGate() {
-  let release;
-  const promise = new Promise((r) => { release = r; });
-  gate = { promise, release };
+  gate = newGate();
   return gate;
 }
 

@@ -237,6 +237,14 @@ export function schemaOf(body, format = formatOf(body)) {
   return FORMATS[PROVIDERS[format] ?? format].schema(body);
 }
 
+/** A gate a policy can wait on (`await gate.promise`) to hold the model's answer until the
+ * test calls `gate.release()`. */
+export function newGate() {
+  let release;
+  const promise = new Promise((r) => { release = r; });
+  return { promise, release };
+}
+
 /** An AgentOutput with the given goal and actions. */
 export function answer(nextGoal, actions) {
   return { output: { evaluation_previous_goal: 'Judged from the page.', memory: '', next_goal: nextGoal, action: actions } };
