@@ -174,13 +174,6 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self
     }
 
-    /// Whether the model writes free reasoning (`thinking`) before its answer: better
-    /// decisions, more output tokens.
-    pub fn with_thinking(mut self, thinking: bool) -> Self {
-        self.thinking = thinking;
-        self
-    }
-
     /// Asks for the task's result in the shape of this JSON Schema: `done` then takes
     /// `{data, success}` with `data` checked against it.
     pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
@@ -611,14 +604,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let last = covered.last().map_or(through, |r| r.step);
         let mut user = format!("<task>\n{}\n</task>\n\n", self.task.trim());
         if let Some(earlier) = &self.summary {
-            let _ = std::fmt::Write::write_fmt(
-                &mut user,
-                format_args!(
-                    "<summary of steps 1–{}>\n{}\n</summary>\n\n",
-                    earlier.through_step,
-                    crate::dom::untrusted(&earlier.text, 6_000)
-                ),
-            );
+            user.push_str(&earlier.block());
+            user.push_str("\n\n");
         }
         user.push_str("<steps>\n");
         user.push_str(&crate::dom::untrusted_block(&steps_text(covered.iter().copied()), MAX_SUMMARY_INPUT_CHARS));

@@ -79,6 +79,14 @@ pub struct HistorySummary {
     pub text: String,
 }
 
+impl HistorySummary {
+    /// The summary as the model reads it in place of its steps (the history it was made from
+    /// quotes pages, so it is escaped like page text).
+    pub fn block(&self) -> String {
+        format!("<summary of steps 1–{}>\n{}\n</summary>", self.through_step, untrusted(&self.text, MAX_SUMMARY_CHARS))
+    }
+}
+
 /// A rough count of the tokens `text` costs: about four characters of Latin script per token,
 /// one per character of other scripts (CJK, Cyrillic, …), which tokenisers split finer.
 pub fn estimate_tokens(text: &str) -> u32 {
@@ -111,12 +119,7 @@ fn write_history(out: &mut String, input: &StateInput<'_>) {
     let through = input.summary.map_or(0, |s| s.through_step);
     let steps: Vec<&StepRecord> = input.history.iter().filter(|r| r.step > through).collect();
     if let Some(summary) = input.summary {
-        let _ = writeln!(
-            out,
-            "<summary of steps 1–{}>\n{}\n</summary>",
-            summary.through_step,
-            untrusted(&summary.text, MAX_SUMMARY_CHARS)
-        );
+        let _ = writeln!(out, "{}", summary.block());
     } else if steps.is_empty() {
         out.push_str("(no steps yet)\n");
     }

@@ -53,26 +53,6 @@ function openGate() {
   return gate;
 }
 
-/** Stops every service worker over CDP and waits until Chrome reports the extension's stopped
- * (stopping is asynchronous: the command may return before, so it is repeated). */
-async function stopWorker(page) {
-  const cdp = await h.context.newCDPSession(page);
-  const versions = new Map();
-  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions: list }) => {
-    for (const v of list) {
-      if (v.scriptURL.startsWith(`chrome-extension://${h.extensionId}/`)) versions.set(v.versionId, v.runningStatus);
-    }
-  });
-  await cdp.send('ServiceWorker.enable');
-  const stopped = () => versions.size > 0 && [...versions.values()].every((s) => s === 'stopped');
-  for (let tries = 0; !stopped(); tries++) {
-    assert.ok(tries < 20, `the worker did not stop: ${[...versions.values()]}`);
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    for (let waited = 0; waited < 500 && !stopped(); waited += 20) await new Promise((r) => setTimeout(r, 20));
-  }
-  await cdp.detach();
-}
-
 /** Calls the history module in an extension page: `history[name](...args)`. */
 function historyCall(page, name, ...args) {
   return page.evaluate(async ([name, args]) => {
@@ -112,7 +92,7 @@ test('every step is in the history once, with its page, thoughts, actions, timin
   }
   assert.equal(before.task.running, true);
   await h.screenshot(panel, 'history-running-panel');
-  await stopWorker(panel);
+  await h.stopWorker(panel);
   gate = null;
   held.release();
   await panel.locator('.final').waitFor({ timeout: 60_000 });
@@ -121,7 +101,7 @@ test('every step is in the history once, with its page, thoughts, actions, timin
   await untilRecordedAsEnded(panel, taskId);
 
   // The worker goes away again; a page opened afterwards reads what was kept.
-  await stopWorker(panel);
+  await h.stopWorker(panel);
   await panel.close();
   const reader = await h.openPanel();
   const tasks = await historyCall(reader, 'listTasks');

@@ -69,10 +69,7 @@ test('after Chrome stops the service worker, the open panel reconnects and shows
   llm.requests.length = 0;
   await h.openFixture('login.html');
   const panel = await h.openPanel();
-  const cdp = await h.context.newCDPSession(panel);
-  await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
-  await new Promise((r) => setTimeout(r, 1_000));
+  await h.stopWorker(panel);
 
   const final = await runTaskToEnd(panel, 'Type into the user name field three times', 30_000);
   assert.match(final, /Finished after 3 answers\./);

@@ -1,6 +1,7 @@
 // A task survives Chrome stopping the service worker in the middle of it: the worker saves the
 // task after every step, and when it starts again (the panel reconnecting, the alarm) the task
-// goes on from its last completed step with its whole history. DEBUG_RESTART=1 prints the worker's states.
+// goes on from its last completed step with its whole history. DEBUG_RESTART=1 prints the
+// task's events and the requests the mock received.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
@@ -45,22 +46,8 @@ test('the worker stopped mid-task: the task goes on from its last completed step
   await runTask(panel, 'Type into the user name field three times');
   while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
   await panel.locator('.step .goal', { hasText: 'Type attempt 2' }).waitFor({ timeout: 30_000 });
-  const cdp = await h.context.newCDPSession(panel);
-  const workerStatus = new Map(); // the extension worker's versions → running status
-  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-    for (const v of versions) {
-      if (process.env.DEBUG_RESTART) console.log('worker', v.versionId, v.runningStatus, v.scriptURL, Date.now() % 100000);
-      if (v.scriptURL.startsWith(`chrome-extension://${h.extensionId}/`)) workerStatus.set(v.versionId, v.runningStatus);
-    }
-  });
-  await cdp.send('ServiceWorker.enable');
   // Stop it, and make sure it really stopped while the request was held (Chrome may take a moment).
-  const stopped = () => workerStatus.size > 0 && [...workerStatus.values()].every((s) => s === 'stopped');
-  for (let tries = 0; !stopped(); tries++) {
-    assert.ok(tries < 20, `the worker did not stop: ${[...workerStatus.values()]}`);
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    for (let waited = 0; waited < 500 && !stopped(); waited += 20) await new Promise((r) => setTimeout(r, 20));
-  }
+  await h.stopWorker(panel);
   if (process.env.DEBUG_RESTART) console.log('released', llm.requests.length, Date.now() % 100000);
   gate = null;
   held.release();

@@ -33,6 +33,25 @@ export async function startHarness() {
       return page;
     },
     settings: (values) => saveSettings(context, extensionId, values),
+    /** Stops the extension's service worker over CDP (from `page`, any page) and waits until
+     * Chrome reports it stopped: the command may return before, so it is repeated. */
+    async stopWorker(page) {
+      const cdp = await context.newCDPSession(page);
+      const status = new Map(); // the extension worker's versions → running status
+      cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+        for (const v of versions) {
+          if (v.scriptURL.startsWith(`chrome-extension://${extensionId}/`)) status.set(v.versionId, v.runningStatus);
+        }
+      });
+      await cdp.send('ServiceWorker.enable');
+      const stopped = () => status.size > 0 && [...status.values()].every((s) => s === 'stopped');
+      for (let tries = 0; !stopped(); tries++) {
+        if (tries >= 20) throw new Error(`the worker did not stop: ${[...status.values()]}`);
+        await cdp.send('ServiceWorker.stopAllWorkers');
+        for (let waited = 0; waited < 500 && !stopped(); waited += 20) await new Promise((r) => setTimeout(r, 20));
+      }
+      await cdp.detach();
+    },
     async screenshot(page, name) {
       mkdirSync(OUTPUT_DIR, { recursive: true });
       await page.screenshot({ path: path.join(OUTPUT_DIR, `${name}.png`) });
