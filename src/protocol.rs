@@ -293,8 +293,10 @@ pub struct ScreenRegion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContentReply {
     pub ok: bool,
+    /// A frame's snapshot, as JSON text: one string crosses from the page to the worker at
+    /// once, where an object of a thousand nodes is converted field by field twice on the way.
     #[serde(default)]
-    pub snapshot: Option<serde_json::Value>,
+    pub snapshot_json: Option<String>,
     #[serde(default)]
     pub code: Option<String>,
     #[serde(default)]

@@ -56,14 +56,32 @@
     return el && el.isConnected ? el : null;
   };
 
+  // Closed shadow roots, asked of chrome.dom once per element: the question costs as much as
+  // measuring a box, and a root, once attached, stays. An element found without one is not
+  // asked again until the page attaches a closed root somewhere (page-shadow-roots.js reports
+  // it), nor while the document is still being parsed (a declarative root may be on its way).
+  const closedRoots = new WeakMap(); // host → its closed root
+  let withoutClosedRoot = new WeakSet();
+  if (tw.closedRootListener) document.removeEventListener('tabwright:closed-shadow-root', tw.closedRootListener, true);
+  tw.closedRootListener = () => { withoutClosedRoot = new WeakSet(); };
+  document.addEventListener('tabwright:closed-shadow-root', tw.closedRootListener, true);
+
   function shadowRootOf(el) {
-    if (el.shadowRoot) return el.shadowRoot;
+    const open = el.shadowRoot;
+    if (open) return open;
     if (!el.localName.includes('-') && !SHADOW_HOSTS.has(el.localName)) return null;
+    const known = closedRoots.get(el);
+    if (known) return known;
+    if (withoutClosedRoot.has(el)) return null;
+    let root = null;
     try {
-      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
+      root = chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
     } catch {
-      return null;
+      // an element chrome.dom will not look into
     }
+    if (root) closedRoots.set(el, root);
+    else if (document.readyState !== 'loading') withoutClosedRoot.add(el);
+    return root;
   }
   /** The element's shadow root, open or closed, or null (shared with page-tools.js and markdown.js). */
   tw.shadowRootOf = shadowRootOf;

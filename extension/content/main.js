@@ -1,6 +1,7 @@
 // The content script's message handler: answers the service worker's requests, one content
 // script per frame. Protocol v1 requests:
-//   snapshot          — the frame's elements and text (indexer.js), with the history state
+//   snapshot          — the frame's elements and text (indexer.js) as JSON text, with the
+//                       history state
 //   highlight, clear_highlights — numbered boxes over elements (highlight.js)
 //   click, point, input, dropdown_options, select_option — element actions (executor.js)
 //   scroll, find_text, search_page — page tools (page-tools.js)
@@ -77,7 +78,7 @@
       case 'snapshot': return tw.snapshot({
         viewportExpansion: Number(message.viewport_expansion ?? 500),
         screen: message.screen ?? null,
-      }).then((snapshot) => ({ ok: true, snapshot, result: { ...historyState(), dialogs: takeDialogs() } }));
+      }).then((snapshot) => ({ ok: true, snapshot_json: JSON.stringify(snapshot), result: { ...historyState(), dialogs: takeDialogs() } }));
       case 'highlight': {
         // Answered once the boxes are painted, so a screenshot taken after the answer shows them.
         const shown = tw.showHighlights(Array.isArray(message.labels) ? message.labels : []);

@@ -99,6 +99,12 @@ struct WireNode {
 }
 
 impl FrameSnapshot {
+    /// Parses and checks a snapshot sent by a content script as JSON text.
+    pub fn from_json_text(text: &str) -> Result<Self, SnapshotError> {
+        let value = serde_json::from_str(text).map_err(|e| SnapshotError::Shape(e.to_string()))?;
+        Self::from_json(value)
+    }
+
     /// Parses and checks a snapshot sent by a content script.
     pub fn from_json(value: serde_json::Value) -> Result<Self, SnapshotError> {
         // The version first, so a newer format says so instead of failing on an unknown field.
@@ -227,6 +233,18 @@ mod tests {
         assert!(matches!(&f.nodes[2], FrameNode::Element { scroll: Some(ScrollInfo { below_px: 300, .. }), .. }));
         assert!(matches!(&f.nodes[3], FrameNode::Element { local: 3, is_new: true, depth: 1, .. }));
         assert_eq!(f.nodes[4], FrameNode::Frame { depth: 1, frame_id: 7, at: (10.0, 200.0) });
+    }
+
+    #[test]
+    fn the_json_text_a_content_script_sends_parses_the_same_and_broken_text_is_a_shape_error() {
+        assert_eq!(
+            FrameSnapshot::from_json_text(&frame().to_string()).unwrap(),
+            FrameSnapshot::from_json(frame()).unwrap()
+        );
+        let cut = frame().to_string();
+        let err = FrameSnapshot::from_json_text(&cut[..cut.len() / 2]).unwrap_err();
+        assert!(matches!(err, SnapshotError::Shape(_)), "{err:?}");
+        assert!(err.to_string().contains("reload the page"));
     }
 
     #[test]

@@ -277,9 +277,24 @@ impl ChromeBrowser {
     /// Call at the start of every action: remembers which tabs exist (a tab that appears during
     /// the action is the action's) and when the action began; returns the current tab.
     async fn before_action(&mut self) -> Result<Tab, BrowserError> {
-        let all = all_tabs().await;
-        self.known_tabs = all.iter().filter_map(|t| t.id).collect();
+        let look = self.start_action();
+        let all = look.await;
+        self.tabs_before_action(all).await
+    }
+
+    /// The first half of `before_action`: notes the time and asks Chrome for every tab now, so
+    /// the caller can send the action while the answer travels back. The look still predates
+    /// the action: the question leaves first, and a tab the action opens can appear only after
+    /// the page has received the action. Hand the answer to `tabs_before_action`.
+    fn start_action(&mut self) -> impl std::future::Future<Output = Vec<Tab>> {
         self.action_started = now_ms();
+        let look = chrome::query_tabs_now(&serde_json::json!({}));
+        async move { look.await.unwrap_or_default() }
+    }
+
+    /// The second half of `before_action`.
+    async fn tabs_before_action(&mut self, all: Vec<Tab>) -> Result<Tab, BrowserError> {
+        self.known_tabs = all.iter().filter_map(|t| t.id).collect();
         match find_tab(&all, self.tab_id) {
             Some(tab) => Ok(tab),
             None => self.tab().await,
@@ -478,9 +493,9 @@ impl ChromeBrowser {
             let flag = |name| result.and_then(|r| r.get(name)).and_then(serde_json::Value::as_bool).unwrap_or(false);
             self.history = (flag("can_go_back"), flag("can_go_forward"));
         }
-        match (reply.ok, reply.snapshot) {
-            (true, Some(raw)) => {
-                FrameSnapshot::from_json(raw).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
+        match (reply.ok, reply.snapshot_json) {
+            (true, Some(text)) => {
+                FrameSnapshot::from_json_text(&text).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
             }
             _ => Err(BrowserError::ContentScript {
                 reason: reply.message.unwrap_or_else(|| "the page could not be indexed".into()),
@@ -794,16 +809,19 @@ impl Browser for ChromeBrowser {
     }
 
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
-        let before = self.before_action().await?;
-        let result =
-            match self.ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await {
-                Ok(result) => result,
-                // The click unloaded the page before its content script could answer.
-                Err(BrowserError::ContentScript { reason }) if page_went_away(&reason) => {
-                    serde_json::json!({"effect": true})
-                }
-                Err(e) => return Err(e),
-            };
+        // The look at every tab and the click go out together: one round trip less per click.
+        let look = self.start_action();
+        let clicked =
+            self.ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await;
+        let before = self.tabs_before_action(look.await).await?;
+        let result = match clicked {
+            Ok(result) => result,
+            // The click unloaded the page before its content script could answer.
+            Err(BrowserError::ContentScript { reason }) if page_went_away(&reason) => {
+                serde_json::json!({"effect": true})
+            }
+            Err(e) => return Err(e),
+        };
         if result["effect"].as_bool() != Some(false) {
             // The page reacted. Wait for a navigation only when the click started one (a link,
             // a submit); a click that changed the page in place goes on at once.
@@ -845,14 +863,17 @@ impl Browser for ChromeBrowser {
     }
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
-        let before = self.before_action().await?;
-        self.ask_element(index, |local| ContentRequest::Input {
-            v: PROTOCOL_VERSION,
-            index: local,
-            text: text.into(),
-            clear,
-        })
-        .await?;
+        let look = self.start_action();
+        let typed = self
+            .ask_element(index, |local| ContentRequest::Input {
+                v: PROTOCOL_VERSION,
+                index: local,
+                text: text.into(),
+                clear,
+            })
+            .await;
+        let before = self.tabs_before_action(look.await).await?;
+        typed?;
         // Typing seldom navigates; if it does, the next observation waits for the new page.
         self.settle(&before, 0.0).await
     }

@@ -16,6 +16,7 @@ use crate::settings::StoredSettings;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 /// Below Chrome's 30 s idle limit for service workers.
 const KEEP_ALIVE_MS: u32 = 25_000;
@@ -33,6 +34,8 @@ thread_local! {
     static CURRENT: RefCell<Option<TaskSlot>> = const { RefCell::new(None) };
     /// Set while a task saved by a stopped worker is being restored.
     static RESTORING: Cell<bool> = const { Cell::new(false) };
+    /// Settles when the restore under way is over: what requests that came meanwhile await.
+    static RESTORED: RefCell<Option<(js_sys::Promise, js_sys::Function)>> = const { RefCell::new(None) };
 }
 
 /// Where the running (or last) task is saved for a restarted worker (chrome.storage.session:
@@ -78,12 +81,10 @@ fn refused(message: impl Into<String>) -> PanelReply {
 #[wasm_bindgen]
 pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function) -> JsValue {
     // A worker that just started may be restoring the task its predecessor ran: answer once
-    // that is done, so the panel sees the task (bounded, in case restoring hangs).
-    let mut waited = 0;
-    while RESTORING.get() && waited < RESTORE_WAIT_MS {
-        // Restoring takes a few milliseconds: look often, this is on the cold-start path.
-        gloo_timers::future::TimeoutFuture::new(2).await;
-        waited += 2;
+    // that is done, so the panel sees the task (bounded, in case restoring hangs). This is on
+    // the cold-start path: the answer follows the restore at once.
+    if let Some(restored) = RESTORED.with_borrow(|r| r.as_ref().map(|(promise, _)| promise.clone())) {
+        let _ = super::timeout::within(RESTORE_WAIT_MS, JsFuture::from(restored)).await;
     }
     let request = chrome::from_js::<serde_json::Value>(message)
         .map_err(ProtocolError::Unreadable)
@@ -325,8 +326,16 @@ pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
         return JsValue::FALSE;
     }
     RESTORING.set(true);
+    let mut settle = None;
+    let promise = js_sys::Promise::new(&mut |resolve, _| settle = Some(resolve));
+    if let Some(settle) = settle {
+        RESTORED.set(Some((promise, settle)));
+    }
     let resumed = restore(broadcast).await;
     RESTORING.set(false);
+    if let Some((_, settle)) = RESTORED.take() {
+        let _ = settle.call0(&JsValue::NULL);
+    }
     JsValue::from_bool(resumed)
 }
 

@@ -88,6 +88,27 @@ test('open and closed shadow roots and slotted content are indexed in place', as
   await page.close();
 });
 
+test('a closed shadow root the page attaches after a look is seen by the next look', async () => {
+  // The indexer asks chrome.dom about each element once; a root attached later, to a plain div
+  // it has already asked about, must still be found.
+  const page = await o.open('shadow-dom.html');
+  await page.evaluate(() => {
+    const host = document.createElement('div');
+    host.id = 'late-host';
+    document.body.append(host);
+  });
+  const first = await o.look(page);
+  assert.equal(lineWith(first, 'Late closed button'), undefined);
+  await page.evaluate(() => {
+    const root = document.getElementById('late-host').attachShadow({ mode: 'closed' });
+    root.innerHTML = '<button>Late closed button</button>';
+  });
+  const second = await o.look(page);
+  assert.match(lineWith(second, 'Late closed button') ?? '', /^\t*\*?\[\d+\]<button>Late closed button \/>/, pageOf(second));
+  assert.equal(await page.evaluate(() => Element.prototype.attachShadow.name), 'attachShadow', 'the page sees attachShadow as before');
+  await page.close();
+});
+
 test('a button inside a closed shadow root can be clicked', async () => {
   const page = await o.open('shadow-dom.html');
   const { states } = await o.actUntil(page, 'Click the closed shadow button', /Closed shadow button was clicked/,
