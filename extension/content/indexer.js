@@ -257,6 +257,19 @@
     }
   }
 
+  /** Whether anything inside a far element may show in the expanded viewport. One measure of
+   * what it holds (a range over its content: every piece of text in it, and the boxes of its
+   * children) stands for measuring each element inside: on a long page most of the walk is in
+   * such far parts. A child placed near by CSS still counts, and so does its text wherever it
+   * sits. What the measure cannot see counts as near: a shadow tree, a slot's assigned nodes. */
+  function holdsSomethingNear(el, ctx) {
+    if (el instanceof HTMLSlotElement || shadowRootOf(el)) return true;
+    ctx.range ??= document.createRange();
+    ctx.range.selectNodeContents(el);
+    const held = ctx.range.getBoundingClientRect();
+    return tw.hasSize(held) && tw.inExpandedViewport(held, ctx.expansion);
+  }
+
   /** `up` is what an element inherits from the walk above it: its depth among listed nodes, the
    * indexed element that owns its text (if any), its parent's cursor, the block its text joins,
    * and the nearest element with a box (display: contents elements and slots have none) with
@@ -270,10 +283,11 @@
     }
     if (SKIP.has(tag)) return;
     // Far outside the expanded viewport: nothing here is listed, and computing its style is the
-    // costliest part of a walk on long pages. Its children are still visited, since a
-    // positioned child can sit elsewhere.
+    // costliest part of a walk on long pages. Its children are visited only when something it
+    // holds shows nearer (a positioned child can sit elsewhere).
     const box = el.getBoundingClientRect();
     if (tw.hasSize(box) && !tw.inExpandedViewport(box, ctx.expansion) && !FRAMES.has(tag)) {
+      if (!holdsSomethingNear(el, ctx)) return;
       const children = renderedChildren(el, ctx);
       for (let i = 0, n = children.length; i < n; i++) {
         if (children[i].nodeType === ELEMENT_NODE) walk(children[i], up, level + 1, ctx);
