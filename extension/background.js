@@ -1,5 +1,6 @@
 // Tabwright's service worker. It owns Chrome's events and forwards them to the Rust core; it
-// decides nothing itself.
+// decides nothing itself. scripts/build bundles it with its imports into pkg/worker.js, the file
+// the manifest names: one file to fetch before the worker can start.
 //
 // Rules of the platform this file follows:
 // - the wasm glue is imported statically (dynamic import() throws in a service worker), and
@@ -26,11 +27,21 @@ globalThis.tabwrightDebugger = {
 // core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
 const startup = { evaluated: performance.now(), ready: null };
 globalThis.tabwrightStartup = startup;
-const ready = init({ module_or_path: new URL('./pkg/tabwright_bg.wasm', import.meta.url) });
+const ready = init({ module_or_path: chrome.runtime.getURL('pkg/tabwright_bg.wasm') });
 ready.then(() => { startup.ready = performance.now(); }, () => {});
-// Session storage as this worker found it, read while the core loads: looking for a task to
-// continue (the core's first read of it, src/ext/chrome.rs) then need not wait for Chrome.
-chrome.storage.session.get(null).then((items) => { globalThis.tabwrightSessionAtStart = items; }, () => {});
+// Session storage as this worker found it, read while the core loads. With no task saved there
+// (nothing was running when the last worker stopped) there is nothing to restore, and the first
+// request is answered without waiting for the core to look; otherwise the core's first read of
+// it (src/ext/chrome.rs) need not wait for Chrome.
+const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
+// Settles once the core has started restoring a saved task, or there is none: requests wait
+// for this, and the core holds them until the restore is over.
+const restoreBegun = Promise.all([ready, sessionAtStart]).then(([, items]) => {
+  if (items && items.task === undefined) return null;
+  if (items) globalThis.tabwrightSessionAtStart = items;
+  // Called here, not after another turn: the core has begun before any request is handled.
+  return { restored: resume_interrupted_task(broadcast).catch(noteCrash) };
+});
 const PANEL_PORT = 'tabwright-panel';
 const panelPorts = new Set();
 // Set when the core stops working (failed to load, or trapped): every later request gets this.
@@ -96,7 +107,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     return false;
   }
   ready.then(
-    () => handle_panel_message(message.request, broadcast).then(sendResponse, (error) => {
+    () => restoreBegun.then(() => handle_panel_message(message.request, broadcast)).then(sendResponse, (error) => {
       noteCrash(error);
       sendResponse(refusal(coreFailure ?? `The Tabwright core failed: ${error?.message ?? error}`));
     }),
@@ -121,8 +132,8 @@ function resumeTask() {
 }
 // Once the task is back, the history gets whatever the stopped worker broadcast but did not
 // write (the core's saved log), and tasks left running by an earlier worker are marked so.
-resumeTask()
-  .then(() => ready)
+restoreBegun
+  .then((begun) => begun?.restored)
   .then(() => handle_panel_message({ v: 1, type: 'get_status' }, broadcast))
   .then(catchUp, (error) => console.warn('Tabwright could not bring the task history up to date:', error));
 chrome.alarms.onAlarm.addListener(resumeTask);
