@@ -5,6 +5,7 @@
 // is only ever inserted with textContent. Exports read the task history (IndexedDB, written by
 // the worker) directly: this page shares the worker's origin.
 import { exportTask, exportFileName } from '../history-store.js';
+import { markdownFragment } from './markdown-view.js';
 
 const PROTOCOL_VERSION = 1;
 /** A string from _locales (new strings live there). */
@@ -25,6 +26,8 @@ const notice = $('notice');
 
 let running = false;
 let maxSteps = 0;
+// What the task has used so far, shown beside the step it is at.
+let used = { tokens: 0, cost: null };
 const stepCards = new Map(); // step number → card element
 
 function el(tag, className, text) {
@@ -190,7 +193,12 @@ function renderFinal(end, finished) {
     : end.kind === 'step_limit' ? `Used all ${end.max_steps} steps without finishing.`
     : end.kind === 'too_many_failures' ? `Stopped after ${end.failures} failed steps in a row. ${end.last_error}`
     : end.message;
-  box.append(el('div', 'final-text', text));
+  // The model's answer is markdown, shown formatted (and sanitized, see markdown-view.js); the
+  // panel's own messages are plain text.
+  const body = el('div', done ? 'final-text markdown' : 'final-text');
+  if (done) body.append(markdownFragment(text));
+  else body.textContent = text;
+  box.append(body);
   if (finished) box.append(el('div', 'final-usage', usageLine(finished)));
   if (exportButton) {
     const tools = exportButton.parentElement;
@@ -201,12 +209,32 @@ function renderFinal(end, finished) {
   log.append(box);
 }
 
+/** "Step 3 of 100 · 12,345 tokens · $0.0123": where the task is and what it has used. */
+function progressLabel(step, of) {
+  const parts = [t('progressStep', [String(step), String(of)])];
+  if (used.tokens) parts.push(t('progressTokens', [used.tokens.toLocaleString(chrome.i18n.getUILanguage())]));
+  if (used.cost !== null) parts.push(`$${used.cost.toFixed(4)}`);
+  return parts.join(' · ');
+}
+
+/** The step's screenshot as a thumbnail; a click shows it at full width, another shrinks it. */
+function showScreenshot(card, record) {
+  card.querySelector('.shot')?.remove();
+  const shot = el('img', 'shot');
+  shot.src = `data:image/png;base64,${record.screenshot.png_base64}`;
+  shot.alt = t('screenshotAlt', [String(record.step)]);
+  shot.title = t('screenshotEnlarge');
+  shot.addEventListener('click', () => shot.classList.toggle('large'));
+  card.append(shot);
+}
+
 function render(event) {
   $('empty')?.remove();
   switch (event.type) {
     case 'task_started': {
       stepCards.clear();
       maxSteps = event.max_steps;
+      used = { tokens: 0, cost: null };
       log.append(el('div', 'bubble', event.task));
       exportButton = exportControl(event.task_id);
       const tools = el('div', 'task-tools');
@@ -217,7 +245,7 @@ function render(event) {
     }
     case 'step_started':
       stepCard(event.step);
-      setRunning(true, `Step ${event.step} of ${event.max_steps}`);
+      setRunning(true, progressLabel(event.step, event.max_steps));
       break;
     case 'step_planned': {
       const card = stepCard(event.step);
@@ -235,13 +263,17 @@ function render(event) {
       showGoal(card, record.output ? record.output.next_goal : 'No action this step');
       renderActions(card, record.actions);
       if (record.error) card.append(el('p', 'step-error', record.error));
+      if (record.screenshot?.png_base64) showScreenshot(card, record);
+      used.tokens += (record.usage?.input_tokens ?? 0) + (record.usage?.output_tokens ?? 0);
+      if (typeof record.cost_usd === 'number') used.cost = (used.cost ?? 0) + record.cost_usd;
+      if (running) setRunning(true, progressLabel(record.step, maxSteps));
       const t = record.timings;
       card.querySelector('.step-time').textContent = `${((t.observe_ms + t.llm_ms + t.act_ms) / 1000).toFixed(1)} s`;
       break;
     }
     case 'task_restored':
       log.append(el('p', 'restored', `Chrome stopped Tabwright's background worker; the task goes on from step ${event.step}, with the ${event.steps_kept} step(s) it had completed.`));
-      setRunning(true, `Step ${event.step} of ${maxSteps}`);
+      setRunning(true, progressLabel(event.step, maxSteps));
       break;
     case 'history_compacted':
       log.append(el('p', 'restored', `Steps 1–${event.summary.through_step} were condensed into a summary, so each request stays within its token budget.`));
@@ -252,7 +284,7 @@ function render(event) {
       break;
     case 'task_resumed':
       showPaused(false);
-      setRunning(true, `Step ${event.step} of ${maxSteps}`);
+      setRunning(true, progressLabel(event.step, maxSteps));
       break;
     case 'question_asked':
       renderQuestion(stepCard(event.step), event.question);

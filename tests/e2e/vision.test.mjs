@@ -83,6 +83,14 @@ test('vision on shows the page every step without the debugger; thinking off lea
     writeFileSync(path.join(OUTPUT_DIR, `vision-step-${i + 1}.png`), Buffer.from(url.split(',')[1], 'base64'));
   }
   assert.deepEqual(free, [true, true], 'screenshots of a tab on show need no debugger');
+  // The panel shows each step's screenshot as a thumbnail that opens large on a click.
+  const shots = panel.locator('.step img.shot');
+  assert.equal(await shots.count(), 2, 'a thumbnail per step');
+  assert.match(await shots.first().getAttribute('src'), /^data:image\/png;base64,iVBOR/);
+  const small = (await shots.first().boundingBox()).width;
+  await shots.first().click();
+  assert.ok((await shots.first().boundingBox()).width > small, 'a click enlarges it');
+  await h.screenshot(panel, 'panel-with-screenshots');
   const typed = await panel.evaluate(async (tabId) => {
     const [{ result }] = await chrome.scripting.executeScript({ target: { tabId }, func: () => document.querySelector('[name=username]').value });
     return result;
