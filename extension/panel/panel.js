@@ -211,7 +211,7 @@ function renderFinal(end, finished) {
 
 /** "Step 3 of 100 · 12,345 tokens · $0.0123": where the task is and what it has used. */
 function progressLabel(step, of) {
-  const parts = [t('progressStep', [String(step), String(of)])];
+  const parts = [of ? t('progressStep', [String(step), String(of)]) : t('progressStepAlone', [String(step)])];
   if (used.tokens) parts.push(t('progressTokens', [used.tokens.toLocaleString(chrome.i18n.getUILanguage())]));
   if (used.cost !== null) parts.push(`$${used.cost.toFixed(4)}`);
   return parts.join(' · ');

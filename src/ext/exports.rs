@@ -32,10 +32,9 @@ struct TaskSlot {
 
 thread_local! {
     static CURRENT: RefCell<Option<TaskSlot>> = const { RefCell::new(None) };
-    /// Set while a task saved by a stopped worker is being restored.
-    static RESTORING: Cell<bool> = const { Cell::new(false) };
-    /// Settles when the restore under way is over: what requests that came meanwhile await.
-    static RESTORED: RefCell<Option<(js_sys::Promise, js_sys::Function)>> = const { RefCell::new(None) };
+    /// Set while a task saved by a stopped worker is being restored: a promise that settles
+    /// when the restore is over (what requests that came meanwhile await), and its resolve.
+    static RESTORING: RefCell<Option<(js_sys::Promise, js_sys::Function)>> = const { RefCell::new(None) };
 }
 
 /// Where the running (or last) task is saved for a restarted worker (chrome.storage.session:
@@ -72,6 +71,11 @@ fn without_screenshot(event: &AgentEvent) -> AgentEvent {
     }
 }
 
+/// Whether a task saved by a stopped worker is being restored.
+fn restoring() -> bool {
+    RESTORING.with_borrow(Option::is_some)
+}
+
 fn refused(message: impl Into<String>) -> PanelReply {
     PanelReply::Refused { v: V, message: message.into() }
 }
@@ -83,7 +87,7 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
     // A worker that just started may be restoring the task its predecessor ran: answer once
     // that is done, so the panel sees the task (bounded, in case restoring hangs). This is on
     // the cold-start path: the answer follows the restore at once.
-    if let Some(restored) = RESTORED.with_borrow(|r| r.as_ref().map(|(promise, _)| promise.clone())) {
+    if let Some(restored) = RESTORING.with_borrow(|r| r.as_ref().map(|(promise, _)| promise.clone())) {
         let _ = super::timeout::within(RESTORE_WAIT_MS, JsFuture::from(restored)).await;
     }
     let request = chrome::from_js::<serde_json::Value>(message)
@@ -185,7 +189,7 @@ async fn start_task(
             );
         }
     }
-    if RESTORING.get() {
+    if restoring() {
         return refused("Tabwright is restoring the task that was running; try again in a moment.");
     }
     // Claim the slot before the first await, so two start requests cannot both pass the check.
@@ -322,18 +326,14 @@ fn launch(
 /// (and on the wake-up alarm); does nothing when this worker already has a task.
 #[wasm_bindgen]
 pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
-    if RESTORING.get() || CURRENT.with_borrow(|slot| slot.is_some()) {
+    if restoring() || CURRENT.with_borrow(|slot| slot.is_some()) {
         return JsValue::FALSE;
     }
-    RESTORING.set(true);
     let mut settle = None;
     let promise = js_sys::Promise::new(&mut |resolve, _| settle = Some(resolve));
-    if let Some(settle) = settle {
-        RESTORED.set(Some((promise, settle)));
-    }
+    RESTORING.set(settle.map(|settle| (promise, settle)));
     let resumed = restore(broadcast).await;
-    RESTORING.set(false);
-    if let Some((_, settle)) = RESTORED.take() {
+    if let Some((_, settle)) = RESTORING.take() {
         let _ = settle.call0(&JsValue::NULL);
     }
     JsValue::from_bool(resumed)
