@@ -3,22 +3,19 @@
 // touch, and a task stopped while the LLM is still thinking.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
 
+let world;
 let h;
 let llm;
-let policy = () => answer('Finish', [{ done: { text: 'ok', success: true } }]);
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm((state, body) => policy(state, body));
+  world = await startWithMockLlm(() => answer('Finish', [{ done: { text: 'ok', success: true } }]));
+  ({ h, llm } = world);
 });
 
-after(async () => {
-  await h?.close();
-  await llm?.close();
-});
+after(() => world?.close());
 
 async function closeAllButOne() {
   for (const page of h.context.pages().slice(1)) await page.close();
@@ -48,7 +45,7 @@ test('with no LLM configured the panel says what to set and where', async () => 
 
 test('an LLM HTTP error ends the task with the status, the URL and what to check', async () => {
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: 'sk-wrong' });
-  policy = () => ({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-wrong.', type: 'invalid_request_error' } } });
+  world.setPolicy(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-wrong.', type: 'invalid_request_error' } } }));
   await h.openFixture('login.html');
   const panel = await h.openPanel();
   const text = await runTaskToEnd(panel, 'Log in as alice', 30_000);
@@ -85,12 +82,11 @@ test('a chrome:// page gets a clear message instead of a task', async () => {
 
 test('stop ends a task while the LLM is still answering', async () => {
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
-  let release;
-  const slowAnswer = new Promise((resolve) => { release = resolve; });
-  policy = async () => {
-    await slowAnswer;
+  const slowAnswer = world.openGate();
+  world.setPolicy(async () => {
+    await slowAnswer.promise;
     return answer('Too late', [{ done: { text: 'should not be shown', success: true } }]);
-  };
+  });
   await h.openFixture('login.html');
   const panel = await h.openPanel();
   const finalsBefore = await panel.locator('.final').count();
@@ -107,7 +103,7 @@ test('stop ends a task while the LLM is still answering', async () => {
   const pendingRequest = llm.requests[requestsBefore];
   for (let i = 0; i < 50 && !pendingRequest.abandoned; i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(pendingRequest.abandoned, true, 'the LLM request was aborted, so the provider stops generating');
-  release();
+  slowAnswer.release();
   assert.equal(await panel.locator('#run').isVisible(), true);
   await closeAllButOne();
 });
@@ -115,13 +111,13 @@ test('stop ends a task while the LLM is still answering', async () => {
 test('a page that failed to load still goes to the LLM, which navigates away', async () => {
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
   const seen = [];
-  policy = (state) => {
+  world.setPolicy((state) => {
     seen.push(state);
     if (/Note: The page failed to load/.test(state)) {
       return answer('Leave the broken page', [{ navigate: { url: `${h.fixtures.url}/login.html` } }]);
     }
     return answer('Report', [{ done: { text: `Now on: ${/^Title: (.*)$/m.exec(state)?.[1]}`, success: true } }]);
-  };
+  });
   const broken = await h.context.newPage();
   await broken.goto('http://127.0.0.1:9/').catch(() => {}); // nothing listens there: Chrome's error page
   const panel = await h.openPanel();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { startObserver } from './lib/observe.mjs';
-import { findIndex, field } from './lib/state.mjs';
+import { findIndex, field, stepsDone } from './lib/state.mjs';
 
 let o;
 let h;
@@ -25,7 +25,7 @@ after(async () => {
 test('pause holds the task at the next step until resume, and the panel says so', async () => {
   policy = async (state) => {
     await new Promise((r) => setTimeout(r, 300)); // time to press Pause while the model thinks
-    const done = (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
+    const done = stepsDone(state);
     if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
     return answer(`Attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `a${done + 1}`, clear: true } }]);
   };

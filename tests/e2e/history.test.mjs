@@ -6,23 +6,21 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer, newGate } from './lib/mock-llm.mjs';
-import { findIndex, field } from './lib/state.mjs';
+import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex, field, stepsDone } from './lib/state.mjs';
 
+// The mock answers with the log-in model below unless a test sets its own policy; while a gate
+// is open, it holds the third step's answer until the gate is released.
+let world;
 let h;
 let llm;
-let gate = null; // when set, the mock holds the third step's answer until it is released
-let policy = null; // when set, answers instead of the log-in model below
-
-/** Steps completed so far, as the state's history lists them. */
-const stepsDone = (state) => (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
 
 /** Logs in as alice in four steps, each found by the text of the page: fill the form, take a
  * screenshot, submit, report. */
 async function loginWithScreenshot(state) {
   const done = stepsDone(state);
-  if (gate && done === 2) await gate.promise;
+  if (world.gate() && done === 2) await world.gate().promise;
   if (field(state, 'Title').startsWith('Welcome, alice')) {
     return answer('Report the welcome', [{ done: { text: 'Signed in as alice.', success: true } }]);
   }
@@ -37,21 +35,12 @@ async function loginWithScreenshot(state) {
 }
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm((state, body) => (policy ? policy(state, body) : loginWithScreenshot(state)));
+  world = await startWithMockLlm(loginWithScreenshot);
+  ({ h, llm } = world);
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
 });
 
-after(async () => {
-  gate?.release();
-  await h?.close();
-  await llm?.close();
-});
-
-function openGate() {
-  gate = newGate();
-  return gate;
-}
+after(() => world?.close());
 
 /** Calls the history module in an extension page: `history[name](...args)`. */
 function historyCall(page, name, ...args) {
@@ -77,7 +66,7 @@ const withoutScreenshot = ({ screenshot, ...rest }) => rest;
 test('every step is in the history once, with its page, thoughts, actions, timings, tokens and screenshot, after the worker was stopped mid-task and after; Export JSON downloads it all', async () => {
   await h.openFixture('login.html');
   const panel = await h.openPanel();
-  const held = openGate();
+  const held = world.openGate();
   await runTask(panel, 'Sign in as alice with password hunter2');
   // Stop the worker while the third step waits for the model: steps 1 and 2 are done.
   while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
@@ -93,7 +82,7 @@ test('every step is in the history once, with its page, thoughts, actions, timin
   assert.equal(before.task.running, true);
   await h.screenshot(panel, 'history-running-panel');
   await h.stopWorker(panel);
-  gate = null;
+  world.closeGate();
   held.release();
   await panel.locator('.final').waitFor({ timeout: 60_000 });
   assert.match(await panel.locator('.final').innerText(), /Signed in as alice\./);
@@ -284,7 +273,7 @@ test('when the worker starts, the history catches up from the core\'s saved log 
 });
 
 test('a task goes on when IndexedDB fails; Export JSON says why, and the history works again once the database does', async () => {
-  policy = () => answer('Finish', [{ done: { text: 'Finished without a history.', success: true } }]);
+  world.setPolicy(() => answer('Finish', [{ done: { text: 'Finished without a history.', success: true } }]));
   const page = await h.openPanel();
   // A database from a "newer version": every open of version 1 fails (VersionError).
   await page.evaluate(async () => {
@@ -319,6 +308,6 @@ test('a task goes on when IndexedDB fails; Export JSON says why, and the history
   const kept = await untilRecordedAsEnded(page, taskId);
   assert.equal(kept.task.task, 'Finish again');
   assert.equal(kept.steps.length, 1);
-  policy = null;
+  world.setPolicy(null);
   await page.close();
 });

@@ -2,49 +2,40 @@
 // and then the rest live, and a panel whose worker Chrome stopped reconnects on its own.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
-import { startMockLlm, answer, newGate } from './lib/mock-llm.mjs';
+import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
 import { findIndex } from './lib/state.mjs';
 
+let world;
 let h;
 let llm;
-let gate = null; // when set, the mock waits for it before answering
-
-after(() => gate?.release());
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm(async (state) => {
-    if (gate) await gate.promise;
+  world = await startWithMockLlm(async (state) => {
+    // While a gate is open, the answer waits for it.
+    await world.gate()?.promise;
     const asked = llm.requests.length;
     if (asked < 3) {
       return answer(`Type attempt ${asked}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${asked}`, clear: true } }]);
     }
     return answer('Finish', [{ done: { text: `Finished after ${asked} answers.`, success: true } }]);
   });
+  ({ h, llm } = world);
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
 });
 
-after(async () => {
-  await h?.close();
-  await llm?.close();
-});
-
-function openGate() {
-  gate = newGate();
-  return gate;
-}
+after(() => world?.close());
 
 test('a panel opened in the middle of a task shows the steps so far, then the rest live', async () => {
   llm.requests.length = 0;
-  const g = openGate();
+  const g = world.openGate();
   await h.openFixture('login.html');
   const first = await h.openPanel();
   await runTask(first, 'Type into the user name field three times');
   await first.locator('.step').first().waitFor();
   // Once the first request is waiting on the gate, let it through and hold the second answer.
   while (llm.requests.length < 1) await new Promise((r) => setTimeout(r, 20));
-  const next = openGate();
+  const next = world.openGate();
   g.release();
   await first.locator('.step .goal', { hasText: 'Type attempt 1' }).waitFor({ timeout: 15_000 });
   await first.locator('.step').nth(1).waitFor();
@@ -54,7 +45,7 @@ test('a panel opened in the middle of a task shows the steps so far, then the re
   assert.equal(await second.locator('.bubble').innerText(), 'Type into the user name field three times');
   assert.equal(await second.locator('#stop').isVisible(), true, 'the reopened panel knows the task runs');
 
-  gate = null;
+  world.closeGate();
   next.release();
   await second.locator('.final').waitFor({ timeout: 15_000 });
   assert.match(await second.locator('.final').innerText(), /Finished after 3 answers\./);
@@ -64,8 +55,8 @@ test('a panel opened in the middle of a task shows the steps so far, then the re
 });
 
 test('after Chrome stops the service worker, the open panel reconnects and shows the next task live', async () => {
-  gate?.release();
-  gate = null;
+  world.gate()?.release();
+  world.closeGate();
   llm.requests.length = 0;
   await h.openFixture('login.html');
   const panel = await h.openPanel();

@@ -5,23 +5,20 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startHarness, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
-import { startMockLlm, answer } from './lib/mock-llm.mjs';
+import { startWithMockLlm, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
 import { findIndex } from './lib/state.mjs';
 
 let h;
 let llm;
-let policy = null;
+let world;
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm((state, body) => policy(state, body));
+  world = await startWithMockLlm(() => answer('Finish', [{ done: { text: 'Finished.', success: true } }]));
+  ({ h, llm } = world);
 });
 
-after(async () => {
-  await h?.close();
-  await llm?.close();
-});
+after(() => world?.close());
 
 /** Width and height of a base64 PNG, from its IHDR chunk. */
 function pngSize(base64) {
@@ -56,12 +53,12 @@ test('vision on shows the page every step without the debugger; thinking off lea
     }
   }, tabId);
   const free = [];
-  policy = async (state) => {
+  world.setPolicy(async (state) => {
     free.push(await debuggerFree());
     const user = findIndex(state, /placeholder=Username/);
     if (free.length === 1) return answer('Type the name', [{ input: { index: user, text: 'alice', clear: true } }]);
     return answer('Finish', [{ done: { text: 'Typed the name.', success: true } }]);
-  };
+  });
   const final = await runTaskToEnd(panel, 'Type alice as the user name');
   assert.match(final, /Typed the name\./);
 
@@ -105,7 +102,7 @@ test('a task longer than its request budget has old steps condensed by the extra
   const panel = await h.openPanel();
   const before = llm.requests.length;
   let steps = 0;
-  policy = (state, body) => {
+  world.setPolicy((state, body) => {
     if (body.response_format?.json_schema?.name === 'history_summary') {
       return { output: { summary: 'SUMMARY-E2E: the agent waited on the sign-in page.' } };
     }
@@ -113,7 +110,7 @@ test('a task longer than its request budget has old steps condensed by the extra
     if (steps > 11) return answer('Finish', [{ done: { text: 'Waited long enough.', success: true } }]);
     // Long goals make a long history: about 400 tokens a step.
     return answer(`Wait, round ${steps}. ${'Keep waiting. '.repeat(110)}`, [{ wait: { seconds: 0 } }]);
-  };
+  });
   const final = await runTaskToEnd(panel, 'Wait eleven times, then finish', 120_000);
   assert.match(final, /Waited long enough\./);
 

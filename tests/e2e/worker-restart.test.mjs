@@ -4,52 +4,40 @@
 // task's events and the requests the mock received.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTask } from './lib/harness.mjs';
-import { startMockLlm, answer, newGate } from './lib/mock-llm.mjs';
-import { findIndex } from './lib/state.mjs';
+import { startWithMockLlm, runTask } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex, stepsDone } from './lib/state.mjs';
 
+let world;
 let h;
 let llm;
-let gate = null; // when set, the mock waits for it before answering
-
-/** Steps completed so far, as the state's history lists them. */
-const stepsDone = (state) => (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
 
 before(async () => {
-  h = await startHarness();
-  llm = await startMockLlm(async (state) => {
+  world = await startWithMockLlm(async (state) => {
     const done = stepsDone(state);
-    // The third step's answer is held while the test stops the worker.
-    if (gate && done === 2) await gate.promise;
+    // While a gate is open, the third step's answer is held (the test stops the worker then).
+    if (world.gate() && done === 2) await world.gate().promise;
     if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
     return answer(`Type attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${done + 1}`, clear: true } }]);
   });
+  ({ h, llm } = world);
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
 });
 
-after(async () => {
-  gate?.release();
-  await h?.close();
-  await llm?.close();
-});
-
-function openGate() {
-  gate = newGate();
-  return gate;
-}
+after(() => world?.close());
 
 test('the worker stopped mid-task: the task goes on from its last completed step and finishes with its full history', async () => {
   const site = await h.openFixture('login.html');
   const panel = await h.openPanel();
   // Hold the third request, then stop the worker while it waits for the LLM.
-  const held = openGate();
+  const held = world.openGate();
   await runTask(panel, 'Type into the user name field three times');
   while (llm.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
   await panel.locator('.step .goal', { hasText: 'Type attempt 2' }).waitFor({ timeout: 30_000 });
   // Stop it, and make sure it really stopped while the request was held (Chrome may take a moment).
   await h.stopWorker(panel);
   if (process.env.DEBUG_RESTART) console.log('released', llm.requests.length, Date.now() % 100000);
-  gate = null;
+  world.closeGate();
   held.release();
 
   await panel.locator('.final').waitFor({ timeout: 60_000 });

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { launchWithExtension, saveSettings, ROOT } from '../../../scripts/lib/browser.mjs';
 import { startFixtureServer } from './fixture-server.mjs';
+import { startMockLlm, newGate } from './mock-llm.mjs';
 
 export { saveSettings };
 export const OUTPUT_DIR = path.join(ROOT, 'tests', 'e2e', 'output');
@@ -60,6 +61,41 @@ export async function startHarness() {
       await browser.close();
       await fixtures.close();
       rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The harness with a mock LLM (OpenAI's format) whose answers come from `fallback(state,
+ * body)` unless a test set its own policy. A test can also hold answers: a policy awaits
+ * `gate()` (null when none is open) after the test called `openGate()`. Settings are the
+ * test's to save. `close()` releases any held answer and closes both. */
+export async function startWithMockLlm(fallback) {
+  const h = await startHarness();
+  let policy = null;
+  let gate = null;
+  const llm = await startMockLlm((state, body) => (policy ?? fallback)(state, body));
+  return {
+    h,
+    llm,
+    /** Answers with `next` from now on; null goes back to the fallback. */
+    setPolicy(next) {
+      policy = next;
+    },
+    /** A new gate; policies waiting on `gate()` hold their answer until it is released. */
+    openGate() {
+      gate = newGate();
+      return gate;
+    },
+    /** The open gate, or null. */
+    gate: () => gate,
+    /** No more holding: the next answers come at once. */
+    closeGate() {
+      gate = null;
+    },
+    async close() {
+      gate?.release();
+      await h.close();
+      await llm.close();
     },
   };
 }

@@ -1,13 +1,12 @@
 // Looking at fixture pages through the real extension: each look runs a one-step task whose mock
 // LLM answers `done` at once, and returns the state text the extension sent — exactly what a
 // model would see. Tests with more steps swap in their own policy.
-import { startHarness, runTaskToEnd } from './harness.mjs';
-import { startMockLlm, answer } from './mock-llm.mjs';
+import { startWithMockLlm, runTaskToEnd } from './harness.mjs';
+import { answer } from './mock-llm.mjs';
 
 export async function startObserver(settings = {}) {
-  const h = await startHarness();
-  let policy = null;
-  const llm = await startMockLlm((state, body) => (policy ? policy(state, body) : answer('Look', [{ done: { text: 'Looked.', success: true } }])));
+  const world = await startWithMockLlm(() => answer('Look', [{ done: { text: 'Looked.', success: true } }]));
+  const { h, llm } = world;
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', ...settings });
   const panel = await h.openPanel();
   return {
@@ -15,9 +14,7 @@ export async function startObserver(settings = {}) {
     llm,
     panel,
     /** Uses `next` to answer until the task ends, then goes back to answering done. */
-    setPolicy(next) {
-      policy = next;
-    },
+    setPolicy: world.setPolicy,
     /** Opens a fixture page in a new tab (optionally preparing it) and returns it. */
     async open(name) {
       return h.openFixture(name);
@@ -34,13 +31,13 @@ export async function startObserver(settings = {}) {
     /** Runs a task whose model repeats `act(state)` (a list of actions) until the state text
      * matches `doneWhen`, then finishes. */
     async actUntil(page, task, doneWhen, act) {
-      policy = (state) => (doneWhen.test(state)
+      world.setPolicy((state) => (doneWhen.test(state)
         ? answer('Finish', [{ done: { text: 'Finished.', success: true } }])
-        : answer('Act on the page', act(state)));
+        : answer('Act on the page', act(state))));
       try {
         return await this.run(page, task);
       } finally {
-        policy = null;
+        world.setPolicy(null);
       }
     },
     /** The state text of `page` (one step). */
@@ -48,10 +45,7 @@ export async function startObserver(settings = {}) {
       const { states } = await this.run(page);
       return states[0];
     },
-    async close() {
-      await h.close();
-      await llm.close();
-    },
+    close: world.close,
   };
 }
 

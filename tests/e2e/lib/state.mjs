@@ -29,3 +29,8 @@ export function offeredActions(body) {
   const branches = schemaOf(body)?.properties?.action?.items?.anyOf ?? [];
   return branches.map((b) => Object.keys(b.properties ?? {})[0]);
 }
+
+/** Steps completed so far, as the state's history lists them. */
+export function stepsDone(state) {
+  return (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
+}
