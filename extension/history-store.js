@@ -8,8 +8,8 @@
 //
 // Who does what: the service worker writes — `recordEvent` for every event it broadcasts, as it
 // is broadcast (the worker can be stopped at any moment, so nothing is batched), and `catchUp`
-// once when it starts. Pages read (`listTasks`, `getTask`, `exportTask`) and delete
-// (`deleteTask`).
+// once when it starts. Pages read (`listTasks`, `getTask`, `exportTask`, and by conversation
+// `listSessions`, `getSession`) and delete (`deleteTask`, `deleteSession`).
 //
 // Writing never throws: a failure (storage full, the database blocked or newer than this code,
 // IndexedDB unavailable) is logged once with what to do about it and kept for `lastFailure()`,
@@ -27,14 +27,18 @@
 // that moves existing data forward, never edits an earlier one):
 //
 //   tasks  key task_id; index `started_at`. One row per task:
-//     task_id, task (what the user asked), model (the settings' model, '' if unknown),
+//     task_id, conversation_id (the id of the conversation's first task: a follow-up shares
+//     it; rows written before it existed lack it and are their own conversation), task (what
+//     the user asked), model (the settings' model, '' if unknown),
 //     max_steps, started_at / finished_at (ms since the epoch, when this browser recorded the
 //     task's first / final event), running, paused, interrupted (true when the browser or worker
 //     went away and no end was ever recorded), restored ({step, steps_kept, reason} of the last
 //     time a restarted worker continued it, or null), summary ({through_step, text}: the model's
 //     latest summary of old steps, or null), end (TaskEnd as the core sent it, null
 //     while running), usage {input_tokens, output_tokens}, cost_usd (USD, or null when unknown),
-//     unpriced_steps (steps that used tokens without a price), step_count (steps kept). While
+//     unpriced_steps (steps that used tokens without a price), step_count (steps kept), seen
+//     (what search looks at besides the task and its end: the pages' URLs and titles and the
+//     model's goals, each once, at most SEEN_LIMIT). While
 //     the task runs, usage and cost_usd are the sums over its kept steps (cost_usd over the
 //     priced ones only); from its end on, the core's totals (cost_usd null when any step's
 //     model had no price).
@@ -204,9 +208,13 @@ function historyError(doing, error) {
   return new Error(`Could not ${doing}: ${explain(error)}`, { cause: error });
 }
 
+/** How many distinct URLs, titles and goals a task row keeps for search. */
+const SEEN_LIMIT = 400;
+
 function newTask(taskId, now) {
   return {
     task_id: taskId,
+    conversation_id: taskId,
     task: '',
     model: '',
     max_steps: null,
@@ -223,7 +231,18 @@ function newTask(taskId, now) {
     cost_usd: null,
     unpriced_steps: 0,
     step_count: 0,
+    seen: [],
   };
+}
+
+/** Notes a step's page and goal for search (see `seen`). */
+function noteSeen(task, record) {
+  task.seen ??= [];
+  for (const text of [record.url, record.title, record.output?.next_goal]) {
+    if (typeof text !== 'string' || !text || task.seen.includes(text)) continue;
+    if (task.seen.length >= SEEN_LIMIT) return;
+    task.seen.push(text.slice(0, 500));
+  }
 }
 
 /** JSON with sorted keys, so two records compare equal whatever order their keys came in. */
@@ -268,6 +287,7 @@ async function putStep(tx, task, record) {
   }
   steps.put({ task_id: task.task_id, step: record.step, record });
   count(task, record, 1);
+  noteSeen(task, record);
   return true;
 }
 
@@ -293,6 +313,7 @@ async function apply(tx, taskId, event) {
       task.task = event.task ?? task.task;
       task.max_steps = event.max_steps ?? task.max_steps;
       task.model = event.model || task.model;
+      task.conversation_id = event.conversation_id || task.conversation_id || taskId;
       break;
     case 'task_restored':
       task.restored = { step: event.step, steps_kept: event.steps_kept, reason: event.reason };
@@ -453,4 +474,91 @@ export async function deleteTask(taskId) {
   } catch (error) {
     throw historyError(`delete task ${taskId} from the history`, error);
   }
+}
+
+/** The conversation a task row belongs to (rows from before conversations were kept: its own). */
+const conversationOf = (task) => task.conversation_id || task.task_id;
+
+/** What a task's end says, for search and lists: the answer, or why it ended. */
+export function endText(end) {
+  if (!end) return '';
+  return end.text ?? end.message ?? end.last_error ?? '';
+}
+
+/** Whether every word of `query` (case and accents aside) is in the task's text, its end,
+ * the pages it saw or its goals. */
+function matches(task, words) {
+  if (!words.length) return true;
+  const fold = (text) => String(text ?? '').normalize('NFKD').replace(/\p{M}/gu, '').toLocaleLowerCase();
+  const haystack = fold([task.task, endText(task.end), task.summary?.text, ...(task.seen ?? [])].join('\n'));
+  return words.every((word) => haystack.includes(fold(word)));
+}
+
+/**
+ * The conversations (sessions) in the history, the most recently active first:
+ * {conversation_id, title (its first task), started_at, last_at, running, step_count, cost_usd
+ * (null when nothing was priced), tasks (its rows, oldest first)}. With `query`, only those
+ * where some task matches every word of it. Rejects with an Error that says what to do.
+ */
+export async function listSessions(query = '') {
+  const words = String(query).trim().split(/\s+/).filter(Boolean);
+  const sessions = new Map();
+  for (const task of await listTasks()) {
+    const id = conversationOf(task);
+    let session = sessions.get(id);
+    if (!session) {
+      session = { conversation_id: id, tasks: [], matched: false };
+      sessions.set(id, session);
+    }
+    session.tasks.unshift(task); // listTasks is newest first
+    session.matched ||= matches(task, words);
+  }
+  return [...sessions.values()]
+    .filter((s) => s.matched)
+    .map(({ conversation_id, tasks }) => {
+      const priced = tasks.filter((t) => typeof t.cost_usd === 'number');
+      return {
+        conversation_id,
+        title: tasks[0].task,
+        started_at: tasks[0].started_at,
+        last_at: Math.max(...tasks.map((t) => t.finished_at ?? t.started_at)),
+        running: tasks.some((t) => t.running),
+        step_count: tasks.reduce((n, t) => n + (t.step_count ?? 0), 0),
+        cost_usd: priced.length ? priced.reduce((sum, t) => sum + t.cost_usd, 0) : null,
+        tasks,
+      };
+    })
+    .sort((a, b) => b.last_at - a.last_at);
+}
+
+/** A conversation's tasks with their steps, oldest first ([{task, steps}]); empty if none is kept. */
+export async function getSession(conversationId) {
+  const tasks = (await listTasks()).filter((t) => conversationOf(t) === conversationId).reverse();
+  const out = [];
+  for (const task of tasks) {
+    const kept = await getTask(task.task_id);
+    if (kept) out.push(kept);
+  }
+  return out;
+}
+
+/** A conversation as one JSON-serialisable object: {format: 'tabwright-session', version: 1,
+ * exported_at, conversation_id, tasks: [exportTask's {task, steps}]}, or null if none is kept. */
+export async function exportSession(conversationId) {
+  const tasks = await getSession(conversationId);
+  if (!tasks.length) return null;
+  return { format: 'tabwright-session', version: 1, exported_at: new Date().toISOString(), conversation_id: conversationId, tasks };
+}
+
+/** A file name for a conversation's export, ending in `extension` (json, html). */
+export function sessionFileName(conversationId, extension) {
+  const id = String(conversationId).replace(/^task-/, '').replace(/[^A-Za-z0-9._-]+/g, '_');
+  return `tabwright-session-${id}.${extension}`;
+}
+
+/** Deletes every task of a conversation and their steps; resolves to how many tasks it had. */
+export async function deleteSession(conversationId) {
+  const tasks = (await listTasks()).filter((t) => conversationOf(t) === conversationId);
+  for (const task of tasks) await deleteTask(task.task_id);
+  return tasks.length;
 }

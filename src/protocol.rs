@@ -27,6 +27,9 @@ pub enum PanelRequest {
         /// Continue the conversation: the task is told the earlier tasks since the last new one.
         #[serde(default)]
         follow_up: bool,
+        /// Start in a new tab (in the "Tabwright" tab group) instead of the user's tab.
+        #[serde(default)]
+        new_tab: bool,
     },
     /// The user's answer to the running task's `ask_human` question.
     AnswerQuestion {
@@ -118,6 +121,10 @@ pub enum AgentEvent {
         /// The model the settings name (a step may have used the fallback model instead).
         #[serde(default)]
         model: String,
+        /// The conversation (chat) the task belongs to: the id of its first task. A follow-up
+        /// carries its conversation's id; the history lists tasks by it.
+        #[serde(default)]
+        conversation_id: String,
     },
     /// The step began: the page is being observed and the LLM asked.
     StepStarted {
@@ -324,9 +331,14 @@ mod tests {
                 tab_id: Some(4),
                 start_url: None,
                 output_schema: None,
-                follow_up: false
+                follow_up: false,
+                new_tab: false,
             }
         );
+        let r = PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": null,
+            "start_url": null, "follow_up": true, "new_tab": true}))
+        .unwrap();
+        assert!(matches!(r, PanelRequest::StartTask { follow_up: true, new_tab: true, .. }));
     }
 
     #[test]

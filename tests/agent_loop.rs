@@ -98,13 +98,42 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     assert_eq!(run.history.usage.input_tokens, 300);
     // Events: started, then per step started/planned/finished, then finished.
     match run.events.first() {
-        Some(AgentEvent::TaskStarted { model, .. }) => assert_eq!(model, &run.history.model),
+        Some(AgentEvent::TaskStarted { model, conversation_id, .. }) => {
+            assert_eq!(model, &run.history.model);
+            assert_eq!(conversation_id, "t1", "a task that follows none is its own conversation");
+        }
         other => panic!("the first event is {other:?}"),
     }
     assert!(!run.history.model.is_empty());
     assert!(matches!(run.events.last(), Some(AgentEvent::TaskFinished { steps: 3, .. })));
     let finished = run.events.iter().filter(|e| matches!(e, AgentEvent::StepFinished { .. })).count();
     assert_eq!(finished, 3);
+}
+
+#[test]
+fn a_follow_up_names_its_conversation_and_is_told_the_earlier_task() {
+    let site = FakeSite::at("https://app.example.com/");
+    let first = run_task(site.clone(), ScriptedLlm::new(login_policy), 10, StopSignal::new());
+    let llm = ScriptedLlm::new(|_, _| output("Finish", json!([{"done": {"text": "ok", "success": true}}])));
+    let requests = llm.requests.clone();
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
+    let agent = Agent::new("t2".into(), "Now log out".into(), settings(5), ports, StopSignal::new())
+        .following(vec![first.history.as_previous()])
+        .in_conversation("t1");
+    block_on(agent.run());
+    match events.borrow().first() {
+        Some(AgentEvent::TaskStarted { task_id, conversation_id, .. }) => {
+            assert_eq!((task_id.as_str(), conversation_id.as_str()), ("t2", "t1"));
+        }
+        other => panic!("the first event is {other:?}"),
+    }
+    let state = requests.borrow()[0]["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(state.contains("<earlier_tasks>") && state.contains("Logged in as alice."), "{state}");
 }
 
 #[test]

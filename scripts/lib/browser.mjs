@@ -15,14 +15,22 @@ export function chromiumPath() {
 }
 
 /** Launches Chromium on `profileDir` with the extension loaded; resolves to
- * {context, extensionId, close}. */
-export async function launchWithExtension(profileDir, { headless = true } = {}) {
+ * {context, extensionId, close}. `lang` (such as 'zh-CN') sets the browser's interface
+ * language, which chrome.i18n follows (on Linux Chromium takes it from the environment). */
+export async function launchWithExtension(profileDir, { headless = true, lang = null } = {}) {
   if (!existsSync(path.join(EXTENSION_DIR, 'pkg', 'tabwright_bg.wasm'))) {
     throw new Error('The extension is not built: run scripts/build first.');
+  }
+  const env = { ...process.env };
+  if (lang) {
+    const posix = lang.replace('-', '_');
+    Object.assign(env, { LANGUAGE: posix, LANG: `${posix}.UTF-8`, LC_ALL: `${posix}.UTF-8` });
   }
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath: chromiumPath(),
     headless,
+    env,
+    ...(lang ? { locale: lang } : {}),
     viewport: { width: 1280, height: 900 },
     args: [
       '--no-sandbox',
@@ -34,6 +42,7 @@ export async function launchWithExtension(profileDir, { headless = true } = {}) 
       '--no-first-run',
       '--disable-gpu',
       '--disable-quic',
+      ...(lang ? [`--lang=${lang}`] : []),
     ],
   });
   let [worker] = context.serviceWorkers();

@@ -62,6 +62,8 @@ pub struct Ports<B, T, E, C> {
 pub struct Agent<B, T, E, C> {
     task_id: String,
     task: String,
+    /// The conversation the task belongs to (its own id unless it follows up another).
+    conversation_id: String,
     limits: Limits,
     options: ActionOptions,
     /// The user's secrets and URL firewall.
@@ -127,6 +129,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             options.exclude.push("screenshot".into());
         }
         Agent {
+            conversation_id: task_id.clone(),
             task_id,
             task,
             limits: settings.limits,
@@ -174,6 +177,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self
     }
 
+    /// Names the conversation the task belongs to (see `AgentEvent::TaskStarted`).
+    pub fn in_conversation(mut self, conversation_id: impl Into<String>) -> Self {
+        self.conversation_id = conversation_id.into();
+        self
+    }
+
     /// Asks for the task's result in the shape of this JSON Schema: `done` then takes
     /// `{data, success}` with `data` checked against it.
     pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
@@ -190,6 +199,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 task: self.task.clone(),
                 max_steps: self.limits.max_steps,
                 model: self.llm.model().to_string(),
+                conversation_id: self.conversation_id.clone(),
             }),
             Some(reason) => self.events.emit(AgentEvent::TaskRestored {
                 v: V,

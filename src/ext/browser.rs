@@ -101,6 +101,39 @@ pub struct ChromeBrowser {
     /// The last look at every tab, until the worker next waits for anything (see `took_look`).
     latest_look: Rc<RefCell<Option<Vec<Tab>>>>,
     debugger: Debugger,
+    grouping: Rc<Grouping>,
+}
+
+/// Tabs waiting to join the "Tabwright" tab group, joined one after another off the task's
+/// path (two at once could each make a group).
+#[derive(Default)]
+struct Grouping {
+    pending: RefCell<Vec<i32>>,
+    busy: std::cell::Cell<bool>,
+}
+
+/// Gathers tabs the task opened into the "Tabwright" tab group, in the background: the task
+/// does not wait for it, and a failure (the user dragged the tab out, tab groups unavailable)
+/// only leaves the tab ungrouped.
+fn group_later(grouping: &Rc<Grouping>, tabs: impl IntoIterator<Item = i32>) {
+    grouping.pending.borrow_mut().extend(tabs);
+    if grouping.busy.replace(true) {
+        return;
+    }
+    let grouping = grouping.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        loop {
+            let next = {
+                let mut pending = grouping.pending.borrow_mut();
+                (!pending.is_empty()).then(|| pending.remove(0))
+            };
+            let Some(tab) = next else { break };
+            if let Err(e) = chrome::add_to_task_group(tab).await {
+                web_sys::console::warn_1(&format!("Tabwright could not group tab {tab}: {e}").into());
+            }
+        }
+        grouping.busy.set(false);
+    });
 }
 
 fn now_ms() -> f64 {
@@ -124,6 +157,7 @@ impl ChromeBrowser {
             seen_tabs: Vec::new(),
             latest_look: Rc::default(),
             debugger: Debugger::default(),
+            grouping: Rc::default(),
         }
     }
 
@@ -211,6 +245,7 @@ impl ChromeBrowser {
                 }
             }
         }
+        group_later(&self.grouping, joined.iter().filter_map(|t| t.id));
         if !adopt {
             self.known_tabs = open;
         }
@@ -755,6 +790,7 @@ impl Browser for ChromeBrowser {
         if !self.tabs.contains(&id) {
             self.tabs.push(id);
         }
+        group_later(&self.grouping, [id]);
         self.make_current(id).await;
         // A new tab starts at about:blank before loading the URL.
         let deadline = now_ms() + NAVIGATION_START_MS;

@@ -41,6 +41,12 @@ extern "C" {
     fn alarms_clear(name: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
     fn tabs_capture_visible_tab(window_id: i32, options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = group, catch)]
+    fn tabs_group(options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = query, catch)]
+    fn tab_groups_query(query: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabGroups"], js_name = update, catch)]
+    fn tab_groups_update(group_id: i32, props: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
     fn tabs_remove(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = goBack, catch)]
@@ -89,6 +95,9 @@ pub struct Tab {
     /// Whether it is the shown tab of its window.
     #[serde(default)]
     pub active: bool,
+    /// The tab group it is in; -1 (or absent) when none.
+    #[serde(default)]
+    pub group_id: Option<i32>,
 }
 
 /// The text of a thrown JS value: an Error's `message`, or its string form.
@@ -139,6 +148,39 @@ pub async fn create_tab(props: &serde_json::Value) -> Result<Tab, String> {
 pub async fn capture_visible_tab(window_id: i32) -> Result<String, String> {
     let url = settle(tabs_capture_visible_tab(window_id, &to_js(&serde_json::json!({"format": "png"})))).await?;
     url.as_string().ok_or_else(|| "Chrome returned no image".to_string())
+}
+
+/// The title of the tab group the tabs a task opens are gathered in.
+pub const TASK_GROUP_TITLE: &str = "Tabwright";
+
+/// Puts a tab the task opened into its window's "Tabwright" tab group (made the first time),
+/// so the user sees at a glance which tabs the agent opened. A tab already in a group (Chrome
+/// puts a tab opened from a grouped tab into that group) stays where it is.
+pub async fn add_to_task_group(tab_id: i32) -> Result<(), String> {
+    let tab = get_tab(tab_id).await?;
+    if tab.group_id.is_some_and(|g| g >= 0) {
+        return Ok(());
+    }
+    let window = tab.window_id.ok_or("the tab has no window")?;
+    #[derive(serde::Deserialize)]
+    struct Group {
+        id: i32,
+    }
+    let query = serde_json::json!({"windowId": window, "title": TASK_GROUP_TITLE});
+    let existing: Vec<Group> = from_js(settle(tab_groups_query(&to_js(&query))).await?)?;
+    match existing.first() {
+        Some(group) => {
+            settle(tabs_group(&to_js(&serde_json::json!({"tabIds": [tab_id], "groupId": group.id})))).await?;
+        }
+        None => {
+            let options = serde_json::json!({"tabIds": [tab_id], "createProperties": {"windowId": window}});
+            let id = settle(tabs_group(&to_js(&options))).await?;
+            let id = id.as_f64().ok_or("Chrome returned no group id")? as i32;
+            let props = serde_json::json!({"title": TASK_GROUP_TITLE, "color": "cyan", "collapsed": false});
+            settle(tab_groups_update(id, &to_js(&props))).await?;
+        }
+    }
+    Ok(())
 }
 
 pub async fn remove_tab(tab_id: i32) -> Result<(), String> {

@@ -28,6 +28,8 @@ struct TaskSlot {
     running: Rc<Cell<bool>>,
     /// The conversation so far: earlier tasks, and this one once it ends (for a follow-up).
     conversation: Rc<RefCell<Vec<PreviousTask>>>,
+    /// The id of the conversation's first task.
+    conversation_id: String,
 }
 
 thread_local! {
@@ -58,6 +60,19 @@ struct SavedTask {
     /// The earlier tasks of the conversation, for a follow-up.
     #[serde(default)]
     earlier: Vec<PreviousTask>,
+    /// The conversation the task belongs to; empty (saved by an older version) means its own.
+    #[serde(default)]
+    conversation_id: String,
+}
+
+impl SavedTask {
+    fn conversation_id(&self) -> &str {
+        if self.conversation_id.is_empty() {
+            &self.task_id
+        } else {
+            &self.conversation_id
+        }
+    }
 }
 
 /// The event without its step's screenshot: session storage is small (10 MB), and a restarted
@@ -95,13 +110,20 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         .and_then(PanelRequest::from_json);
     let reply = match request {
         Err(e) => refused(e.to_string()),
-        Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, .. }) => {
+        Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, .. }) => {
             let earlier = if follow_up {
-                CURRENT.with_borrow(|slot| slot.as_ref().map(|s| s.conversation.borrow().clone())).unwrap_or_default()
+                CURRENT.with_borrow(|slot| {
+                    slot.as_ref().map(|s| (s.conversation.borrow().clone(), s.conversation_id.clone()))
+                })
             } else {
-                Vec::new()
+                None
             };
-            start_task(task, tab_id, start_url, output_schema, earlier, broadcast).await
+            let start = match (start_url, new_tab) {
+                (Some(url), _) => Start::NewTabAt(url),
+                (None, true) => Start::NewTab { beside: tab_id },
+                (None, false) => Start::Tab(tab_id),
+            };
+            start_task(task, start, output_schema, earlier, broadcast).await
         }
         Ok(PanelRequest::PauseTask { .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
@@ -170,12 +192,21 @@ impl crate::agent::Clock for WallClock {
     }
 }
 
+/// Where a task starts.
+enum Start {
+    /// The tab the panel named, or the active tab of the last focused window.
+    Tab(Option<i32>),
+    /// A new blank tab in the "Tabwright" group, in the window of the tab the panel named.
+    NewTab { beside: Option<i32> },
+    /// A new tab at this URL (the headless runner).
+    NewTabAt(String),
+}
+
 async fn start_task(
     task: String,
-    tab_id: Option<i32>,
-    start_url: Option<String>,
+    start: Start,
     output_schema: Option<serde_json::Value>,
-    earlier: Vec<PreviousTask>,
+    earlier: Option<(Vec<PreviousTask>, String)>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
     let task = task.trim().to_string();
@@ -194,18 +225,27 @@ async fn start_task(
     }
     // Claim the slot before the first await, so two start requests cannot both pass the check.
     let task_id = format!("task-{}", js_sys::Date::now() as u64);
-    let Some(slot) = claim_slot(&task_id, Vec::new(), earlier.clone()) else {
+    let (earlier, conversation_id) = earlier.unwrap_or_else(|| (Vec::new(), task_id.clone()));
+    let Some(slot) = claim_slot(&task_id, Vec::new(), earlier.clone(), &conversation_id) else {
         return refused("A task is already running. Stop it before starting another.");
     };
-    let (settings, tab_id) = match prepare(tab_id, start_url.as_deref()).await {
+    let (settings, tab_id) = match prepare(start).await {
         Ok(ready) => ready,
         Err(message) => {
             slot.running.set(false);
             return refused(message);
         }
     };
-    let saved =
-        SavedTask { task_id, task, start_tab: tab_id, output_schema, events: Vec::new(), running: true, earlier };
+    let saved = SavedTask {
+        task_id,
+        task,
+        start_tab: tab_id,
+        output_schema,
+        events: Vec::new(),
+        running: true,
+        earlier,
+        conversation_id,
+    };
     let browser = ChromeBrowser::new(tab_id, settings.page);
     launch(saved, slot, settings, browser, None, broadcast);
     PanelReply::Accepted { v: V }
@@ -221,7 +261,12 @@ struct Claimed {
 
 /// Claims the one task slot (synchronously, so two claims cannot both pass), with the events
 /// the task already has; `None` while another task runs.
-fn claim_slot(task_id: &str, events: Vec<AgentEvent>, earlier: Vec<PreviousTask>) -> Option<Claimed> {
+fn claim_slot(
+    task_id: &str,
+    events: Vec<AgentEvent>,
+    earlier: Vec<PreviousTask>,
+    conversation_id: &str,
+) -> Option<Claimed> {
     CURRENT.with_borrow_mut(|slot| {
         if slot.as_ref().is_some_and(|s| s.running.get()) {
             return None;
@@ -232,6 +277,7 @@ fn claim_slot(task_id: &str, events: Vec<AgentEvent>, earlier: Vec<PreviousTask>
             events: Rc::new(RefCell::new(events)),
             running: Rc::new(Cell::new(true)),
             conversation: Rc::new(RefCell::new(earlier)),
+            conversation_id: conversation_id.to_string(),
         };
         let handles = Claimed {
             stop: claimed.stop.clone(),
@@ -293,7 +339,8 @@ fn launch(
     };
     let mut agent = Agent::new(saved.task_id.clone(), saved.task.clone(), settings, ports, stop)
         .with_output_schema(saved.output_schema.as_ref())
-        .following(saved.earlier.clone());
+        .following(saved.earlier.clone())
+        .in_conversation(saved.conversation_id());
     if let Some((history, usage, why)) = restored {
         // The latest summary of old steps, so a restored task does not condense them again.
         let summary = saved.events.iter().rev().find_map(|e| match e {
@@ -342,7 +389,10 @@ pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
 async fn restore(broadcast: js_sys::Function) -> bool {
     let Ok(raw) = chrome::session_get(SAVED_TASK_KEY).await else { return false };
     let Ok(mut saved) = serde_json::from_value::<SavedTask>(raw) else { return false };
-    let Some(slot) = claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone()) else { return false };
+    let Some(slot) = claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone(), saved.conversation_id())
+    else {
+        return false;
+    };
     // Every completed step's record is in the log.
     let history: Vec<crate::agent::StepRecord> = saved
         .events
@@ -438,39 +488,67 @@ async fn restore(broadcast: js_sys::Function) -> bool {
 }
 
 /// Reads and checks the settings and picks the tab, or says why the task cannot start.
-async fn prepare(tab_id: Option<i32>, start_url: Option<&str>) -> Result<(crate::settings::Settings, i32), String> {
+async fn prepare(start: Start) -> Result<(crate::settings::Settings, i32), String> {
     let raw = chrome::stored_settings()
         .await
         .map_err(|e| format!("The settings could not be read ({e}). Reload the extension."))?;
     let settings = StoredSettings::from_json(raw).and_then(|s| s.validate()).map_err(|e| e.to_string())?;
-    let tab_id = pick_tab(tab_id, start_url).await?;
+    let tab_id = pick_tab(start).await?;
     Ok((settings, tab_id))
 }
 
-/// The tab the task runs on: a new tab at `start_url`, the tab the panel named, or the active
-/// tab of the last focused window.
-async fn pick_tab(tab_id: Option<i32>, start_url: Option<&str>) -> Result<i32, String> {
-    if let Some(url) = start_url {
-        if !is_web_url(url) {
-            return Err(format!("The start URL \"{url}\" is not an http(s) URL."));
+/// The active tab of the last focused window.
+async fn current_tab() -> Result<chrome::Tab, String> {
+    chrome::query_tabs(&serde_json::json!({"active": true, "lastFocusedWindow": true}))
+        .await
+        .map_err(|e| format!("Could not find the current tab: {e}"))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| "There is no open tab to work in. Open a web page and try again.".to_string())
+}
+
+/// The tab the task runs on (see `Start`).
+async fn pick_tab(start: Start) -> Result<i32, String> {
+    let tab_id = match start {
+        Start::NewTabAt(url) => {
+            if !is_web_url(&url) {
+                return Err(format!("The start URL \"{url}\" is not an http(s) URL."));
+            }
+            let tab = chrome::create_tab(&serde_json::json!({"url": url, "active": true}))
+                .await
+                .map_err(|e| format!("Could not open a tab for {url}: {e}"))?;
+            return tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string());
         }
-        let tab = chrome::create_tab(&serde_json::json!({"url": url, "active": true}))
-            .await
-            .map_err(|e| format!("Could not open a tab for {url}: {e}"))?;
-        return tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string());
-    }
+        Start::NewTab { beside } => {
+            let window = match beside {
+                Some(id) => chrome::get_tab(id).await.ok(),
+                None => current_tab().await.ok(),
+            }
+            .and_then(|t| t.window_id);
+            let mut props = serde_json::json!({"url": "about:blank", "active": true});
+            if let Some(window) = window {
+                props["windowId"] = window.into();
+            }
+            let tab = chrome::create_tab(&props).await.map_err(|e| format!("Could not open a new tab: {e}"))?;
+            let id = tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string())?;
+            // Before the task starts, so the user sees the tab join the group at once.
+            if let Err(e) = chrome::add_to_task_group(id).await {
+                web_sys::console::warn_1(&format!("Tabwright could not group its new tab: {e}").into());
+            }
+            return Ok(id);
+        }
+        Start::Tab(tab_id) => tab_id,
+    };
     let tab = match tab_id {
         Some(id) => chrome::get_tab(id).await.map_err(|_| BrowserError::TabClosed.to_string())?,
-        None => chrome::query_tabs(&serde_json::json!({"active": true, "lastFocusedWindow": true}))
-            .await
-            .map_err(|e| format!("Could not find the current tab: {e}"))?
-            .into_iter()
-            .next()
-            .ok_or_else(|| "There is no open tab to work in. Open a web page and try again.".to_string())?,
+        None => current_tab().await?,
     };
     let url = tab.pending_url.or(tab.url).unwrap_or_default();
     if is_restricted(&url) && !is_blank_page(&url) {
-        return Err(BrowserError::RestrictedPage { url }.to_string());
+        return Err(format!(
+            "{} To start here anyway, tick \"New tab\" beside Run: the task then begins in a new tab.",
+            BrowserError::RestrictedPage { url }
+        ));
     }
     tab.id.ok_or_else(|| "The tab has no id.".to_string())
 }

@@ -271,6 +271,15 @@ test('a link that opens a new tab moves the task there; switch_tab, open_tab and
   assert.equal(await reports(), reportsBefore, 'the report tab the link opened is closed again');
   const titles = await Promise.all(o.h.context.pages().map((p) => p.title()));
   assert.ok(titles.includes('Pricing') && titles.includes('Links out'));
+  // The tab the task opened is in the "Tabwright" tab group; the one it started on is not.
+  const grouping = await o.panel.evaluate(async () => {
+    const [group] = await chrome.tabGroups.query({ title: 'Tabwright' });
+    const tabs = await chrome.tabs.query({});
+    return { group: group?.id ?? null, tabs: tabs.map((t) => ({ title: t.title, groupId: t.groupId })) };
+  });
+  assert.ok(grouping.group !== null, 'a Tabwright group was made');
+  assert.equal(grouping.tabs.find((t) => t.title === 'Pricing').groupId, grouping.group, JSON.stringify(grouping));
+  assert.equal(grouping.tabs.find((t) => t.title === 'Links out').groupId, -1, 'the user\'s tab stays ungrouped');
 });
 
 test('extract reads the whole page as markdown with the extraction model and returns what it found', async () => {

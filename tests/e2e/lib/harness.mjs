@@ -11,33 +11,43 @@ import { startMockLlm, newGate } from './mock-llm.mjs';
 export { saveSettings };
 export const OUTPUT_DIR = path.join(ROOT, 'tests', 'e2e', 'output');
 
-export async function startHarness() {
+/** `lang`: the browser's interface language (such as 'zh-CN'); the default is English. */
+export async function startHarness({ lang = null } = {}) {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'tabwright-e2e-'));
   const fixtures = await startFixtureServer();
-  const browser = await launchWithExtension(profile, { headless: true });
-  const { context, extensionId } = browser;
+  let browser = await launchWithExtension(profile, { headless: true, lang });
+  const { extensionId } = browser;
   return {
-    context,
+    get context() {
+      return browser.context;
+    },
     extensionId,
     fixtures,
+    /** Closes the browser and starts it again on the same profile, as a person quitting and
+     * reopening Chrome would; the extension keeps its id and its storage. */
+    async restart() {
+      await browser.close();
+      browser = await launchWithExtension(profile, { headless: true, lang });
+      if (browser.extensionId !== extensionId) throw new Error(`the extension id changed: ${browser.extensionId}`);
+    },
     /** Opens the side panel page as a tab. */
     async openPanel() {
-      const panel = await context.newPage();
+      const panel = await browser.context.newPage();
       await panel.setViewportSize({ width: 420, height: 800 });
       await panel.goto(`chrome-extension://${extensionId}/panel/panel.html`);
       return panel;
     },
     /** Opens a fixture page in a new tab (the tab the task will run on). */
     async openFixture(name) {
-      const page = await context.newPage();
+      const page = await browser.context.newPage();
       await page.goto(`${fixtures.url}/${name}`);
       return page;
     },
-    settings: (values) => saveSettings(context, extensionId, values),
+    settings: (values) => saveSettings(browser.context, extensionId, values),
     /** Stops the extension's service worker over CDP (from `page`, any page) and waits until
      * Chrome reports it stopped: the command may return before, so it is repeated. */
     async stopWorker(page) {
-      const cdp = await context.newCDPSession(page);
+      const cdp = await browser.context.newCDPSession(page);
       const status = new Map(); // the extension worker's versions → running status
       cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
         for (const v of versions) {

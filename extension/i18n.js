@@ -1,0 +1,42 @@
+// The extension pages' strings come from _locales through chrome.i18n, in the browser's UI
+// language (en and zh_CN are complete; others fall back to en).
+//
+// Static text in the HTML names its message in attributes, filled in by `localize`:
+//   data-i18n              → textContent
+//   data-i18n-placeholder  → placeholder
+//   data-i18n-title        → title
+//   data-i18n-aria-label   → aria-label
+// Text built in script calls `t(name, substitutions)`.
+
+/** The message `name` with its $1…$9 substitutions (strings or numbers); the name itself
+ * when the message is missing, so a forgotten string shows up rather than vanishing. */
+export function t(name, substitutions) {
+  const subs = substitutions === undefined ? undefined
+    : (Array.isArray(substitutions) ? substitutions : [substitutions]).map(String);
+  return chrome.i18n.getMessage(name, subs) || name;
+}
+
+/** The UI language as a BCP 47 tag, for number and date formatting. */
+export const uiLanguage = () => chrome.i18n.getUILanguage();
+
+/** A whole number with the UI language's digit grouping. */
+export const formatNumber = (n) => Number(n).toLocaleString(uiLanguage());
+
+/** A moment (ms since the epoch) as the UI language writes a date and time. */
+export const formatTime = (ms) => new Date(ms).toLocaleString(uiLanguage(), { dateStyle: 'medium', timeStyle: 'short' });
+
+const ATTRIBUTES = [['i18nPlaceholder', 'placeholder'], ['i18nTitle', 'title'], ['i18nAriaLabel', 'aria-label']];
+
+/** Fills in every marked string under `root`, and the document's language. */
+export function localize(root = document) {
+  for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
+  for (const [key, attribute] of ATTRIBUTES) {
+    const selector = `[data-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}]`;
+    for (const node of root.querySelectorAll(selector)) node.setAttribute(attribute, t(node.dataset[key]));
+  }
+  if (root === document) {
+    document.documentElement.lang = uiLanguage();
+    const title = document.querySelector('title[data-i18n]');
+    if (title) document.title = title.textContent;
+  }
+}

@@ -1,0 +1,286 @@
+// One conversation drawn as a chat: each task's request, its steps (goal, actions and results,
+// the screenshot as a thumbnail), questions with an answer box, and how it ended.
+//
+// The live view follows the running task's events; a past conversation opened from the history
+// is drawn by the same code from what the history kept (`pastEvents`), so both look alike.
+// Page and model text only ever goes in as textContent, or through markdown-view.js.
+import { t, formatNumber } from '../i18n.js';
+import { endText } from '../history-store.js';
+import { markdownFragment } from './markdown-view.js';
+
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** "4 steps · 12,345 tokens · $0.0123": what a task used. */
+export function usageLine(steps, usage, cost) {
+  const tokens = (usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0);
+  const parts = [t(steps === 1 ? 'usageStepOne' : 'usageSteps', [steps]), t('progressTokens', [formatNumber(tokens)])];
+  if (typeof cost === 'number') parts.push(`$${cost.toFixed(4)}`);
+  return parts.join(' · ');
+}
+
+/** How a task ended, in a label and a text. `text` of a `done` is the model's markdown. */
+export function describeEnd(end) {
+  switch (end?.kind) {
+    case 'done':
+      return { label: t(end.success ? 'finalDone' : 'finalNoSuccess'), text: end.text, markdown: true, success: end.success };
+    case 'stopped':
+      return { label: t('finalStopped'), text: t('endStopped') };
+    case 'step_limit':
+      return { label: t('finalEnded'), text: t('endStepLimit', [end.max_steps]) };
+    case 'too_many_failures':
+      return { label: t('finalEnded'), text: t('endFailures', [end.failures, end.last_error]) };
+    default:
+      return { label: t('finalEnded'), text: endText(end) };
+  }
+}
+
+/**
+ * A task kept in the history as the events the live view would have drawn: started, each
+ * step's record, and its end (or nothing, for a task that never ended).
+ */
+export function pastEvents({ task, steps }) {
+  const events = [{ type: 'task_started', task_id: task.task_id, task: task.task, max_steps: task.max_steps ?? 0 }];
+  for (const record of steps) events.push({ type: 'step_finished', record });
+  if (task.end) {
+    events.push({ type: 'task_finished', end: task.end, steps: task.step_count, usage: task.usage, cost_usd: task.cost_usd });
+  }
+  return events;
+}
+
+export class ChatView {
+  /**
+   * @param root where the chat is drawn
+   * @param hooks {status(label|null, running), answer(text) → reply, exportControl(taskId) → node}
+   *   `status` hears where the task is (null label: idle); `answer` sends an answer to a
+   *   question; `exportControl` makes the buttons shown under a task.
+   */
+  constructor(root, hooks = {}) {
+    this.root = root;
+    this.hooks = hooks;
+    this.reset();
+  }
+
+  reset() {
+    this.steps = new Map(); // step number → card
+    this.maxSteps = 0;
+    this.used = { tokens: 0, cost: null };
+    this.tools = null; // the current task's buttons, moved into its final box at its end
+  }
+
+  status(label, running) {
+    this.hooks.status?.(label, running);
+  }
+
+  /** "Step 3 of 100 · 12,345 tokens · $0.0123": where the task is and what it has used. */
+  progress(step) {
+    const parts = [this.maxSteps ? t('progressStep', [step, this.maxSteps]) : t('progressStepAlone', [step])];
+    if (this.used.tokens) parts.push(t('progressTokens', [formatNumber(this.used.tokens)]));
+    if (this.used.cost !== null) parts.push(`$${this.used.cost.toFixed(4)}`);
+    return parts.join(' · ');
+  }
+
+  stepCard(step) {
+    let card = this.steps.get(step);
+    if (!card) {
+      card = el('section', 'step');
+      card.dataset.step = String(step);
+      const head = el('div', 'step-head');
+      const label = this.maxSteps ? t('progressStep', [step, this.maxSteps]) : t('progressStepAlone', [step]);
+      head.append(el('span', 'step-number', label), el('span', 'step-time'));
+      card.append(head, el('p', 'goal thinking', t('lookingAtPage')));
+      this.steps.set(step, card);
+      this.root.append(card);
+    }
+    return card;
+  }
+
+  static showGoal(card, text) {
+    const goal = card.querySelector('.goal');
+    goal.textContent = text;
+    goal.classList.remove('thinking');
+    return goal;
+  }
+
+  static renderActions(card, actions) {
+    card.querySelector('.actions')?.remove();
+    const list = el('ul', 'actions');
+    for (const action of actions) {
+      const item = el('li', 'action');
+      item.append(el('code', '', action.description));
+      if (action.result) {
+        item.classList.toggle('error', Boolean(action.result.is_error));
+        item.append(el('span', 'result', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`));
+      }
+      list.append(item);
+    }
+    card.append(list);
+  }
+
+  /** The step's screenshot as a thumbnail; a click shows it at full width, another shrinks it. */
+  static showScreenshot(card, record) {
+    card.querySelector('.shot')?.remove();
+    const shot = el('img', 'shot');
+    shot.src = `data:image/png;base64,${record.screenshot.png_base64}`;
+    shot.alt = t('screenshotAlt', [record.step]);
+    shot.title = t('screenshotEnlarge');
+    shot.addEventListener('click', () => shot.classList.toggle('large'));
+    card.append(shot);
+  }
+
+  /** The agent's question, with a box for the answer; the task waits until it is sent. */
+  renderQuestion(card, question) {
+    card.querySelector('.question')?.remove();
+    const box = el('section', 'question');
+    box.append(el('p', 'question-text', question));
+    const form = el('form', 'answer-form');
+    const input = el('textarea', 'answer-box');
+    input.rows = 2;
+    input.placeholder = t('answerPlaceholder');
+    input.setAttribute('aria-label', t('answerLabel'));
+    const send = el('button', 'primary', t('answerSend'));
+    send.type = 'submit';
+    form.append(input, send);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const answer = input.value.trim();
+      if (!answer || !this.hooks.answer) return;
+      send.disabled = true;
+      if (!(await this.hooks.answer(answer))) send.disabled = false;
+    });
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    box.append(form);
+    card.append(box);
+    input.focus();
+  }
+
+  renderFinal(event) {
+    const end = describeEnd(event.end);
+    const box = el('section', `final${end.success ? '' : ' failed'}`);
+    box.append(el('span', 'label', end.label));
+    // The model's answer is markdown, shown formatted (and sanitized, see markdown-view.js);
+    // the panel's own messages are plain text.
+    const body = el('div', end.markdown ? 'final-text markdown' : 'final-text');
+    if (end.markdown) body.append(markdownFragment(end.text));
+    else body.textContent = end.text;
+    box.append(body);
+    if (typeof event.steps === 'number') box.append(el('div', 'final-usage', usageLine(event.steps, event.usage, event.cost_usd)));
+    if (this.tools) {
+      box.append(...this.tools.childNodes);
+      this.tools.remove();
+      this.tools = null;
+    }
+    this.root.append(box);
+  }
+
+  /** Draws one event. */
+  render(event) {
+    this.root.querySelector('.empty')?.remove();
+    switch (event.type) {
+      case 'task_started': {
+        this.reset();
+        this.maxSteps = event.max_steps;
+        this.root.append(el('div', 'bubble', event.task));
+        const control = this.hooks.exportControl?.(event.task_id);
+        if (control) {
+          this.tools = el('div', 'task-tools');
+          this.tools.append(control);
+          this.root.append(this.tools);
+        }
+        this.status(t('statusRunning'), true);
+        break;
+      }
+      case 'step_started':
+        this.stepCard(event.step);
+        this.status(this.progress(event.step), true);
+        break;
+      case 'step_planned': {
+        const card = this.stepCard(event.step);
+        const goal = ChatView.showGoal(card, event.thoughts.next_goal);
+        if (event.thoughts.evaluation_previous_goal && event.step > 1) {
+          card.querySelector('.eval')?.remove();
+          goal.before(el('p', 'eval', event.thoughts.evaluation_previous_goal));
+        }
+        ChatView.renderActions(card, event.actions);
+        break;
+      }
+      case 'step_finished': {
+        const record = event.record;
+        const card = this.stepCard(record.step);
+        const goal = ChatView.showGoal(card, record.output ? record.output.next_goal : t('noActionThisStep'));
+        const evaluation = record.output?.evaluation_previous_goal;
+        if (evaluation && record.step > 1 && !card.querySelector('.eval')) goal.before(el('p', 'eval', evaluation));
+        ChatView.renderActions(card, record.actions);
+        card.querySelector('.step-error')?.remove();
+        if (record.error) card.append(el('p', 'step-error', record.error));
+        if (record.screenshot?.png_base64) ChatView.showScreenshot(card, record);
+        this.used.tokens += (record.usage?.input_tokens ?? 0) + (record.usage?.output_tokens ?? 0);
+        if (typeof record.cost_usd === 'number') this.used.cost = (this.used.cost ?? 0) + record.cost_usd;
+        this.status(this.progress(record.step), true);
+        const time = record.timings;
+        if (time) card.querySelector('.step-time').textContent = `${((time.observe_ms + time.llm_ms + time.act_ms) / 1000).toFixed(1)} s`;
+        break;
+      }
+      case 'task_restored': {
+        // The step under way when the worker stopped is done again: the note goes before it.
+        const note = el('p', 'restored', t('restoredNote', [event.step, event.steps_kept]));
+        const redone = this.steps.get(event.step);
+        if (redone) redone.before(note);
+        else this.root.append(note);
+        this.status(this.progress(event.step), true);
+        break;
+      }
+      case 'history_compacted':
+        this.root.append(el('p', 'restored', t('compactedNote', [event.summary.through_step])));
+        break;
+      case 'task_paused':
+        this.status(t('statusPaused'), true);
+        break;
+      case 'task_resumed':
+        this.status(this.progress(event.step), true);
+        break;
+      case 'question_asked':
+        this.renderQuestion(this.stepCard(event.step), event.question);
+        this.status(t('statusWaitingAnswer'), true);
+        break;
+      case 'question_answered': {
+        const box = this.stepCard(event.step).querySelector('.question');
+        if (box) {
+          box.querySelector('form')?.remove();
+          box.append(el('p', 'answer', event.answer));
+          box.classList.add('answered');
+        }
+        this.status(t('statusRunning'), true);
+        break;
+      }
+      case 'task_finished':
+        this.renderFinal(event);
+        for (const form of this.root.querySelectorAll('.question form')) form.remove();
+        this.status(event.end.kind === 'done' ? t('statusDone') : null, false);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Draws a task kept in the history; a task that never ended says so. */
+  renderPast(kept) {
+    for (const event of pastEvents(kept)) this.render(event);
+    if (!kept.task.end) {
+      const note = kept.task.running ? t('historyStillRunning') : t('historyInterrupted');
+      this.root.append(el('p', 'restored', note));
+      if (this.tools) {
+        this.tools = null;
+      }
+    }
+  }
+}

@@ -1,0 +1,187 @@
+// The side panel's history, used as a person would: conversations run in the panel are listed
+// after the browser is quit and started again on the same profile; the list is searched, a
+// conversation is opened (its tasks, steps, screenshot and answers drawn as in the chat),
+// exported as JSON and as an HTML report, and one is deleted. Also: a task started in a new tab,
+// and the tabs a task opens, gather in a "Tabwright" tab group.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, copyFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startWithMockLlm, runTask, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex, field, stepsDone } from './lib/state.mjs';
+
+let world;
+let h;
+let llm;
+
+/** The task the state text names. */
+const taskOf = (state) => /<task>\n([\s\S]*?)\n<\/task>/.exec(state)?.[1] ?? '';
+
+/** Logs in by what the page says (filling the form, a screenshot, submitting), answers a
+ * follow-up with the title it sees, and for any other task reports the title. */
+function model(state) {
+  const task = taskOf(state);
+  const title = field(state, 'Title');
+  if (/^Log in/.test(task)) {
+    if (title.startsWith('Welcome, alice')) return answer('Report the welcome', [{ done: { text: '**Signed in** as alice.', success: true } }]);
+    const done = stepsDone(state);
+    if (done === 0) {
+      return answer('Fill in the log-in form', [
+        { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
+        { input: { index: findIndex(state, 'placeholder=Password'), text: 'hunter2', clear: true } },
+      ]);
+    }
+    if (done === 1) return answer('Look at the filled form', [{ screenshot: {} }]);
+    return answer('Submit the form', [{ click: { index: findIndex(state, />Submit \/>$/) } }]);
+  }
+  if (/^Open the fixture/.test(task) && !/Sign in/.test(title)) {
+    return answer('Open the log-in page', [{ navigate: { url: `${h.fixtures.url}/login.html`, new_tab: false } }]);
+  }
+  return answer('Read the title', [{ done: { text: `The title is ${title}.`, success: true } }]);
+}
+
+before(async () => {
+  world = await startWithMockLlm(model);
+  ({ h, llm } = world);
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+after(() => world?.close());
+
+async function sessions(panel) {
+  await panel.locator('.history-list .session, .history-list .empty').first().waitFor();
+  return panel.locator('.history-list .session').evaluateAll((items) => items.map((item) => ({
+    title: item.querySelector('.session-title').textContent,
+    meta: item.querySelector('.session-meta').textContent,
+  })));
+}
+
+/** Types into the history search and waits for the list to follow. */
+async function search(panel, query, expected) {
+  await panel.fill('.history-search', query);
+  await panel.waitForFunction((q) => document.querySelector('.history-list').dataset.query === q, query);
+  assert.equal(await panel.locator('.history-list .session').count(), expected, `conversations matching "${query}"`);
+}
+
+test('conversations outlive a browser restart: listed, searched, opened, exported as JSON and report, deleted', async () => {
+  await h.openFixture('login.html');
+  let panel = await h.openPanel();
+  assert.match(await runTaskToEnd(panel, 'Log in as alice'), /Signed in as alice/);
+  assert.match(await runTaskToEnd(panel, 'Now say which page you are on'), /The title is Welcome, alice/);
+  await panel.click('#new-conversation');
+  await h.openFixture('actions/history-a.html');
+  await panel.bringToFront();
+  assert.match(await runTaskToEnd(panel, 'What is the title of this page?'), /The title is Page A/);
+  // Give the worker a moment to write the last event (it writes as it broadcasts).
+  await panel.waitForTimeout(300);
+
+  await h.restart();
+  panel = await h.openPanel();
+  await panel.click('#show-history');
+  const listed = await sessions(panel);
+  assert.equal(listed.length, 2, JSON.stringify(listed));
+  assert.equal(listed[0].title, 'What is the title of this page?', 'the most recent first');
+  assert.equal(listed[1].title, 'Log in as alice');
+  assert.match(listed[1].meta, /5 steps/);
+  assert.match(listed[1].meta, /2 tasks/, 'the follow-up belongs to the first conversation');
+  await h.screenshot(panel, 'panel-history-light');
+  await panel.emulateMedia({ colorScheme: 'dark' });
+  await h.screenshot(panel, 'panel-history-dark');
+  await panel.emulateMedia({ colorScheme: 'light' });
+
+  // Search reads the tasks, the answers and the pages seen (a page title only the log-in saw).
+  await search(panel, 'alice', 1);
+  await search(panel, 'welcome ALICE', 1);
+  assert.equal((await sessions(panel))[0].title, 'Log in as alice');
+  await search(panel, 'history-a.html', 1);
+  assert.equal((await sessions(panel))[0].title, 'What is the title of this page?');
+  await search(panel, 'no such words', 0);
+  assert.match(await panel.locator('.history-list').innerText(), /Nothing in the history matches “no such words”/);
+  await search(panel, '', 2);
+
+  // Opening a conversation draws it as the chat did: both requests, every step, the screenshot.
+  await panel.locator('.session', { hasText: 'Log in as alice' }).locator('.session-open').click();
+  const past = panel.locator('#past-log');
+  await past.locator('.final').nth(1).waitFor();
+  assert.deepEqual(await past.locator('.bubble').allInnerTexts(), ['Log in as alice', 'Now say which page you are on']);
+  assert.equal(await past.locator('.step').count(), 5);
+  assert.match(await past.locator('.step').first().innerText(), /Fill in the log-in form[\s\S]*type "alice" into \[\d+\]/);
+  assert.equal(await past.locator('.step img.shot').count(), 1, 'the screenshot the task took');
+  assert.equal(await past.locator('.final strong').innerText(), 'Signed in', 'the answer is markdown');
+  assert.doesNotMatch(await past.innerText(), /hunter2/, 'the password stays masked');
+  assert.ok(await panel.locator('#chat-view').isHidden());
+  await h.screenshot(panel, 'panel-history-opened');
+
+  // The report: one self-contained page, its own screenshot inside, nothing that runs or fetches.
+  const [report] = await Promise.all([panel.waitForEvent('download'), panel.click('#past-report')]);
+  assert.match(report.suggestedFilename(), /^tabwright-session-\d+\.html$/);
+  const html = await readFile(await report.path(), 'utf8');
+  await copyFile(await report.path(), path.join(OUTPUT_DIR, 'session-report.html'));
+  assert.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">/);
+  assert.match(html, /Fill in the log-in form/);
+  assert.match(html, /Now say which page you are on/);
+  assert.match(html, /<img class="shot" src="data:image\/png;base64,/);
+  assert.match(html, /<strong>Signed in<\/strong>/);
+  assert.doesNotMatch(html, /<script|hunter2/);
+  const viewer = await h.context.newPage();
+  await viewer.goto(`file://${path.join(OUTPUT_DIR, 'session-report.html')}`);
+  assert.equal(await viewer.locator('h2').count(), 2, 'one section per task');
+  await viewer.setViewportSize({ width: 1000, height: 900 });
+  await h.screenshot(viewer, 'session-report');
+  await viewer.close();
+
+  const [json] = await Promise.all([panel.waitForEvent('download'), panel.click('#past-json')]);
+  const exported = JSON.parse(await readFile(await json.path(), 'utf8'));
+  assert.equal(exported.format, 'tabwright-session');
+  assert.deepEqual(exported.tasks.map((t) => t.task.task), ['Log in as alice', 'Now say which page you are on']);
+  assert.equal(exported.tasks[0].steps.length, 4);
+  assert.doesNotMatch(JSON.stringify(exported), /hunter2/);
+
+  // Delete asks once more in place, then the conversation is gone, also after a reload.
+  await panel.click('#past-back');
+  const other = panel.locator('.session', { hasText: 'What is the title of this page?' });
+  await other.locator('.danger-link').click();
+  assert.match(await other.locator('.danger-link').innerText(), /Delete 1 task\(s\)\? Click again/);
+  assert.equal((await sessions(panel)).length, 2, 'one click deletes nothing');
+  await other.locator('.danger-link').click();
+  await panel.waitForFunction(() => document.querySelectorAll('.history-list .session').length === 1);
+  await panel.reload();
+  await panel.click('#show-history');
+  assert.deepEqual((await sessions(panel)).map((s) => s.title), ['Log in as alice']);
+  await panel.close();
+});
+
+/** The browser's tabs and tab groups, read from an extension page. */
+function tabsAndGroups(page) {
+  return page.evaluate(async () => {
+    const tabs = await chrome.tabs.query({});
+    const groups = await chrome.tabGroups.query({});
+    return {
+      tabs: tabs.map((t) => ({ id: t.id, url: t.url, groupId: t.groupId })),
+      groups: groups.map((g) => ({ id: g.id, title: g.title })),
+    };
+  });
+}
+
+test('"New tab" starts the task in a new tab of the Tabwright tab group; the user\'s tab is left alone', async () => {
+  const mine = await h.openFixture('history-a.html');
+  const panel = await h.openPanel();
+  await panel.check('#new-tab');
+  const before = await tabsAndGroups(panel);
+  await runTask(panel, 'Open the fixture log-in page and read its title');
+  const final = panel.locator('.final').last();
+  await final.waitFor({ timeout: 60_000 });
+  assert.match(await final.innerText(), /The title is Sign in — Fixture Bank/);
+  const after = await tabsAndGroups(panel);
+  const group = after.groups.find((g) => g.title === 'Tabwright');
+  assert.ok(group, JSON.stringify(after.groups));
+  const opened = after.tabs.filter((t) => !before.tabs.some((b) => b.id === t.id));
+  assert.equal(opened.length, 1, JSON.stringify(opened));
+  assert.match(opened[0].url, /\/login\.html$/, 'the task worked in the new tab');
+  assert.equal(opened[0].groupId, group.id);
+  assert.equal(after.tabs.find((t) => t.url === mine.url()).groupId, -1, 'the user\'s tab is not grouped');
+  assert.equal(mine.url().endsWith('/history-a.html'), true, 'and not navigated');
+  assert.equal(await panel.locator('label:has(#new-tab)').isVisible(), true);
+  await panel.close();
+});
