@@ -56,6 +56,18 @@ pub enum PanelRequest {
         #[serde(default)]
         since: Option<u32>,
     },
+    /// Ask the model named by these settings (as the options page holds them, saved or not)
+    /// for one small JSON answer: does the connection work?
+    TestConnection {
+        v: u32,
+        settings: serde_json::Value,
+    },
+    /// Check settings as a task would (`Accepted`, or `Refused` saying what to fix), without
+    /// starting one: the options page asks after each save.
+    CheckSettings {
+        v: u32,
+        settings: serde_json::Value,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -78,6 +90,8 @@ impl PanelRequest {
             | PanelRequest::PauseTask { v }
             | PanelRequest::ResumeTask { v }
             | PanelRequest::GetStatus { v, .. }
+            | PanelRequest::TestConnection { v, .. }
+            | PanelRequest::CheckSettings { v, .. }
             | PanelRequest::AnswerQuestion { v, .. } => *v,
         };
         if v != PROTOCOL_VERSION {
@@ -106,6 +120,14 @@ pub enum PanelReply {
         running: bool,
         from: u32,
         events: Vec<AgentEvent>,
+    },
+    /// The model answered the connection check as asked, in `ms` milliseconds.
+    ConnectionWorks {
+        v: u32,
+        model: String,
+        ms: u32,
+        input_tokens: u64,
+        output_tokens: u64,
     },
 }
 

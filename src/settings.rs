@@ -42,6 +42,9 @@ pub struct StoredSettings {
     pub thinking: Option<bool>,
     /// The most input tokens one agent request may carry before old history is compacted.
     pub request_budget_tokens: Option<u32>,
+    /// The API key is kept in chrome.storage.session (until the browser closes), not with
+    /// these settings; the extension puts it into `llm.api_key` before they are checked.
+    pub keys_in_session: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -343,6 +346,8 @@ pub enum SettingsError {
     Safety(#[from] crate::safety::SafetyError),
     #[error("The domain pattern \"{0}\" is not valid: use a host name such as example.com or *.example.com. Fix it in Tabwright's options.")]
     BadDomain(String),
+    #[error("Your API key was kept only until the browser closed, so it is gone now. Enter it again in Tabwright's options (or untick \"Keep API keys only until the browser closes\" there to keep it).")]
+    SessionKeyGone,
     #[error("Azure OpenAI needs an API version. Set it in Tabwright's options, e.g. 2024-10-21.")]
     NoApiVersion,
     #[error("The extra LLM header \"{0}\" is not valid: a name is letters, digits and - (such as HTTP-Referer), and a value is one line. Fix it in Tabwright's options.")]
@@ -382,6 +387,9 @@ impl StoredSettings {
         }
         if model.is_empty() {
             return Err(SettingsError::NoLlm { missing: "the LLM model" });
+        }
+        if self.keys_in_session && self.llm.api_key.trim().is_empty() {
+            return Err(SettingsError::SessionKeyGone);
         }
         if !(base_url.starts_with("http://") || base_url.starts_with("https://"))
             || base_url.contains(char::is_whitespace)
@@ -537,6 +545,18 @@ mod tests {
         let err = StoredSettings::from_json(serde_json::Value::Null).unwrap().validate().unwrap_err();
         assert_eq!(err, SettingsError::NoLlm { missing: "the LLM base URL" });
         assert!(err.to_string().contains("options"));
+    }
+
+    #[test]
+    fn a_key_kept_for_the_browser_session_that_is_gone_says_to_enter_it_again() {
+        let stored = json!({"keys_in_session": true, "llm": {"base_url": "https://api.openai.com/v1", "model": "m"}});
+        let err = StoredSettings::from_json(stored.clone()).unwrap().validate().unwrap_err();
+        assert_eq!(err, SettingsError::SessionKeyGone);
+        assert!(err.to_string().contains("Enter it again in Tabwright's options"), "{err}");
+        let mut with_key = stored;
+        with_key["llm"]["api_key"] = json!("sk-session");
+        let ok = StoredSettings::from_json(with_key).unwrap().validate().unwrap();
+        assert_eq!(ok.llm.api_key, "sk-session");
     }
 
     #[test]

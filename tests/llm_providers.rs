@@ -772,3 +772,43 @@ fn bad_llm_settings_say_what_to_fix() {
         assert!(err.to_string().contains("Tabwright's options"), "{err}");
     }
 }
+
+fn openai_answer(content: &str) -> Result<HttpResponse, TransportError> {
+    let body = json!({
+        "id": "chatcmpl-check", "object": "chat.completion", "model": "gpt-4.1",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45}
+    });
+    Ok(response(200, &body.to_string()))
+}
+
+#[test]
+fn checking_a_connection_asks_the_model_once_for_its_json_and_names_what_failed() {
+    let transport = Scripted::new(vec![openai_answer(r#"{"ok": true}"#)]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let c = futures::executor::block_on(client.check_connection()).unwrap();
+    assert_eq!((c.model.as_str(), c.usage.input_tokens), ("gpt-4.1", 40));
+    let sent = body(&transport.requests.borrow()[0]);
+    assert_eq!(sent["response_format"]["json_schema"]["name"], "connection_check");
+    assert_eq!(sent["response_format"]["json_schema"]["strict"], true);
+
+    // A server error is not retried and the fallback is not tried: the check is of this model.
+    let transport = Scripted::new(vec![status(503), ok_reply()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let err = futures::executor::block_on(client.check_connection()).unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 503, .. }), "{err}");
+    assert_eq!(transport.requests.borrow().len(), 1);
+    assert!(transport.sleeps.borrow().is_empty());
+
+    // An answer that is not the object asked for says what came back.
+    let transport = Scripted::new(vec![openai_answer("Sure! Here you go.")]);
+    let client = LlmClient::new(with_fallback(None), &transport);
+    let err = futures::executor::block_on(client.check_connection()).unwrap_err();
+    assert!(err.to_string().contains("not with the JSON object asked for: Sure! Here you go."), "{err}");
+    let err = futures::executor::block_on(
+        LlmClient::new(with_fallback(None), &Scripted::new(vec![Ok(response(401, &fixture("openai/error_401.json")))]))
+            .check_connection(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 401, .. }), "{err}");
+}

@@ -1,5 +1,11 @@
 // The options page: reads and writes the `settings` object in chrome.storage.local that the
-// core validates at the start of every task.
+// core checks at the start of every task (and, after each save, at once: the page shows what
+// the core would refuse). The API key may instead live in chrome.storage.session (until the
+// browser closes). Secret values are written, never shown back. Every string comes from
+// _locales (i18n.js).
+import { t, localize } from '../i18n.js';
+
+localize();
 
 const form = document.getElementById('settings');
 const saved = document.getElementById('saved');
@@ -10,35 +16,22 @@ const LIMITS = [
   ['action-timeout', 'action_timeout_s'], ['request-budget', 'request_budget_tokens'],
   ['viewport-expansion', 'viewport_expansion'],
 ];
+/** Where a key kept only for the browser session is (read by the core, src/ext/chrome.rs). */
+const SESSION_KEYS = 'session_keys';
 
 // What each wire format expects, shown as placeholders so an empty field says what to type.
-// The base URLs are the ones the core appends its paths to (see src/llm).
+// The base URLs are the ones the core appends its paths to (see src/llm). Texts are message
+// names.
 const PROVIDERS = {
-  openai: {
-    baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1-mini', key: 'sk-…',
-    hint: 'OpenAI\'s chat completions with structured output.',
-  },
-  openai_compatible: {
-    baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4.1-mini', key: 'Leave empty for local servers',
-    hint: 'Any server that speaks OpenAI\'s chat completions with JSON-schema output: OpenRouter, Groq, DeepSeek, vLLM, LM Studio (http://localhost:1234/v1)…',
-  },
-  azure_openai: {
-    baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', model: 'The deployment name', key: 'The resource\'s key',
-    hint: 'The resource\'s endpoint from the Azure portal; the model is your deployment\'s name, and the API version is required.',
-  },
-  anthropic: {
-    baseUrl: 'https://api.anthropic.com/v1', model: 'claude-sonnet-4-5', key: 'sk-ant-…',
-    hint: 'Anthropic\'s Messages API; the model answers through a forced tool call.',
-  },
-  gemini: {
-    baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: 'A Google AI Studio key',
-    hint: 'Google\'s Gemini API (generateContent) with a JSON response schema.',
-  },
-  ollama: {
-    baseUrl: 'http://localhost:11434', model: 'qwen3', key: 'Usually empty: a local Ollama needs none',
-    hint: 'A local Ollama server. It refuses requests from extensions unless started with OLLAMA_ORIGINS=chrome-extension://*',
-  },
+  openai: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1-mini', key: 'sk-…', hint: 'hintOpenai' },
+  openai_compatible: { baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4.1-mini', key: 'keyLocal', hint: 'hintCompatible' },
+  azure_openai: { baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', model: 'modelAzure', key: 'keyAzure', hint: 'hintAzure' },
+  anthropic: { baseUrl: 'https://api.anthropic.com/v1', model: 'claude-sonnet-4-5', key: 'sk-ant-…', hint: 'hintAnthropic' },
+  gemini: { baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: 'keyGemini', hint: 'hintGemini' },
+  ollama: { baseUrl: 'http://localhost:11434', model: 'qwen3', key: 'keyOllama', hint: 'hintOllama' },
 };
+/** A placeholder: a message name, or literal text (model names, key shapes). */
+const text = (value) => (/^[a-z]+[A-Z]\w*$/.test(value) ? t(value) : value);
 
 /** The stored provider name as the select knows it; spelling as the core accepts it
  * (case, spaces and - do not matter; `azure` and `google` are aliases). */
@@ -52,13 +45,13 @@ function providerName(stored) {
 function showProvider() {
   const provider = field('provider').value;
   const p = PROVIDERS[provider] ?? PROVIDERS.openai;
-  field('provider-hint').textContent = p.hint;
+  field('provider-hint').textContent = t(p.hint);
   field('base-url').placeholder = p.baseUrl;
-  field('model').placeholder = p.model;
-  field('api-key').placeholder = p.key;
-  field('extraction-model').placeholder = provider === 'azure_openai' ? 'Another deployment\'s name' : p.model;
+  field('model').placeholder = text(p.model);
+  field('api-key').placeholder = text(p.key);
+  field('extraction-model').placeholder = provider === 'azure_openai' ? t('modelAzureOther') : p.model;
   const azure = provider === 'azure_openai';
-  field('model-label').textContent = azure ? 'Deployment name' : 'Model';
+  field('model-label').textContent = t(azure ? 'optDeployment' : 'optModel');
   field('api-version-row').hidden = !azure;
   field('structured-output-row').hidden = provider !== 'openai_compatible';
   // Required only where it is shown: a hidden required field would block saving silently.
@@ -83,28 +76,112 @@ function parseHeaders(text) {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (!line) continue;
-    const where = `Extra headers, line ${i + 1} (${line.length > 40 ? `${line.slice(0, 40)}…` : line})`;
+    const where = t('headerWhere', [i + 1, line.length > 40 ? `${line.slice(0, 40)}…` : line]);
     const colon = line.indexOf(':');
     const name = colon < 0 ? '' : line.slice(0, colon).trim();
     const value = colon < 0 ? '' : line.slice(colon + 1).trim();
     if (!TOKEN.test(name)) {
-      return { error: `${where}: write Name: value, where the name is letters, digits and - (such as HTTP-Referer).` };
+      return { error: `${where}: ${t('headerBadName')}` };
     }
     const lower = name.toLowerCase();
     if (FORBIDDEN.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) {
-      return { error: `${where}: the browser does not let extensions send ${name}.` };
+      return { error: `${where}: ${t('headerForbidden', [name])}` };
     }
-    if (CONTROL.test(value)) return { error: `${where}: the value has a control character.` };
-    if (seen.has(lower)) return { error: `${where}: ${name} is already given above.` };
+    if (CONTROL.test(value)) return { error: `${where}: ${t('headerControl')}` };
+    if (seen.has(lower)) return { error: `${where}: ${t('headerRepeated', [name])}` };
     seen.add(lower);
     headers[name] = value;
   }
   return { headers };
 }
 
-function showStatus(text, isError) {
+function showStatus(message, isError) {
   saved.className = isError ? 'error' : '';
-  saved.textContent = text;
+  saved.textContent = message;
+}
+
+/** Splits a list typed one per line (or comma-separated) into its entries. */
+const entries = (value) => value.split(/[\s,]+/).filter(Boolean);
+
+// Prices: one `model-prefix input output` per line, in USD per million tokens.
+function pricesText(prices) {
+  return (prices ?? []).map((p) => `${p.model_prefix} ${p.input_per_million} ${p.output_per_million}`).join('\n');
+}
+
+function parsePrices(value) {
+  const prices = [];
+  const lines = value.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (!line) continue;
+    const parts = line.split(/\s+/);
+    const [input, output] = parts.slice(1).map(Number);
+    if (parts.length !== 3 || !(input >= 0) || !(output >= 0)) return { error: t('pricesBadLine', [i + 1, line]) };
+    prices.push({ model_prefix: parts[0], input_per_million: input, output_per_million: output });
+  }
+  return { prices };
+}
+
+// Secrets: a row each. A saved value is never put back into the page: its field stays empty
+// (saying how long the value is), and an empty field keeps the saved value.
+const secretsBox = field('secrets');
+
+function secretRow(secret = null) {
+  const row = document.createElement('div');
+  row.className = 'secret';
+  const name = document.createElement('input');
+  name.className = 'secret-name';
+  name.placeholder = t('secretName');
+  name.setAttribute('aria-label', t('secretName'));
+  name.spellcheck = false;
+  const value = document.createElement('input');
+  value.className = 'secret-value';
+  value.type = 'password';
+  value.autocomplete = 'off';
+  value.setAttribute('aria-label', t('secretValue'));
+  value.placeholder = secret ? t('secretKept', [secret.value.length]) : t('secretValue');
+  const domains = document.createElement('input');
+  domains.className = 'secret-domains';
+  domains.placeholder = t('secretDomains');
+  domains.setAttribute('aria-label', t('secretDomains'));
+  domains.spellcheck = false;
+  const remove = document.createElement('button');
+  remove.type = 'button';
+  remove.textContent = t('secretRemove');
+  remove.addEventListener('click', () => row.remove());
+  if (secret) {
+    name.value = secret.name;
+    domains.value = (secret.domains ?? []).join(', ');
+    row.dataset.savedName = secret.name;
+  }
+  row.append(name, value, domains, remove);
+  return row;
+}
+
+/** The secrets as the page shows them, with saved values kept where the field was left empty. */
+function readSecrets(previous) {
+  const out = [];
+  for (const [i, row] of [...secretsBox.querySelectorAll('.secret')].entries()) {
+    const name = row.querySelector('.secret-name').value.trim();
+    const typed = row.querySelector('.secret-value').value;
+    const domains = entries(row.querySelector('.secret-domains').value);
+    if (!name && !typed) continue;
+    const kept = (previous ?? []).find((s) => s.name === row.dataset.savedName);
+    const value = typed || kept?.value || '';
+    if (!name) return { error: t('secretNoName', [i + 1]) };
+    if (!value) return { error: t('secretNoValue', [name]) };
+    out.push({ name, value, domains });
+  }
+  return { secrets: out };
+}
+
+async function sessionKey() {
+  try {
+    const { [SESSION_KEYS]: keys } = await chrome.storage.session.get(SESSION_KEYS);
+    return keys?.api_key ?? '';
+  } catch {
+    return '';
+  }
 }
 
 async function load() {
@@ -114,7 +191,8 @@ async function load() {
   field('base-url').value = llm.base_url ?? '';
   field('api-version').value = llm.api_version ?? '';
   field('model').value = llm.model ?? '';
-  field('api-key').value = llm.api_key ?? '';
+  field('keys-in-session').checked = settings.keys_in_session === true;
+  field('api-key').value = settings.keys_in_session ? await sessionKey() : llm.api_key ?? '';
   field('extraction-model').value = llm.extraction_model ?? '';
   field('fallback-model').value = llm.fallback_model ?? '';
   field('structured-output').value = ['json_schema', 'json_object'].includes(llm.structured_output) ? llm.structured_output : '';
@@ -127,33 +205,44 @@ async function load() {
   field('highlights').checked = settings.highlights ?? true;
   field('vision').value = ['on', 'off'].includes(settings.vision) ? settings.vision : 'auto';
   field('thinking').checked = settings.thinking ?? true;
+  field('allowed-domains').value = (settings.allowed_domains ?? []).join('\n');
+  field('blocked-domains').value = (settings.blocked_domains ?? []).join('\n');
+  field('prices').value = pricesText(llm.prices);
+  secretsBox.replaceChildren(...(settings.secrets ?? []).map((secret) => secretRow(secret)));
   showProvider();
 }
 
-field('provider').addEventListener('change', showProvider);
-field('extra-headers').addEventListener('input', () => field('extra-headers').removeAttribute('aria-invalid'));
+/** Marks `id` as the field to fix and says why; returns null so callers can `return fail(…)`. */
+function fail(id, message) {
+  field(id).setAttribute('aria-invalid', 'true');
+  field(id).focus();
+  showStatus(t('notSaved', [message]), true);
+  return null;
+}
 
-form.addEventListener('submit', async (event) => {
-  event.preventDefault();
-  showStatus('', false);
+/**
+ * The settings as the form has them, on top of `previous` (what this page does not edit is
+ * kept); null after saying what to fix. The API key is in `key`, and in the settings only when
+ * it is kept with them.
+ */
+function fromForm(previous) {
   const parsed = parseHeaders(field('extra-headers').value);
-  if (parsed.error) {
-    field('extra-headers').setAttribute('aria-invalid', 'true');
-    field('extra-headers').focus();
-    showStatus(`Not saved: ${parsed.error}`, true);
-    return;
-  }
+  if (parsed.error) return fail('extra-headers', parsed.error);
+  const prices = parsePrices(field('prices').value);
+  if (prices.error) return fail('prices', prices.error);
+  const secrets = readSecrets(previous.secrets);
+  if (secrets.error) return fail('secrets', secrets.error);
   const timeout = field('llm-timeout').value.trim();
-  const { settings: previous = {} } = await chrome.storage.local.get('settings');
+  const key = field('api-key').value.trim();
+  const inSession = field('keys-in-session').checked;
   const settings = {
     ...previous,
     llm: {
-      // Keeps what this page does not edit (such as prices).
       ...(previous.llm ?? {}),
       provider: field('provider').value,
       base_url: field('base-url').value.trim(),
       model: field('model').value.trim(),
-      api_key: field('api-key').value.trim(),
+      api_key: inSession ? '' : key,
       extraction_model: field('extraction-model').value.trim(),
       // Kept while another provider is chosen, so switching back to Azure restores it.
       api_version: field('api-version').value.trim(),
@@ -161,10 +250,15 @@ form.addEventListener('submit', async (event) => {
       fallback_model: field('fallback-model').value.trim(),
       structured_output: field('structured-output').value,
       timeout_s: timeout === '' ? null : Number(timeout),
+      prices: prices.prices,
     },
+    keys_in_session: inSession,
     search_engine: field('search-engine').value,
-    evaluate_domains: field('evaluate-domains').value.split(/[\s,]+/).filter(Boolean),
-    exclude_actions: field('exclude-actions').value.split(/[\s,]+/).filter(Boolean),
+    evaluate_domains: entries(field('evaluate-domains').value),
+    exclude_actions: entries(field('exclude-actions').value),
+    allowed_domains: entries(field('allowed-domains').value),
+    blocked_domains: entries(field('blocked-domains').value),
+    secrets: secrets.secrets,
   };
   for (const [id, key] of LIMITS) {
     const value = field(id).value.trim();
@@ -173,11 +267,129 @@ form.addEventListener('submit', async (event) => {
   settings.highlights = field('highlights').checked;
   settings.vision = field('vision').value;
   settings.thinking = field('thinking').checked;
+  return { settings, key };
+}
+
+/** Asks the core (through the service worker); a refusal's message says what to fix. */
+async function askCore(request) {
   try {
-    await chrome.storage.local.set({ settings });
-    showStatus('Saved.', false);
+    const reply = await chrome.runtime.sendMessage({ to: 'core', request: { v: 1, ...request } });
+    return reply ?? { type: 'refused', message: t('workerNoAnswer') };
   } catch (error) {
-    showStatus(`Not saved: ${error?.message ?? error}`, true);
+    return { type: 'refused', message: t('workerUnreachable', [error?.message ?? String(error)]) };
+  }
+}
+
+/** The settings with the API key in place, as the core would read them. */
+const withKey = (settings, key) => ({ ...settings, llm: { ...settings.llm, api_key: key } });
+
+/** Saves the settings (and the key where it is kept), then shows what the core thinks of them. */
+async function save(settings, key) {
+  await chrome.storage.local.set({ settings });
+  if (settings.keys_in_session) await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key } });
+  else await chrome.storage.session.remove(SESSION_KEYS);
+  const check = await askCore({ type: 'check_settings', settings: withKey(settings, key) });
+  if (check.type === 'refused') showStatus(t('savedButCheck', [check.message]), true);
+  else showStatus(t('saved'), false);
+}
+
+field('provider').addEventListener('change', showProvider);
+form.addEventListener('input', (event) => event.target.removeAttribute?.('aria-invalid'));
+field('add-secret').addEventListener('click', () => {
+  const row = secretRow();
+  secretsBox.append(row);
+  row.querySelector('.secret-name').focus();
+});
+
+form.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  showStatus('', false);
+  const { settings: previous = {} } = await chrome.storage.local.get('settings');
+  const read = fromForm(previous);
+  if (!read) return;
+  try {
+    await save(read.settings, read.key);
+    // Typed secret values are saved: the fields go back to saying only that one is kept.
+    secretsBox.replaceChildren(...read.settings.secrets.map((secret) => secretRow(secret)));
+  } catch (error) {
+    showStatus(t('notSaved', [error?.message ?? String(error)]), true);
+  }
+});
+
+// "Test connection" asks the model named by the form as it is now, saved or not.
+field('test-connection').addEventListener('click', async () => {
+  const status = field('connection');
+  const button = field('test-connection');
+  const { settings: previous = {} } = await chrome.storage.local.get('settings');
+  const read = fromForm(previous);
+  if (!read) return;
+  button.disabled = true;
+  status.className = '';
+  status.textContent = t('connectionChecking');
+  const reply = await askCore({ type: 'test_connection', settings: withKey(read.settings, read.key) });
+  button.disabled = false;
+  if (reply.type === 'connection_works') {
+    status.className = 'ok';
+    status.textContent = t('connectionWorks', [reply.model, reply.ms]);
+  } else {
+    status.className = 'error';
+    status.textContent = reply.message ?? t('workerNoAnswer');
+  }
+});
+
+// Settings as a file, to move them to another browser: without the API key and the secrets.
+const SETTINGS_FORMAT = 'tabwright-settings';
+
+/** The settings without anything secret. */
+function shareable(settings) {
+  const { secrets: _secrets, keys_in_session: _inSession, ...rest } = settings;
+  const { api_key: _key, ...llm } = rest.llm ?? {};
+  return { ...rest, llm };
+}
+
+field('export-settings').addEventListener('click', async () => {
+  const { settings = {} } = await chrome.storage.local.get('settings');
+  const file = { format: SETTINGS_FORMAT, version: 1, exported_at: new Date().toISOString(), settings: shareable(settings) };
+  const url = URL.createObjectURL(new Blob([JSON.stringify(file, null, 2)], { type: 'application/json' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = 'tabwright-settings.json';
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+});
+
+field('import-settings').addEventListener('click', () => field('import-file').click());
+field('import-file').addEventListener('change', async () => {
+  const [chosen] = field('import-file').files;
+  field('import-file').value = '';
+  if (!chosen) return;
+  let file;
+  try {
+    file = JSON.parse(await chosen.text());
+  } catch (error) {
+    showStatus(t('importUnreadable', [chosen.name, error.message]), true);
+    return;
+  }
+  if (file?.format !== SETTINGS_FORMAT || typeof file.settings !== 'object' || file.settings === null || Array.isArray(file.settings)) {
+    showStatus(t('importNotSettings', [chosen.name]), true);
+    return;
+  }
+  // What is secret here stays: the file has none of it, and must not bring any.
+  const { settings: current = {} } = await chrome.storage.local.get('settings');
+  const incoming = shareable(file.settings);
+  const settings = {
+    ...incoming,
+    llm: { ...(incoming.llm ?? {}), api_key: current.llm?.api_key ?? '' },
+    secrets: current.secrets ?? [],
+    keys_in_session: current.keys_in_session === true,
+  };
+  try {
+    const key = settings.keys_in_session ? await sessionKey() : settings.llm.api_key;
+    await save(settings, key);
+    await load();
+    if (saved.className !== 'error') showStatus(t('imported', [chosen.name]), false);
+  } catch (error) {
+    showStatus(t('notSaved', [error?.message ?? String(error)]), true);
   }
 });
 

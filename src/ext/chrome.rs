@@ -312,8 +312,22 @@ pub async fn inject_content_scripts(tab_id: i32) -> Result<(), String> {
 /// The `settings` object the options page stores, or null.
 pub async fn stored_settings() -> Result<serde_json::Value, String> {
     let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str("settings"))).await?)?;
-    Ok(all.get("settings").cloned().unwrap_or(serde_json::Value::Null))
+    let mut settings = all.get("settings").cloned().unwrap_or(serde_json::Value::Null);
+    // A key kept only for the browser session lives in session storage (written by the
+    // options page); without it the settings' check says to enter it again.
+    if settings.get("keys_in_session").and_then(serde_json::Value::as_bool) == Some(true) {
+        let keys = session_get(SESSION_KEYS).await.unwrap_or(serde_json::Value::Null);
+        let key = keys.get("api_key").and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+        if let Some(llm) = settings.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
+            llm.insert("api_key".into(), key.into());
+        }
+    }
+    Ok(settings)
 }
+
+/// The chrome.storage.session key holding `{api_key}` when the user keeps keys only for the
+/// browser session (see the options page).
+const SESSION_KEYS: &str = "session_keys";
 
 /// Reads one key of chrome.storage.session (kept while the browser runs, across service-worker
 /// restarts); null when absent.

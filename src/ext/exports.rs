@@ -155,6 +155,13 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
             }
             _ => refused("No task is running."),
         }),
+        Ok(PanelRequest::TestConnection { settings, .. }) => test_connection(settings).await,
+        Ok(PanelRequest::CheckSettings { settings, .. }) => {
+            match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
+                Ok(_) => PanelReply::Accepted { v: V },
+                Err(e) => refused(e.to_string()),
+            }
+        }
         Ok(PanelRequest::GetStatus { task_id, since, .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) => {
                 // Only what the caller lacks: a follower polling a long task must not get the
@@ -177,6 +184,30 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         }),
     };
     to_js(&reply)
+}
+
+/// How long the connection check waits for the model.
+const CONNECTION_CHECK_MS: u32 = 30_000;
+
+/// Checks the settings, then asks their model for one small JSON answer (`LlmClient::check_connection`).
+async fn test_connection(settings: serde_json::Value) -> PanelReply {
+    let settings = match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
+        Ok(settings) => settings,
+        Err(e) => return refused(e.to_string()),
+    };
+    let timeout_ms = CONNECTION_CHECK_MS.min(settings.llm.timeout_s.saturating_mul(1000));
+    let client = crate::llm::LlmClient::new(settings.llm, FetchTransport { timeout_ms });
+    let started = js_sys::Date::now();
+    match client.check_connection().await {
+        Ok(completion) => PanelReply::ConnectionWorks {
+            v: V,
+            model: completion.model,
+            ms: (js_sys::Date::now() - started) as u32,
+            input_tokens: completion.usage.input_tokens,
+            output_tokens: completion.usage.output_tokens,
+        },
+        Err(e) => refused(e.to_string()),
+    }
 }
 
 /// The worker's clock: wall time for timings, timers for action timeouts.

@@ -82,6 +82,26 @@ impl<T: LlmTransport> LlmClient<T> {
         self.send(self.extraction_model(), request).await
     }
 
+    /// Asks the agent's model (only it: no retries, no fallback) for a one-field JSON answer,
+    /// the way a task would ask, so the user learns at once whether the URL, key, model and
+    /// output format work together. The answer must be the JSON object asked for.
+    pub async fn check_connection(&self) -> Result<Completion, LlmError> {
+        let request = connection_check_request();
+        let completion = match self.attempt(&self.settings.model, &request).await {
+            Attempt::Final(result) => result?,
+            Attempt::Retryable { error, .. } => return Err(error),
+        };
+        match serde_json::from_str::<serde_json::Value>(&completion.content) {
+            Ok(serde_json::Value::Object(answer)) if answer.get("ok").is_some_and(serde_json::Value::is_boolean) => {
+                Ok(completion)
+            }
+            _ => {
+                let said: String = completion.content.chars().take(200).collect();
+                Err(LlmError::Malformed(format!("the model answered, but not with the JSON object asked for: {said}")))
+            }
+        }
+    }
+
     async fn send(&self, model: &str, request: &ChatRequest) -> Result<Completion, LlmError> {
         if let Some(fallback) = self.stand_in_for(model) {
             match self.with_retries(&fallback, request).await {
@@ -170,6 +190,23 @@ impl<T: LlmTransport> LlmClient<T> {
                     .map(|completion| Completion { model: model.to_string(), ..completion }),
             ),
         }
+    }
+}
+
+/// The smallest request that still goes the way a task's does: a system prompt, a user
+/// message and a strict JSON schema.
+pub fn connection_check_request() -> ChatRequest {
+    ChatRequest {
+        system: "You check that a connection works. Answer with the JSON object asked for, nothing else.".into(),
+        user: "Answer {\"ok\": true}.".into(),
+        schema_name: "connection_check".into(),
+        schema: serde_json::json!({
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+            "additionalProperties": false
+        }),
+        image: None,
     }
 }
 

@@ -265,6 +265,7 @@ test('the options page keeps every LLM field across a reload, shows the API vers
         fallback_model: 'gpt4o-backup',
         structured_output: '',
         timeout_s: 45,
+        prices: [],
       },
     );
 

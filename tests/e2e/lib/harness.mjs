@@ -83,7 +83,7 @@ export async function startWithMockLlm(fallback) {
   const h = await startHarness();
   let policy = null;
   let gate = null;
-  const llm = await startMockLlm((state, body) => (policy ?? fallback)(state, body));
+  const llm = await startMockLlm((...request) => (policy ?? fallback)(...request));
   return {
     h,
     llm,

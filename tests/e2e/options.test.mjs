@@ -1,0 +1,227 @@
+// The options page used as a person would: test the connection, keep the API key only for the
+// browser session, add a secret (never shown back) the agent then types without the model ever
+// seeing it, set prices, list blocked sites, and move the settings through a file that holds
+// no key and no secret. Each change is checked where it takes effect: the model's requests,
+// the page, the panel.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { findIndex, field } from './lib/state.mjs';
+
+let world;
+let h;
+let llm;
+
+/** Answers the connection check as asked, and logs in with the secret by the page's text. */
+function model(state, body) {
+  if (body.response_format?.json_schema?.name === 'connection_check') return { output: { ok: true } };
+  if (field(state, 'Title').startsWith('Welcome, alice')) return answer('Report', [{ done: { text: 'Signed in.', success: true } }]);
+  const pass = findIndex(state, 'placeholder=Password');
+  if (pass && !/type="password"[^\n]*value=/.test(state) && !/Typed .* into \[\d+\]/.test(state)) {
+    return answer('Fill in the form', [
+      { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
+      { input: { index: pass, text: '<secret>alice_password</secret>', clear: true } },
+    ]);
+  }
+  return answer('Submit', [{ click: { index: findIndex(state, />Submit \/>$/) } }]);
+}
+
+before(async () => {
+  world = await startWithMockLlm(model);
+  ({ h, llm } = world);
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: 'sk-first' });
+});
+
+after(() => world?.close());
+
+async function openOptions() {
+  const page = await h.context.newPage();
+  await page.setViewportSize({ width: 720, height: 2600 });
+  await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  await page.locator('#base-url').waitFor();
+  // The form is filled in from storage just after the page loads.
+  await page.waitForFunction(() => document.getElementById('model').value !== '');
+  return page;
+}
+
+const stored = (page) => page.evaluate(async () => (await chrome.storage.local.get('settings')).settings);
+
+async function save(page) {
+  await page.click('#save');
+  const status = page.locator('#saved:not(:empty)');
+  await status.waitFor();
+  return status.innerText();
+}
+
+test('Test connection asks the model once with the settings as typed, and says what failed', async () => {
+  const page = await openOptions();
+  const before = llm.requests.length;
+  await page.click('#test-connection');
+  await page.locator('#connection.ok').waitFor();
+  assert.match(await page.locator('#connection').innerText(), /^It works: mock-model answered in \d+ ms\.$/);
+  const asked = llm.requests.slice(before);
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].body.response_format.json_schema.name, 'connection_check');
+  assert.equal(asked[0].headers.authorization, 'Bearer sk-first');
+
+  // Unsaved edits are what is tested: a server nobody listens on.
+  await page.fill('#base-url', 'http://127.0.0.1:9/v1');
+  await page.click('#test-connection');
+  await page.locator('#connection.error').waitFor();
+  assert.match(await page.locator('#connection').innerText(), /127\.0\.0\.1:9\/v1\/chat\/completions/);
+  // A wrong key, as the provider refuses it.
+  await page.fill('#base-url', llm.baseUrl);
+  await page.fill('#api-key', 'sk-wrong');
+  world.setPolicy((state, body, { headers }) => (headers.authorization === 'Bearer sk-wrong'
+    ? { status: 401, body: { error: { message: 'Incorrect API key provided: sk-wrong.' } } } : model(state, body)));
+  await page.click('#test-connection');
+  await page.locator('#connection.error').waitFor();
+  assert.match(await page.locator('#connection').innerText(), /HTTP 401[\s\S]*Incorrect API key provided/);
+  world.setPolicy(null);
+  assert.equal((await stored(page)).llm.base_url, llm.baseUrl, 'testing saved nothing');
+  await page.close();
+});
+
+test('a secret typed in options is used on its site by name; its value never reaches the model or the page again', async () => {
+  let page = await openOptions();
+  await page.click('#add-secret');
+  const row = page.locator('.secret').last();
+  await row.locator('.secret-name').fill('alice_password');
+  await row.locator('.secret-value').fill('hunter2');
+  await row.locator('.secret-domains').fill('127.0.0.1');
+  assert.equal(await save(page), 'Saved.');
+  assert.deepEqual((await stored(page)).secrets, [{ name: 'alice_password', value: 'hunter2', domains: ['127.0.0.1'] }]);
+
+  // Shown back without its value: an empty field that says a value is kept, and how long.
+  await page.reload();
+  await page.locator('.secret').first().waitFor();
+  assert.equal(await page.inputValue('.secret-name'), 'alice_password');
+  assert.equal(await page.inputValue('.secret-value'), '');
+  assert.equal(await page.getAttribute('.secret-value', 'placeholder'), 'Saved (hidden, 7 characters)');
+  assert.doesNotMatch(await page.content(), /hunter2/);
+  // Saving again with the field left empty keeps the value.
+  await page.fill('#max-steps', '12');
+  assert.equal(await save(page), 'Saved.');
+  assert.equal((await stored(page)).secrets[0].value, 'hunter2');
+  await page.close();
+
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const before = llm.requests.length;
+  assert.match(await runTaskToEnd(panel, 'Log in as alice'), /Signed in/);
+  const sent = llm.requests.slice(before).map((r) => JSON.stringify(r.body)).join('\n');
+  assert.match(sent, /alice_password/, 'the model is told the name');
+  assert.doesNotMatch(sent, /hunter2/, 'never the value');
+  await panel.close();
+
+  // A secret without a value, or a value without a name, is refused with the row named.
+  page = await openOptions();
+  await page.click('#add-secret');
+  await page.locator('.secret').last().locator('.secret-name').fill('pin');
+  assert.equal(await save(page), 'Not saved: the secret “pin” has no value.');
+  await page.close();
+});
+
+test('keys kept only for the browser session: stored apart, used, and after a restart the panel says to enter the key again', async () => {
+  let page = await openOptions();
+  await page.fill('#api-key', 'sk-session');
+  await page.check('#keys-in-session');
+  assert.equal(await save(page), 'Saved.');
+  const settings = await stored(page);
+  assert.equal(settings.keys_in_session, true);
+  assert.equal(settings.llm.api_key, '', 'not on disk');
+  assert.deepEqual(await page.evaluate(() => chrome.storage.session.get('session_keys')), { session_keys: { api_key: 'sk-session' } });
+  await page.reload();
+  await page.waitForFunction(() => document.getElementById('api-key').value === 'sk-session');
+  await page.close();
+
+  await h.openFixture('actions/history-a.html');
+  let panel = await h.openPanel();
+  const before = llm.requests.length;
+  world.setPolicy(() => answer('Finish', [{ done: { text: 'Looked.', success: true } }]));
+  await runTaskToEnd(panel, 'Look at the page');
+  assert.equal(llm.requests[before].headers.authorization, 'Bearer sk-session');
+  await panel.close();
+
+  await h.restart();
+  await h.openFixture('actions/history-a.html');
+  panel = await h.openPanel();
+  await panel.fill('#task', 'Look at the page again');
+  await panel.press('#task', 'Enter');
+  const notice = panel.locator('#notice:not([hidden])');
+  await notice.waitFor();
+  assert.match(await notice.innerText(), /Your API key was kept only until the browser closed[\s\S]*Enter it again in Tabwright's options/);
+  assert.equal(await notice.locator('button', { hasText: 'Open settings' }).count(), 1, 'a way to the settings');
+  world.setPolicy(null);
+  page = await openOptions();
+  assert.equal(await page.inputValue('#api-key'), '', 'the key is gone with the session');
+  await page.uncheck('#keys-in-session');
+  await page.fill('#api-key', 'sk-first');
+  assert.equal(await save(page), 'Saved.');
+  assert.equal((await stored(page)).llm.api_key, 'sk-first');
+  await page.close();
+  await panel.close();
+});
+
+test('prices, blocked sites and a bad price line: costs appear in the panel, the firewall list is kept, nothing bad is saved', async () => {
+  const page = await openOptions();
+  await page.fill('#prices', 'mock-model 1000 2000\nbroken line');
+  assert.match(await save(page), /^Not saved: Prices, line 2 \(“broken line”\): write a model name and two numbers/);
+  assert.equal(await page.getAttribute('#prices', 'aria-invalid'), 'true');
+  await page.fill('#prices', 'mock-model 1000 2000');
+  await page.fill('#blocked-domains', '*.blocked.example\nads.example');
+  assert.equal(await save(page), 'Saved.');
+  const settings = await stored(page);
+  assert.deepEqual(settings.llm.prices, [{ model_prefix: 'mock-model', input_per_million: 1000, output_per_million: 2000 }]);
+  assert.deepEqual(settings.blocked_domains, ['*.blocked.example', 'ads.example']);
+  await h.screenshot(page, 'options-light');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await h.screenshot(page, 'options-dark');
+  await page.close();
+
+  await h.openFixture('actions/history-a.html');
+  const panel = await h.openPanel();
+  world.setPolicy(() => answer('Finish', [{ done: { text: 'Looked.', success: true } }]));
+  const final = await runTaskToEnd(panel, 'Look at the page');
+  world.setPolicy(null);
+  assert.match(final, /1 step · [\d,]+ tokens · \$\d+\.\d{4}/, 'the cost by the user\'s price');
+  await panel.close();
+});
+
+test('settings move through a file without the API key or secrets; importing keeps the ones here', async () => {
+  const page = await openOptions();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-settings')]);
+  assert.equal(download.suggestedFilename(), 'tabwright-settings.json');
+  const text = await readFile(await download.path(), 'utf8');
+  assert.doesNotMatch(text, /sk-first|hunter2|api_key|secrets/);
+  const file = JSON.parse(text);
+  assert.equal(file.format, 'tabwright-settings');
+  assert.equal(file.settings.llm.model, 'mock-model');
+
+  // Edited elsewhere (and someone tried to slip a key in): imported, the key here stays.
+  file.settings.max_steps = 7;
+  file.settings.llm.api_key = 'sk-from-file';
+  file.settings.secrets = [{ name: 'x', value: 'from-file', domains: [] }];
+  const edited = path.join(os.tmpdir(), `tabwright-settings-${Date.now()}.json`);
+  await writeFile(edited, JSON.stringify(file));
+  await page.setInputFiles('#import-file', edited);
+  await page.locator('#saved', { hasText: 'Imported' }).waitFor();
+  assert.equal(await page.inputValue('#max-steps'), '7');
+  const settings = await stored(page);
+  assert.equal(settings.max_steps, 7);
+  assert.equal(settings.llm.api_key, 'sk-first');
+  assert.deepEqual(settings.secrets.map((s) => s.name), ['alice_password']);
+
+  // Not a settings file: nothing changes.
+  const other = path.join(os.tmpdir(), `not-settings-${Date.now()}.json`);
+  await writeFile(other, '{"hello": 1}');
+  await page.setInputFiles('#import-file', other);
+  await page.locator('#saved.error').waitFor();
+  assert.match(await page.locator('#saved').innerText(), /is not a Tabwright settings file/);
+  assert.equal((await stored(page)).max_steps, 7);
+  await page.close();
+});
