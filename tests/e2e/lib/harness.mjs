@@ -78,9 +78,10 @@ export async function startHarness({ lang = null } = {}) {
 /** The harness with a mock LLM (OpenAI's format) whose answers come from `fallback(state,
  * body)` unless a test set its own policy. A test can also hold answers: a policy awaits
  * `gate()` (null when none is open) after the test called `openGate()`. Settings are the
- * test's to save. `close()` releases any held answer and closes both. */
-export async function startWithMockLlm(fallback) {
-  const h = await startHarness();
+ * test's to save; `harnessOptions` go to startHarness (the interface language). `close()`
+ * releases any held answer and closes both. */
+export async function startWithMockLlm(fallback, harnessOptions = {}) {
+  const h = await startHarness(harnessOptions);
   let policy = null;
   let gate = null;
   const llm = await startMockLlm((...request) => (policy ?? fallback)(...request));

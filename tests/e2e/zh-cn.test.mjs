@@ -1,0 +1,77 @@
+// Tabwright in Chinese: a browser whose interface language is zh-CN shows the side panel, the
+// history and the options page in Chinese (from _locales/zh_CN), with no message name left
+// untranslated, in light and dark.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { field } from './lib/state.mjs';
+
+let world;
+let h;
+
+before(async () => {
+  world = await startWithMockLlm((state) => answer('读取标题', [{ done: { text: `页面标题是 **${field(state, 'Title')}**。`, success: true } }]), { lang: 'zh-CN' });
+  ({ h } = world);
+  await h.settings({ baseUrl: world.llm.baseUrl, model: 'mock-model' });
+});
+
+after(() => world?.close());
+
+/** Texts on the page that look like a message name (camelCase, no spaces): a string that did
+ * not come through chrome.i18n. */
+function untranslated(page) {
+  return page.evaluate(() => {
+    const names = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent.trim();
+      if (/^[a-z]+[A-Z][A-Za-z]*$/.test(text)) names.push(text);
+    }
+    for (const el of document.querySelectorAll('[placeholder], [title], [aria-label]')) {
+      for (const attr of ['placeholder', 'title', 'aria-label']) {
+        const value = el.getAttribute(attr);
+        if (value && /^[a-z]+[A-Z][A-Za-z]*$/.test(value)) names.push(`${attr}=${value}`);
+      }
+    }
+    return names;
+  });
+}
+
+test('the panel, its history and the options page speak Chinese', async () => {
+  await h.openFixture('actions/history-a.html');
+  const panel = await h.openPanel();
+  assert.match(await panel.evaluate(() => chrome.i18n.getUILanguage()), /^zh/);
+  assert.equal(await panel.locator('#run').innerText(), '运行');
+  assert.equal(await panel.locator('#status').innerText(), '空闲');
+  assert.match(await panel.getAttribute('#task', 'placeholder'), /要 Tabwright 做什么/);
+  assert.equal(await panel.evaluate(() => document.documentElement.lang.startsWith('zh')), true);
+
+  const final = await runTaskToEnd(panel, '这个页面的标题是什么？');
+  assert.match(final, /^完成\n+页面标题是 Page A。/);
+  assert.match(final, /1 步 · [\d,]+ 个令牌/);
+  assert.match(await panel.locator('.step-number').first().innerText(), /^第 1 步，共 100 步$/);
+  assert.deepEqual(await untranslated(panel), []);
+  await h.screenshot(panel, 'panel-zh_CN-light');
+  await panel.emulateMedia({ colorScheme: 'dark' });
+  await h.screenshot(panel, 'panel-zh_CN-dark');
+  await panel.emulateMedia({ colorScheme: 'light' });
+
+  await panel.click('#show-history');
+  await panel.locator('.history-list .session').first().waitFor();
+  assert.equal(await panel.locator('.history-list .session .danger-link').first().innerText(), '删除');
+  assert.equal(await panel.getAttribute('.history-search', 'placeholder'), '搜索任务、回答、页面、目标');
+  assert.deepEqual(await untranslated(panel), []);
+  await h.screenshot(panel, 'panel-zh_CN-history');
+
+  const options = await h.context.newPage();
+  await options.setViewportSize({ width: 720, height: 1400 });
+  await options.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  await options.waitForFunction(() => document.getElementById('model').value !== '');
+  assert.equal(await options.title(), 'Tabwright 设置');
+  assert.equal(await options.locator('#test-connection').innerText(), '测试连接');
+  assert.match(await options.locator('#provider-hint').innerText(), /Chat Completions 接口/);
+  assert.deepEqual(await untranslated(options), []);
+  await h.screenshot(options, 'options-zh_CN');
+  await options.close();
+});
