@@ -69,6 +69,8 @@ test('conversations outlive a browser restart: listed, searched, opened, exporte
   let panel = await h.openPanel();
   assert.match(await runTaskToEnd(panel, 'Log in as alice'), /Signed in as alice/);
   assert.match(await runTaskToEnd(panel, 'Now say which page you are on'), /The title is Welcome, alice/);
+  await panel.locator('#log').evaluate((log) => { log.scrollTop = 0; });
+  await h.screenshot(panel, 'panel-chat-light');
   await panel.click('#new-conversation');
   await h.openFixture('actions/history-a.html');
   await panel.bringToFront();
