@@ -84,6 +84,13 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     let described: Vec<&str> = step2.actions.iter().map(|a| a.description.as_str()).collect();
     assert_eq!(described, ["type \"alice\" into [41] Username", "type ••• into [17] Password", "click [58] Submit"]);
     assert!(step2.actions[2].result.message.contains("navigated to https://app.example.com/home"));
+    // Each element action keeps what identifies its element beyond its number, for a replay.
+    let target = step2.actions[2].target.as_ref().expect("the click's element is kept");
+    assert_eq!((target.tag.as_str(), target.text.as_str()), ("button", "Submit"));
+    assert_eq!(target.attributes.get("type").map(String::as_str), Some("submit"));
+    assert_eq!(step2.actions[0].target.as_ref().and_then(|t| t.attributes.get("placeholder")).unwrap(), "Username");
+    let done = &run.history.steps[2].actions[0];
+    assert_eq!((done.name.as_str(), done.target.is_none()), ("done", true), "no element, no target");
     // Every request carries exactly the registered actions that fit the page.
     for body in &run.requests {
         assert_eq!(offered_actions(body), PAGE_ACTIONS);

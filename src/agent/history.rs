@@ -41,6 +41,10 @@ pub struct ActionRecord {
     pub description: String,
     pub params: serde_json::Value,
     pub result: ActionResult,
+    /// For an action on an element: the element's stable features as the page showed it, so a
+    /// replay or a skill can find it again when the numbers have changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::dom::ElementFingerprint>,
 }
 
 /// Milliseconds spent in each phase of a step.

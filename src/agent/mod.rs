@@ -16,6 +16,7 @@ pub use stop::StopSignal;
 
 use crate::actions::{registered_for, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
 use crate::browser::{Browser, PageState, Screenshot};
+use crate::dom::ElementFingerprint;
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
 use crate::prompt::{
     estimate_image_tokens, estimate_tokens, page_listing, short_page_listing, state_message, steps_text, Detail,
@@ -423,6 +424,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 }
             }
             let terminates = action.spec().terminates_sequence;
+            let target = action.element_index().and_then(|index| ElementFingerprint::of(&page.snapshot, index));
             // Before it runs: the firewall (where a navigation-like action would go), then the
             // secrets it names. Either can refuse it, as the action's failed result.
             let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
@@ -442,7 +444,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                     Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
                     Ran::EndsTask(message) => {
                         let result = ActionResult::error(message.clone());
-                        record.actions.push(ActionRecord { name, description, params, result });
+                        record.actions.push(ActionRecord { name, description, params, result, target });
                         return StepEnd::End(TaskEnd::Error { message });
                     }
                 },
@@ -454,7 +456,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 let why = if result.is_error { "this action failed" } else { "the page may have changed" };
                 result.message.push_str(&skipped(remaining, why));
             }
-            record.actions.push(ActionRecord { name, description, params, result });
+            record.actions.push(ActionRecord { name, description, params, result, target });
             if let Some(done) = done {
                 return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success, data: done.data });
             }

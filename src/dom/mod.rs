@@ -11,10 +11,12 @@
 //! every bound, and returns a [`SnapshotError`] rather than panicking. [`page_text`] turns a page
 //! into the text the LLM reads.
 
+mod fingerprint;
 mod frame;
 mod serialize;
 mod stitch;
 
+pub use fingerprint::{find as find_element, ElementFingerprint, Found};
 pub use frame::{FrameNode, FrameSnapshot, SNAPSHOT_VERSION};
 pub use serialize::{element_line, page_text, untrusted, untrusted_block};
 pub use stitch::{FrameSet, Stitcher, Target};
