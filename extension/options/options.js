@@ -4,6 +4,7 @@
 // browser closes). Secret values are written, never shown back. Every string comes from
 // _locales (i18n.js).
 import { t, localize } from '../i18n.js';
+import { download } from '../download.js';
 
 localize();
 
@@ -20,18 +21,21 @@ const LIMITS = [
 const SESSION_KEYS = 'session_keys';
 
 // What each wire format expects, shown as placeholders so an empty field says what to type.
-// The base URLs are the ones the core appends its paths to (see src/llm). Texts are message
-// names.
+// The base URLs are the ones the core appends its paths to (see src/llm).
 const PROVIDERS = {
-  openai: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1-mini', key: 'sk-…', hint: 'hintOpenai' },
-  openai_compatible: { baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4.1-mini', key: 'keyLocal', hint: 'hintCompatible' },
-  azure_openai: { baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', model: 'modelAzure', key: 'keyAzure', hint: 'hintAzure' },
-  anthropic: { baseUrl: 'https://api.anthropic.com/v1', model: 'claude-sonnet-4-5', key: 'sk-ant-…', hint: 'hintAnthropic' },
-  gemini: { baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: 'keyGemini', hint: 'hintGemini' },
-  ollama: { baseUrl: 'http://localhost:11434', model: 'qwen3', key: 'keyOllama', hint: 'hintOllama' },
+  openai: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1-mini', key: 'sk-…', hint: t('hintOpenai') },
+  openai_compatible: {
+    baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4.1-mini', key: t('keyLocal'), hint: t('hintCompatible'),
+  },
+  azure_openai: {
+    baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', model: t('modelAzure'), key: t('keyAzure'), hint: t('hintAzure'),
+  },
+  anthropic: { baseUrl: 'https://api.anthropic.com/v1', model: 'claude-sonnet-4-5', key: 'sk-ant-…', hint: t('hintAnthropic') },
+  gemini: {
+    baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: t('keyGemini'), hint: t('hintGemini'),
+  },
+  ollama: { baseUrl: 'http://localhost:11434', model: 'qwen3', key: t('keyOllama'), hint: t('hintOllama') },
 };
-/** A placeholder: a message name, or literal text (model names, key shapes). */
-const text = (value) => (/^[a-z]+[A-Z]\w*$/.test(value) ? t(value) : value);
 
 /** The stored provider name as the select knows it; spelling as the core accepts it
  * (case, spaces and - do not matter; `azure` and `google` are aliases). */
@@ -45,10 +49,10 @@ function providerName(stored) {
 function showProvider() {
   const provider = field('provider').value;
   const p = PROVIDERS[provider] ?? PROVIDERS.openai;
-  field('provider-hint').textContent = t(p.hint);
+  field('provider-hint').textContent = p.hint;
   field('base-url').placeholder = p.baseUrl;
-  field('model').placeholder = text(p.model);
-  field('api-key').placeholder = text(p.key);
+  field('model').placeholder = p.model;
+  field('api-key').placeholder = p.key;
   field('extraction-model').placeholder = provider === 'azure_openai' ? t('modelAzureOther') : p.model;
   const azure = provider === 'azure_openai';
   field('model-label').textContent = t(azure ? 'optDeployment' : 'optModel');
@@ -126,31 +130,31 @@ function parsePrices(value) {
 // (saying how long the value is), and an empty field keeps the saved value.
 const secretsBox = field('secrets');
 
+/** A text field of a secret's row, named by the message `label` (also its placeholder). */
+function secretInput(className, label, type = 'text') {
+  const input = document.createElement('input');
+  input.className = className;
+  input.type = type;
+  input.placeholder = t(label);
+  input.setAttribute('aria-label', t(label));
+  input.spellcheck = false;
+  input.autocomplete = 'off';
+  return input;
+}
+
 function secretRow(secret = null) {
   const row = document.createElement('div');
   row.className = 'secret';
-  const name = document.createElement('input');
-  name.className = 'secret-name';
-  name.placeholder = t('secretName');
-  name.setAttribute('aria-label', t('secretName'));
-  name.spellcheck = false;
-  const value = document.createElement('input');
-  value.className = 'secret-value';
-  value.type = 'password';
-  value.autocomplete = 'off';
-  value.setAttribute('aria-label', t('secretValue'));
-  value.placeholder = secret ? t('secretKept', [secret.value.length]) : t('secretValue');
-  const domains = document.createElement('input');
-  domains.className = 'secret-domains';
-  domains.placeholder = t('secretDomains');
-  domains.setAttribute('aria-label', t('secretDomains'));
-  domains.spellcheck = false;
+  const name = secretInput('secret-name', 'secretName');
+  const value = secretInput('secret-value', 'secretValue', 'password');
+  const domains = secretInput('secret-domains', 'secretDomains');
   const remove = document.createElement('button');
   remove.type = 'button';
   remove.textContent = t('secretRemove');
   remove.addEventListener('click', () => row.remove());
   if (secret) {
     name.value = secret.name;
+    value.placeholder = t('secretKept', [secret.value.length]);
     domains.value = (secret.domains ?? []).join(', ');
     row.dataset.savedName = secret.name;
   }
@@ -350,12 +354,7 @@ function shareable(settings) {
 field('export-settings').addEventListener('click', async () => {
   const { settings = {} } = await chrome.storage.local.get('settings');
   const file = { format: SETTINGS_FORMAT, version: 1, exported_at: new Date().toISOString(), settings: shareable(settings) };
-  const url = URL.createObjectURL(new Blob([JSON.stringify(file, null, 2)], { type: 'application/json' }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = 'tabwright-settings.json';
-  link.click();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  download(JSON.stringify(file, null, 2), 'application/json', 'tabwright-settings.json');
 });
 
 field('import-settings').addEventListener('click', () => field('import-file').click());

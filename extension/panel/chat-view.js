@@ -278,9 +278,6 @@ export class ChatView {
     if (!kept.task.end) {
       const note = kept.task.running ? t('historyStillRunning') : t('historyInterrupted');
       this.root.append(el('p', 'restored', note));
-      if (this.tools) {
-        this.tools = null;
-      }
     }
   }
 }

@@ -6,20 +6,7 @@ import { t, formatTime } from '../i18n.js';
 import { listSessions, exportSession, getSession, sessionFileName, deleteSession } from '../history-store.js';
 import { el } from './chat-view.js';
 import { sessionReportHtml } from './report.js';
-
-/** Hands `text` to the browser as a download named `name`. */
-export function download(text, type, name) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const link = el('a');
-  link.href = url;
-  link.download = name;
-  link.hidden = true;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // The download has its own copy by then; the page may stay open long.
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
+import { download } from '../download.js';
 
 /** Downloads a conversation as JSON. */
 export async function downloadSessionJson(conversationId) {

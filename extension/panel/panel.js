@@ -9,7 +9,8 @@
 import { exportTask, exportFileName, getSession } from '../history-store.js';
 import { t, localize } from '../i18n.js';
 import { ChatView, el } from './chat-view.js';
-import { HistoryView, download, downloadSessionJson, downloadSessionReport } from './history-view.js';
+import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
+import { download } from '../download.js';
 
 localize();
 

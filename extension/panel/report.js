@@ -6,7 +6,7 @@
 // answer through markdown-view.js's sanitizer) and then serialised, so page and model text
 // cannot become markup. Its own policy forbids every script and every fetch: the only images
 // are the screenshots inside it.
-import { t, formatTime } from '../i18n.js';
+import { t, formatTime, uiLanguage } from '../i18n.js';
 import { describeEnd, usageLine } from './chat-view.js';
 import { markdownFragment } from './markdown-view.js';
 
@@ -38,7 +38,7 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
     parent.append(node);
     return node;
   };
-  doc.documentElement.lang = chrome.i18n.getUILanguage();
+  doc.documentElement.lang = uiLanguage();
   const charset = doc.createElement('meta');
   charset.setAttribute('charset', 'utf-8');
   const policy = doc.createElement('meta');
