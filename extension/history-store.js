@@ -314,6 +314,7 @@ async function apply(tx, taskId, event) {
       task.max_steps = event.max_steps ?? task.max_steps;
       task.model = event.model || task.model;
       task.conversation_id = event.conversation_id || task.conversation_id || taskId;
+      task.replay = event.replay === true;
       break;
     case 'task_restored':
       task.restored = { step: event.step, steps_kept: event.steps_kept, reason: event.reason };

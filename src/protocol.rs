@@ -62,6 +62,14 @@ pub enum PanelRequest {
         v: u32,
         settings: serde_json::Value,
     },
+    /// Replay a saved task's steps without the model, in a new tab at `start_url` (see
+    /// `agent::replay`). `title` is what the panel shows as the task.
+    ReplayTask {
+        v: u32,
+        title: String,
+        start_url: String,
+        steps: Vec<crate::agent::replay::ReplayStep>,
+    },
     /// Check settings as a task would (`Accepted`, or `Refused` saying what to fix), without
     /// starting one: the options page asks after each save.
     CheckSettings {
@@ -92,6 +100,7 @@ impl PanelRequest {
             | PanelRequest::GetStatus { v, .. }
             | PanelRequest::TestConnection { v, .. }
             | PanelRequest::CheckSettings { v, .. }
+            | PanelRequest::ReplayTask { v, .. }
             | PanelRequest::AnswerQuestion { v, .. } => *v,
         };
         if v != PROTOCOL_VERSION {
@@ -147,6 +156,10 @@ pub enum AgentEvent {
         /// carries its conversation's id; the history lists tasks by it.
         #[serde(default)]
         conversation_id: String,
+        /// A replay of saved steps: no model is asked, and each step's evaluation says how
+        /// its elements were found again (worth showing from step 1 on).
+        #[serde(default)]
+        replay: bool,
     },
     /// The step began: the page is being observed and the LLM asked.
     StepStarted {

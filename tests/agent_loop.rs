@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 use support::*;
+use tabwright::agent::replay::{ReplayAction, ReplayStep};
 use tabwright::agent::{Agent, Ports, StopSignal, TaskEnd, TaskHistory};
 use tabwright::protocol::AgentEvent;
 
@@ -1027,4 +1028,132 @@ fn a_secret_given_as_an_answer_is_masked_in_events_and_requests_but_typed_for_re
         assert!(!body.to_string().contains("hunter2"), "no request carries the value");
     }
     assert!(!serde_json::to_string(&run.events).unwrap().contains("hunter2"), "no event carries the value");
+}
+
+/// The saved steps of a finished task, as the panel hands them to a replay: each step's goal
+/// and the actions that worked, `done` left out.
+fn replay_steps(history: &tabwright::agent::TaskHistory) -> Vec<ReplayStep> {
+    history
+        .steps
+        .iter()
+        .map(|r| ReplayStep {
+            goal: r.output.as_ref().map(|o| o.next_goal.clone()).unwrap_or_default(),
+            actions: r
+                .actions
+                .iter()
+                .filter(|a| a.name != "done" && !a.result.is_error)
+                .map(|a| ReplayAction { name: a.name.clone(), params: a.params.clone(), target: a.target.clone() })
+                .collect(),
+        })
+        .filter(|s| !s.actions.is_empty())
+        .collect()
+}
+
+fn replay(site: FakeSite, steps: Vec<ReplayStep>) -> Run {
+    let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
+    let requests = llm.requests.clone();
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
+    let history = block_on(
+        Agent::new("r1".into(), "Replay".into(), settings(100), ports, StopSignal::new()).replaying(steps).run(),
+    );
+    let events = events.borrow().clone();
+    let requests = requests.borrow().clone();
+    Run { history, events, requests }
+}
+
+#[test]
+fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model() {
+    // A login whose password is a secret, so the saved steps can type it again.
+    let with_secret = with_safety(10, &[("pw", "hunter2", &["app.example.com"])], &[]);
+    let site = FakeSite::at(LOGIN_URL);
+    let llm = ScriptedLlm::new(|state, _| {
+        if title_of(state).starts_with("Welcome, alice") {
+            return output("Report", json!([{"done": {"text": "in", "success": true}}]));
+        }
+        if !state.contains("Typed") {
+            return output(
+                "Fill in the form",
+                json!([
+                    {"input": {"index": index_of(state, "placeholder=Username").unwrap(), "text": "alice", "clear": true}},
+                    {"input": {"index": index_of(state, "placeholder=Password").unwrap(), "text": "<secret>pw</secret>", "clear": true}}
+                ]),
+            );
+        }
+        output("Submit", json!([{"click": {"index": index_of(state, ">Submit").unwrap()}}]))
+    });
+    let saved = run_with(site, llm, with_secret.clone(), "Log in as alice");
+    assert_eq!(saved.history.end, TaskEnd::Done { text: "in".into(), success: true, data: None });
+    let steps = replay_steps(&saved.history);
+    assert_eq!(steps.len(), 2, "fill in, submit; done is left out");
+
+    // Another visit: the same page, every number 100 higher.
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().renumbered_by = 100;
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink = {
+        let events = events.clone();
+        move |e: AgentEvent| events.borrow_mut().push(e)
+    };
+    let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
+    let requests = llm.requests.clone();
+    let ports = Ports { browser: site.clone(), transport: llm, events: sink, clock: || 0.0 };
+    let history = block_on(
+        Agent::new("r1".into(), "Replay".into(), with_secret, ports, StopSignal::new()).replaying(steps.clone()).run(),
+    );
+    assert!(requests.borrow().is_empty());
+    assert_eq!(
+        site.state.borrow().logged_in_as.as_deref(),
+        Some("alice"),
+        "the secret was typed again, the form sent: {:?} {:?}",
+        site.state.borrow().fields,
+        history.steps
+    );
+    assert_eq!(site.state.borrow().clicks, vec![58]);
+    match &history.end {
+        TaskEnd::Done { text, success: true, .. } => {
+            assert_eq!(text, "Replayed all 2 step(s) of the saved task: 3 element(s) were where they had been, 0 were found again by their features.");
+        }
+        other => panic!("{other:?}"),
+    }
+    let first = history.steps[0].output.as_ref().unwrap();
+    assert_eq!(first.next_goal, "Fill in the form");
+    assert_eq!(first.evaluation_previous_goal, "Replaying step 1 of 2: [41] is [141]; [17] is [117].");
+    assert!(matches!(events.borrow().first(), Some(AgentEvent::TaskStarted { max_steps: 2, replay: true, .. })));
+    assert!(!serde_json::to_string(&history).unwrap().contains("hunter2"));
+}
+
+#[test]
+fn a_replay_stops_at_an_element_it_cannot_find_or_a_password_it_never_kept() {
+    let site = FakeSite::at(LOGIN_URL);
+    let saved = run_task(site, ScriptedLlm::new(login_policy), 10, StopSignal::new());
+    let steps = replay_steps(&saved.history);
+    // The password was typed as itself: history keeps it masked, so it cannot be replayed.
+    let run = replay(FakeSite::at(LOGIN_URL), steps.clone());
+    match &run.history.end {
+        TaskEnd::Done { text, success: false, .. } => {
+            assert!(text.contains("typed a password, which Tabwright does not keep. Save it as a secret"), "{text}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without the password field, and a page where the submit button is gone: named, not guessed.
+    let only_submit: Vec<ReplayStep> = steps
+        .iter()
+        .map(|s| ReplayStep { actions: s.actions.iter().filter(|a| a.name == "click").cloned().collect(), ..s.clone() })
+        .filter(|s| !s.actions.is_empty())
+        .collect();
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().removed.push(58);
+    let run = replay(site.clone(), only_submit);
+    match &run.history.end {
+        TaskEnd::Done { text, success: false, .. } => {
+            assert!(text.contains("the <button> \"Submit\" it used ([58] then) is not on the page any more"), "{text}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(site.state.borrow().clicks.is_empty(), "nothing was clicked instead");
 }

@@ -19,7 +19,7 @@ export function el(tag, className, text) {
 export function usageLine(steps, usage, cost) {
   const tokens = (usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0);
   const parts = [t(steps === 1 ? 'usageStepOne' : 'usageSteps', [steps]), t('progressTokens', [formatNumber(tokens)])];
-  if (typeof cost === 'number') parts.push(`$${cost.toFixed(4)}`);
+  if (typeof cost === 'number' && tokens > 0) parts.push(`$${cost.toFixed(4)}`);
   return parts.join(' · ');
 }
 
@@ -44,7 +44,7 @@ export function describeEnd(end) {
  * step's record, and its end (or nothing, for a task that never ended).
  */
 export function pastEvents({ task, steps }) {
-  const events = [{ type: 'task_started', task_id: task.task_id, task: task.task, max_steps: task.max_steps ?? 0 }];
+  const events = [{ type: 'task_started', task_id: task.task_id, task: task.task, max_steps: task.max_steps ?? 0, replay: task.replay === true }];
   for (const record of steps) events.push({ type: 'step_finished', record });
   if (task.end) {
     events.push({ type: 'task_finished', end: task.end, steps: task.step_count, usage: task.usage, cost_usd: task.cost_usd });
@@ -97,6 +97,12 @@ export class ChatView {
       this.root.append(card);
     }
     return card;
+  }
+
+  /** Whether a step's evaluation is worth showing: the model has nothing to judge at step 1,
+   * while a replay says there how it found the elements again. */
+  static evaluates(step, replay) {
+    return step > 1 || replay;
   }
 
   static showGoal(card, text) {
@@ -189,6 +195,7 @@ export class ChatView {
       case 'task_started': {
         this.reset();
         this.maxSteps = event.max_steps;
+        this.replay = event.replay === true;
         this.root.append(el('div', 'bubble', event.task));
         const control = this.hooks.exportControl?.(event.task_id);
         if (control) {
@@ -206,7 +213,7 @@ export class ChatView {
       case 'step_planned': {
         const card = this.stepCard(event.step);
         const goal = ChatView.showGoal(card, event.thoughts.next_goal);
-        if (event.thoughts.evaluation_previous_goal && event.step > 1) {
+        if (event.thoughts.evaluation_previous_goal && ChatView.evaluates(event.step, this.replay)) {
           card.querySelector('.eval')?.remove();
           goal.before(el('p', 'eval', event.thoughts.evaluation_previous_goal));
         }
@@ -218,7 +225,9 @@ export class ChatView {
         const card = this.stepCard(record.step);
         const goal = ChatView.showGoal(card, record.output ? record.output.next_goal : t('noActionThisStep'));
         const evaluation = record.output?.evaluation_previous_goal;
-        if (evaluation && record.step > 1 && !card.querySelector('.eval')) goal.before(el('p', 'eval', evaluation));
+        if (evaluation && ChatView.evaluates(record.step, this.replay) && !card.querySelector('.eval')) {
+          goal.before(el('p', 'eval', evaluation));
+        }
         ChatView.renderActions(card, record.actions);
         card.querySelector('.step-error')?.remove();
         if (record.error) card.append(el('p', 'step-error', record.error));

@@ -220,6 +220,7 @@ function showView(name) {
 
 const historyList = new HistoryView(views.history, { open: openPast, notice: showNotice });
 let pastId = null;
+let pastTasks = [];
 
 async function openPast(conversationId) {
   showNotice('');
@@ -231,6 +232,7 @@ async function openPast(conversationId) {
     return;
   }
   pastId = conversationId;
+  pastTasks = tasks;
   const log = $('past-log');
   log.replaceChildren();
   const view = new ChatView(log);
@@ -262,6 +264,45 @@ $('past-back').addEventListener('click', () => {
   historyList.show();
 });
 $('past-json').addEventListener('click', () => pastExport(downloadSessionJson));
+$('past-replay').addEventListener('click', replayPast);
+
+/** A conversation's steps as a replay takes them: each step's goal and the actions that
+ * worked, with the element each acted on; `done` is left out (the replay reports instead). */
+function replaySteps(tasks) {
+  const steps = [];
+  for (const { steps: records } of tasks) {
+    for (const record of records) {
+      const actions = (record.actions ?? [])
+        .filter((a) => a.name !== 'done' && !a.result?.is_error)
+        .map((a) => ({ name: a.name, params: a.params, target: a.target ?? null }));
+      if (actions.length) steps.push({ goal: record.output?.next_goal ?? '', actions });
+    }
+  }
+  return steps;
+}
+
+/** Runs the opened conversation's steps again without the model, in a new tab at the page it
+ * began on, and shows it live in the chat. */
+async function replayPast() {
+  showNotice('');
+  const steps = replaySteps(pastTasks);
+  const startUrl = pastTasks.flatMap((kept) => kept.steps).find((record) => /^https?:/.test(record.url ?? ''))?.url;
+  if (!steps.length || !startUrl) {
+    showNotice(t('replayNothing'));
+    return;
+  }
+  if (running) {
+    showNotice(t('replayWhileRunning'));
+    return;
+  }
+  const title = t('replayTitle', [pastTasks[0].task.task]);
+  const reply = await ask({ type: 'replay_task', title, start_url: startUrl, steps });
+  if (reply.type === 'refused') {
+    showNotice(reply.message);
+    return;
+  }
+  showView('chat');
+}
 $('past-report').addEventListener('click', () => pastExport(downloadSessionReport));
 
 // Keeping in step with the worker. Every event comes with its task id and its position (seq) in

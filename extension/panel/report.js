@@ -7,7 +7,7 @@
 // cannot become markup. Its own policy forbids every script and every fetch: the only images
 // are the screenshots inside it.
 import { t, formatTime, uiLanguage } from '../i18n.js';
-import { describeEnd, usageLine } from './chat-view.js';
+import { ChatView, describeEnd, usageLine } from './chat-view.js';
 import { markdownFragment } from './markdown-view.js';
 
 const STYLE = `
@@ -62,7 +62,7 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
       add(text, 'h3', t('progressStepAlone', [record.step]));
       add(text, 'div', `${record.title ?? ''} — ${record.url ?? ''}`, 'meta');
       const evaluation = record.output?.evaluation_previous_goal;
-      if (evaluation && record.step > 1) add(text, 'p', evaluation, 'eval');
+      if (evaluation && ChatView.evaluates(record.step, task.replay === true)) add(text, 'p', evaluation, 'eval');
       add(text, 'p', record.output?.next_goal ?? t('noActionThisStep'), 'goal');
       const list = add(text, 'ul');
       for (const action of record.actions ?? []) {

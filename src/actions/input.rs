@@ -34,7 +34,8 @@ impl ActionDef for Input {
 
     fn recorded_params(params: &InputParams, page: &PageState) -> serde_json::Value {
         let mut value = serde_json::to_value(params).unwrap_or_default();
-        if is_secret_field(page, params.index) {
+        // A placeholder names a secret without holding it: kept, so a replay can type it again.
+        if is_secret_field(page, params.index) && !crate::safety::only_placeholders(&params.text) {
             value["text"] = serde_json::Value::String("•••".into());
         }
         value

@@ -8,6 +8,7 @@
 mod history;
 mod loop_guard;
 mod output;
+pub mod replay;
 mod stop;
 
 pub use history::{total_cost, ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
@@ -93,6 +94,8 @@ pub struct Agent<B, T, E, C> {
     /// Set when the task continues after the service worker was stopped: why it stopped.
     restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
+    /// A replay: the saved steps that stand in for the model (see `replay`).
+    script: Option<replay::Script>,
 }
 
 /// How long a vision screenshot may take before the step goes on without it.
@@ -153,7 +156,19 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             summary: None,
             summary_failed_at: None,
             loop_guard: loop_guard::LoopGuard::default(),
+            script: None,
         }
+    }
+
+    /// Makes this a replay of saved steps: no model is asked; each step's answer is the saved
+    /// one, its elements found again on the page (see `replay`). A restored replay goes on
+    /// after the steps it completed. The task has as many steps as the script.
+    pub fn replaying(mut self, steps: Vec<replay::ReplayStep>) -> Self {
+        let mut script = replay::Script::new(steps);
+        script.skip(self.history.len());
+        self.limits.max_steps = script.len().max(1) as u32;
+        self.script = Some(script);
+        self
     }
 
     /// Continues a task whose service worker was stopped: the steps it completed and the
@@ -201,6 +216,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 max_steps: self.limits.max_steps,
                 model: self.llm.model().to_string(),
                 conversation_id: self.conversation_id.clone(),
+                replay: self.script.is_some(),
             }),
             Some(reason) => self.events.emit(AgentEvent::TaskRestored {
                 v: V,
@@ -330,11 +346,50 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record.timings.observe_ms = self.clock.now_ms() - started;
 
         // Build the union of actions allowed on this page.
-        let union = ActionUnion::for_page(&self.registry, &page, &self.options, n >= self.limits.max_steps);
-
-        // Prompt, within the request budget.
+        // (A replay's last step is a saved step like the others, not the last chance to finish.)
+        let last = n >= self.limits.max_steps && self.script.is_none();
+        let union = ActionUnion::for_page(&self.registry, &page, &self.options, last);
         let listing = page_listing(&page);
-        let request = self.request_for(n, &page, &union, &listing, &mut record).await;
+
+        // The answer: the model's, or in a replay the saved step's.
+        let (content, max_actions) = match self.script.as_mut().map(|script| script.next(&page.snapshot)) {
+            Some(Some(Ok(scripted))) => (scripted.answer.to_string(), scripted.actions.max(1)),
+            Some(Some(Err(message))) => {
+                record.error = Some(message.clone());
+                return (Some(record), StepEnd::End(TaskEnd::Done { text: message, success: false, data: None }));
+            }
+            Some(None) => {
+                let text = self.script.as_ref().map(replay::Script::report).unwrap_or_default();
+                return (Some(record), StepEnd::End(TaskEnd::Done { text, success: true, data: None }));
+            }
+            None => match self.ask_model(n, &page, &union, &listing, &mut record).await {
+                Ok(content) => (content, self.limits.max_actions_per_step as usize),
+                Err(end) => return (Some(record), end),
+            },
+        };
+
+        // Validate.
+        let output = match AgentOutput::parse(&content, &union, max_actions) {
+            Ok(output) => output,
+            Err(e) => {
+                record.error = Some(e.to_string());
+                return (Some(record), StepEnd::Continue);
+            }
+        };
+        self.act_on(n, output, &page, &union, &listing, record).await
+    }
+
+    /// Prompts the model (within the request budget) and returns its answer's text; or, when
+    /// there is none, how the step ends (its error is in `record`).
+    async fn ask_model(
+        &mut self,
+        n: u32,
+        page: &PageState,
+        union: &ActionUnion,
+        listing: &str,
+        record: &mut StepRecord,
+    ) -> Result<String, StepEnd> {
+        let request = self.request_for(n, page, union, listing, record).await;
 
         // Call the LLM.
         let asked = self.clock.now_ms();
@@ -347,28 +402,31 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
         record.timings.llm_ms = self.clock.now_ms() - asked;
         let completion = match answer {
-            None => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
+            None => return Err(StepEnd::End(TaskEnd::Stopped)),
             Some(Ok(c)) => c,
             Some(Err(e)) => {
                 record.error = Some(e.to_string());
-                let end = if e.ends_task() {
+                return Err(if e.ends_task() {
                     StepEnd::End(TaskEnd::Error { message: e.to_string() })
                 } else {
                     StepEnd::Continue
-                };
-                return (Some(record), end);
+                });
             }
         };
-        self.count_usage(&mut record, &completion);
+        self.count_usage(record, &completion);
+        Ok(completion.content)
+    }
 
-        // Validate.
-        let output = match AgentOutput::parse(&completion.content, &union, self.limits.max_actions_per_step as usize) {
-            Ok(output) => output,
-            Err(e) => {
-                record.error = Some(e.to_string());
-                return (Some(record), StepEnd::Continue);
-            }
-        };
+    /// The rest of a step once its answer is read: tell the panel, act, and see how it ends.
+    async fn act_on(
+        &mut self,
+        n: u32,
+        output: AgentOutput,
+        page: &PageState,
+        union: &ActionUnion,
+        listing: &str,
+        mut record: StepRecord,
+    ) -> (Option<StepRecord>, StepEnd) {
         record.output = Some(output.thoughts.clone());
         // How each action is shown and kept (described, secrets masked), worked out once.
         let planned: Vec<PlannedAction> = output
@@ -376,8 +434,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             .iter()
             .map(|a| PlannedAction {
                 name: a.name().into(),
-                description: a.describe(&page),
-                params: a.recorded_params(&page),
+                description: a.describe(page),
+                params: a.recorded_params(page),
             })
             .collect();
         self.events.emit(AgentEvent::StepPlanned {
@@ -389,12 +447,23 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
         // Remember what was done where, for the loop detector.
         let done_here: Vec<String> = planned.iter().map(|a| format!("{} {}", a.name, a.params)).collect();
-        self.loop_guard.record(&listing, &done_here.join("; "));
+        self.loop_guard.record(listing, &done_here.join("; "));
 
         // Act.
         let acting = self.clock.now_ms();
-        let end = self.act(output.actions.into_iter().zip(planned), &union, &page, &mut record).await;
+        let mut end = self.act(output.actions.into_iter().zip(planned), union, page, &mut record).await;
         record.timings.act_ms = self.clock.now_ms() - acting;
+        // A replay stops at the first failure (what follows counted on it), and ends with its
+        // report after its last step.
+        if let (Some(script), StepEnd::Continue) = (&self.script, &end) {
+            if record.failed() {
+                let why = last_error(&record);
+                let text = format!("The replay stopped at step {n} of {}: {why}", script.len());
+                end = StepEnd::End(TaskEnd::Done { text, success: false, data: None });
+            } else if script.finished() {
+                end = StepEnd::End(TaskEnd::Done { text: script.report(), success: true, data: None });
+            }
+        }
 
         // Record: the caller stores and reports the record.
         (Some(record), end)

@@ -63,6 +63,9 @@ struct SavedTask {
     /// The conversation the task belongs to; empty (saved by an older version) means its own.
     #[serde(default)]
     conversation_id: String,
+    /// A replay's saved steps (all of them; a restored replay skips those it completed).
+    #[serde(default)]
+    script: Option<Vec<crate::agent::replay::ReplayStep>>,
 }
 
 impl SavedTask {
@@ -123,7 +126,14 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
                 (None, true) => Start::NewTab { beside: tab_id },
                 (None, false) => Start::Tab(tab_id),
             };
-            start_task(task, start, output_schema, earlier, broadcast).await
+            start_task(task, start, output_schema, earlier, None, broadcast).await
+        }
+        Ok(PanelRequest::ReplayTask { title, start_url, steps, .. }) => {
+            if steps.is_empty() {
+                refused("The saved task has no actions to replay.")
+            } else {
+                start_task(title, Start::NewTabAt(start_url), None, None, Some(steps), broadcast).await
+            }
         }
         Ok(PanelRequest::PauseTask { .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
@@ -238,6 +248,7 @@ async fn start_task(
     start: Start,
     output_schema: Option<serde_json::Value>,
     earlier: Option<(Vec<PreviousTask>, String)>,
+    script: Option<Vec<crate::agent::replay::ReplayStep>>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
     let task = task.trim().to_string();
@@ -276,6 +287,7 @@ async fn start_task(
         running: true,
         earlier,
         conversation_id,
+        script,
     };
     let browser = ChromeBrowser::new(tab_id, settings.page);
     launch(saved, slot, settings, browser, None, broadcast);
@@ -379,6 +391,9 @@ fn launch(
             _ => None,
         });
         agent = agent.restored(history, usage, why).with_summary(summary);
+    }
+    if let Some(script) = saved.script.clone() {
+        agent = agent.replaying(script);
     }
     {
         let running = running.clone();
@@ -538,6 +553,14 @@ async fn current_tab() -> Result<chrome::Tab, String> {
         .ok_or_else(|| "There is no open tab to work in. Open a web page and try again.".to_string())
 }
 
+/// A task's new tab joins the "Tabwright" group before the task starts, so the user sees it
+/// there at once; a failure only leaves it ungrouped.
+async fn group_new_tab(id: i32) {
+    if let Err(e) = chrome::add_to_task_group(id).await {
+        web_sys::console::warn_1(&format!("Tabwright could not group its new tab: {e}").into());
+    }
+}
+
 /// The tab the task runs on (see `Start`).
 async fn pick_tab(start: Start) -> Result<i32, String> {
     let tab_id = match start {
@@ -548,7 +571,9 @@ async fn pick_tab(start: Start) -> Result<i32, String> {
             let tab = chrome::create_tab(&serde_json::json!({"url": url, "active": true}))
                 .await
                 .map_err(|e| format!("Could not open a tab for {url}: {e}"))?;
-            return tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string());
+            let id = tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string())?;
+            group_new_tab(id).await;
+            return Ok(id);
         }
         Start::NewTab { beside } => {
             let window = match beside {
@@ -562,10 +587,7 @@ async fn pick_tab(start: Start) -> Result<i32, String> {
             }
             let tab = chrome::create_tab(&props).await.map_err(|e| format!("Could not open a new tab: {e}"))?;
             let id = tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string())?;
-            // Before the task starts, so the user sees the tab join the group at once.
-            if let Err(e) = chrome::add_to_task_group(id).await {
-                web_sys::console::warn_1(&format!("Tabwright could not group its new tab: {e}").into());
-            }
+            group_new_tab(id).await;
             return Ok(id);
         }
         Start::Tab(tab_id) => tab_id,

@@ -16,7 +16,7 @@ mod firewall;
 mod secrets;
 
 pub use firewall::{BlockRule, Blocked, Firewall};
-pub use secrets::{Secret, SecretUseError, Secrets, StoredSecret, UseProblem};
+pub use secrets::{only_placeholders, Secret, SecretUseError, Secrets, StoredSecret, UseProblem};
 
 /// Everything the safety settings produce, ready for the loop.
 #[derive(Debug, Clone, Default, PartialEq)]

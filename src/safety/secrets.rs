@@ -21,6 +21,26 @@ const MIN_REDACTED_CHARS: usize = 3;
 /// What a secret's value looks like in logs and debug output.
 const MASK: &str = "•••";
 
+/// Whether `text` is nothing but `<secret>name</secret>` placeholders (and spaces): the
+/// model's words for a value, not a value, so a record may keep it (a replay types it again).
+pub fn only_placeholders(text: &str) -> bool {
+    let lower = text.trim().to_ascii_lowercase();
+    let mut rest = lower.as_str();
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let Some(after_open) = rest.strip_prefix(OPEN_TAG) else { return false };
+        let Some(end) = after_open.find(CLOSE_TAG) else { return false };
+        let name = &after_open[..end];
+        if name.trim().is_empty() || name.contains('<') {
+            return false;
+        }
+        rest = after_open[end + CLOSE_TAG.len()..].trim_start();
+    }
+    true
+}
+
 /// A secret as stored by the options page.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -472,6 +492,12 @@ mod tests {
         assert_eq!(s.names_for("about:blank"), ["user"]);
         let line = s.prompt_line("https://shop.example/").unwrap();
         assert!(line.contains("<secret>user</secret>, <secret>card</secret>"), "{line}");
+        assert!(
+            only_placeholders("<secret>pw</secret>") && only_placeholders(" <SECRET>a</SECRET> <secret>b</secret>")
+        );
+        for text in ["hunter2", "x<secret>pw</secret>", "<secret>pw</secret>!", "<secret></secret>", "<secret>pw", ""] {
+            assert!(!only_placeholders(text), "{text}");
+        }
         assert_eq!(Secrets::default().prompt_line("https://a.com/"), None);
     }
 

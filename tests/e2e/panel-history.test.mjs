@@ -187,3 +187,58 @@ test('"New tab" starts the task in a new tab of the Tabwright tab group; the use
   assert.equal(await panel.locator('label:has(#new-tab)').isVisible(), true);
   await panel.close();
 });
+
+test('Replay does a past conversation again without the model, finding each element on a page numbered afresh', async () => {
+  world.setPolicy((state) => {
+    if (field(state, 'Title').startsWith('Weather for Lisbon')) {
+      return answer('Report the weather', [{ done: { text: 'Sunny in Lisbon.', success: true } }]);
+    }
+    return answer('Ask for Lisbon', [
+      { input: { index: findIndex(state, 'placeholder=City'), text: 'Lisbon', clear: true } },
+      { click: { index: findIndex(state, />Show weather \/>$/) } },
+    ]);
+  });
+  await h.openFixture('actions/weather.html');
+  const panel = await h.openPanel();
+  // A panel opened after a task shows it, and would follow up on it: start afresh.
+  await panel.locator('#log .final').waitFor();
+  await panel.click('#new-conversation');
+  try {
+    assert.match(await runTaskToEnd(panel, 'What is the weather in Lisbon?'), /Sunny in Lisbon/);
+  } finally {
+    world.setPolicy(null);
+  }
+  await panel.click('#new-conversation');
+  await panel.click('#show-history');
+  await panel.locator('.session', { hasText: 'What is the weather in Lisbon?' }).locator('.session-open').click();
+  await panel.locator('#past-log .final').waitFor();
+
+  const asked = llm.requests.length;
+  const pages = h.context.pages().length;
+  await panel.click('#past-replay');
+  await panel.locator('#chat-view:not([hidden])').waitFor();
+  const final = panel.locator('#log .final');
+  await final.waitFor({ timeout: 60_000 });
+  assert.equal(llm.requests.length, asked, 'no model was asked');
+  assert.match(await panel.locator('#log .bubble').innerText(), /^Replay: What is the weather in Lisbon\?$/);
+  assert.match(await final.innerText(), /Replayed all 1 step\(s\) of the saved task: 1 element\(s\) were where they had been, 1 were found again by their features\./);
+  const step = await panel.locator('#log .step').first().innerText();
+  assert.match(step, /Replaying step 1 of 1: \[\d+\] is \[\d+\]; \[\d+\] found again as \[\d+\] by its features/);
+  assert.match(step, /Ask for Lisbon/);
+  // The new tab (in the Tabwright group) shows what the form does: the replay really sent it.
+  assert.equal(h.context.pages().length, pages + 1);
+  const replayed = h.context.pages().at(-1);
+  await replayed.locator('#out', { hasText: 'Weather for Lisbon: sunny' }).waitFor();
+  assert.equal(await replayed.locator('#banner button').count(), 2, 'the page was numbered differently this time');
+  await h.screenshot(panel, 'panel-replay');
+
+  // A conversation whose password was typed as itself cannot be replayed; the panel says why.
+  await panel.click('#show-history');
+  await panel.locator('.session', { hasText: 'Log in as alice' }).locator('.session-open').click();
+  await panel.locator('#past-log .final').first().waitFor();
+  await panel.click('#past-replay');
+  const failed = panel.locator('#log .final').last();
+  await panel.waitForFunction(() => document.querySelectorAll('#log .final').length === 2);
+  assert.match(await failed.innerText(), /typed a password, which Tabwright does not keep\. Save it as a secret/);
+  await panel.close();
+});

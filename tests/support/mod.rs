@@ -55,6 +55,8 @@ pub struct SiteState {
     pub left_blocked: u32,
     /// Navigations that end elsewhere: (asked, landed).
     pub redirects: Vec<(String, String)>,
+    /// Added to every element's number, as another visit would number the page afresh.
+    pub renumbered_by: u32,
 }
 
 #[derive(Clone)]
@@ -110,7 +112,11 @@ impl FakeSite {
         } else {
             ("Example".to_string(), vec![Self::element(9, "a", &[("href", LOGIN_URL)], "Sign in")])
         };
-        let elements = elements.into_iter().filter(|e| !s.removed.contains(&e.index)).collect();
+        let elements = elements
+            .into_iter()
+            .filter(|e| !s.removed.contains(&e.index))
+            .map(|e| Element { index: e.index + s.renumbered_by, ..e })
+            .collect();
         Snapshot::with_elements(&s.url, &title, elements)
     }
 }
@@ -147,6 +153,7 @@ impl Browser for FakeSite {
             std::future::pending::<()>().await;
         }
         let mut s = self.state.borrow_mut();
+        let index = index.checked_sub(s.renumbered_by).ok_or(BrowserError::ElementGone { index })?;
         if s.removed.contains(&index) {
             return Err(BrowserError::ElementGone { index });
         }
@@ -173,6 +180,7 @@ impl Browser for FakeSite {
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
         let mut s = self.state.borrow_mut();
+        let index = index.checked_sub(s.renumbered_by).ok_or(BrowserError::ElementGone { index })?;
         if s.removed.contains(&index) {
             return Err(BrowserError::ElementGone { index });
         }

@@ -1,0 +1,140 @@
+//! Replaying a saved task without the model.
+//!
+//! A replay is a task whose answers come from a script instead of the LLM: each saved step's
+//! goal and actions, in order. The loop is the same — observe, build the union, validate, act,
+//! record — so a replay shows up live in the panel, is kept in the history, and is held to the
+//! same rules (the firewall, secrets filled in per site, the union of the page). Only the index
+//! of an element action changes: the saved step's numbers belonged to another visit, so each
+//! element is found again on the page as it is now by its saved features
+//! ([`crate::dom::find_element`]). The step's evaluation says how each was found. The replay
+//! stops at the first element it cannot find, or the first action that fails, saying which; a
+//! replay that ran every step ends with a report of how the elements were found.
+
+use crate::dom::{find_element, ElementFingerprint, Snapshot};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// What the masked text of a password typed without a secret looks like in a saved step.
+const MASKED: &str = "•••";
+
+/// One saved step to replay: what it set out to do, and its actions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayStep {
+    pub goal: String,
+    pub actions: Vec<ReplayAction>,
+}
+
+/// One saved action: its name and parameters as recorded, and the element it acted on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayAction {
+    pub name: String,
+    pub params: serde_json::Value,
+    #[serde(default)]
+    pub target: Option<ElementFingerprint>,
+}
+
+/// The replay under way: the steps still to run, and how its elements were found so far.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    steps: VecDeque<ReplayStep>,
+    total: usize,
+    same_place: u32,
+    refound: u32,
+}
+
+/// A saved step made ready for this page: the answer the model would have given.
+pub struct Scripted {
+    /// `{evaluation_previous_goal, memory, next_goal, action}`, as AgentOutput reads it.
+    pub answer: serde_json::Value,
+    pub actions: usize,
+}
+
+impl Script {
+    pub fn new(steps: Vec<ReplayStep>) -> Self {
+        Script { total: steps.len(), steps: steps.into(), ..Script::default() }
+    }
+
+    /// Drops the first `n` steps: a replay continued after the worker was stopped.
+    pub fn skip(&mut self, n: usize) {
+        for _ in 0..n.min(self.steps.len()) {
+            self.steps.pop_front();
+        }
+    }
+
+    /// How many steps the replay has in all.
+    pub fn len(&self) -> usize {
+        self.total
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Whether every step has been handed out.
+    pub fn finished(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The number (from 1) of the step `next` hands out.
+    fn position(&self) -> usize {
+        self.total - self.steps.len() + 1
+    }
+
+    /// The next saved step, its elements found again on `page`; an error (for the person)
+    /// when one cannot be, or the step cannot be replayed at all.
+    pub fn next(&mut self, page: &Snapshot) -> Option<Result<Scripted, String>> {
+        let position = self.position();
+        let step = self.steps.pop_front()?;
+        let mut items = Vec::with_capacity(step.actions.len());
+        let mut how = Vec::new();
+        for action in step.actions {
+            let mut params = action.params;
+            if params.get("text").and_then(|t| t.as_str()) == Some(MASKED) {
+                return Some(Err(format!(
+                    "Step {position} of the saved task typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's options and let the agent type <secret>name</secret>, then save the task again."
+                )));
+            }
+            if let (Some(old), Some(target)) = (params.get("index").and_then(|i| i.as_u64()), &action.target) {
+                let Some(found) = find_element(page, target) else {
+                    let text = if target.text.is_empty() { String::new() } else { format!(" \"{}\"", target.text) };
+                    return Some(Err(format!(
+                        "Step {position} of the saved task: the <{}>{text} it used ([{old}] then) is not on the page any more, or cannot be told apart from another.",
+                        target.tag
+                    )));
+                };
+                if found.exact {
+                    self.same_place += 1;
+                    how.push(format!("[{old}] is [{}]", found.index));
+                } else {
+                    self.refound += 1;
+                    how.push(format!("[{old}] found again as [{}] by its features", found.index));
+                }
+                params["index"] = found.index.into();
+            }
+            items.push(serde_json::json!({ action.name: params }));
+        }
+        let evaluation = if how.is_empty() {
+            format!("Replaying step {position} of {}.", self.total)
+        } else {
+            format!("Replaying step {position} of {}: {}.", self.total, how.join("; "))
+        };
+        let actions = items.len();
+        Some(Ok(Scripted {
+            answer: serde_json::json!({
+                "evaluation_previous_goal": evaluation,
+                "memory": "",
+                "next_goal": step.goal,
+                "action": items,
+            }),
+            actions,
+        }))
+    }
+
+    /// How the replay went, once it ran every step.
+    pub fn report(&self) -> String {
+        format!(
+            "Replayed all {} step(s) of the saved task: {} element(s) were where they had been, {} were found again by their features.",
+            self.total, self.same_place, self.refound
+        )
+    }
+}
