@@ -264,6 +264,7 @@ $('past-back').addEventListener('click', () => {
   historyList.show();
 });
 $('past-json').addEventListener('click', () => pastExport(downloadSessionJson));
+$('past-report').addEventListener('click', () => pastExport(downloadSessionReport));
 $('past-replay').addEventListener('click', replayPast);
 
 /** A conversation's steps as a replay takes them: each step's goal and the actions that
@@ -303,7 +304,6 @@ async function replayPast() {
   }
   showView('chat');
 }
-$('past-report').addEventListener('click', () => pastExport(downloadSessionReport));
 
 // Keeping in step with the worker. Every event comes with its task id and its position (seq) in
 // that task's log; `get_status` returns the log from the first event the panel lacks. The panel renders each event once, in
