@@ -1049,7 +1049,8 @@ fn replay_steps(history: &tabwright::agent::TaskHistory) -> Vec<ReplayStep> {
         .collect()
 }
 
-fn replay(site: FakeSite, steps: Vec<ReplayStep>) -> Run {
+/// Replays `steps` on `site` with a model that must never be asked.
+fn replay(site: FakeSite, steps: Vec<ReplayStep>, settings: tabwright::settings::Settings) -> Run {
     let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
     let requests = llm.requests.clone();
     let events = Rc::new(RefCell::new(Vec::new()));
@@ -1058,9 +1059,8 @@ fn replay(site: FakeSite, steps: Vec<ReplayStep>) -> Run {
         move |e: AgentEvent| events.borrow_mut().push(e)
     };
     let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let history = block_on(
-        Agent::new("r1".into(), "Replay".into(), settings(100), ports, StopSignal::new()).replaying(steps).run(),
-    );
+    let history =
+        block_on(Agent::new("r1".into(), "Replay".into(), settings, ports, StopSignal::new()).replaying(steps).run());
     let events = events.borrow().clone();
     let requests = requests.borrow().clone();
     Run { history, events, requests }
@@ -1094,25 +1094,9 @@ fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model
     // Another visit: the same page, every number 100 higher.
     let site = FakeSite::at(LOGIN_URL);
     site.state.borrow_mut().renumbered_by = 100;
-    let events = Rc::new(RefCell::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: AgentEvent| events.borrow_mut().push(e)
-    };
-    let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
-    let requests = llm.requests.clone();
-    let ports = Ports { browser: site.clone(), transport: llm, events: sink, clock: || 0.0 };
-    let history = block_on(
-        Agent::new("r1".into(), "Replay".into(), with_secret, ports, StopSignal::new()).replaying(steps.clone()).run(),
-    );
-    assert!(requests.borrow().is_empty());
-    assert_eq!(
-        site.state.borrow().logged_in_as.as_deref(),
-        Some("alice"),
-        "the secret was typed again, the form sent: {:?} {:?}",
-        site.state.borrow().fields,
-        history.steps
-    );
+    let Run { history, events, requests } = replay(site.clone(), steps, with_secret);
+    assert!(requests.is_empty());
+    assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"), "the secret was typed again, the form sent");
     assert_eq!(site.state.borrow().clicks, vec![58]);
     match &history.end {
         TaskEnd::Done { text, success: true, .. } => {
@@ -1123,7 +1107,7 @@ fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model
     let first = history.steps[0].output.as_ref().unwrap();
     assert_eq!(first.next_goal, "Fill in the form");
     assert_eq!(first.evaluation_previous_goal, "Replaying step 1 of 2: [41] is [141]; [17] is [117].");
-    assert!(matches!(events.borrow().first(), Some(AgentEvent::TaskStarted { max_steps: 2, replay: true, .. })));
+    assert!(matches!(events.first(), Some(AgentEvent::TaskStarted { max_steps: 2, replay: true, .. })));
     assert!(!serde_json::to_string(&history).unwrap().contains("hunter2"));
 }
 
@@ -1133,7 +1117,7 @@ fn a_replay_stops_at_an_element_it_cannot_find_or_a_password_it_never_kept() {
     let saved = run_task(site, ScriptedLlm::new(login_policy), 10, StopSignal::new());
     let steps = replay_steps(&saved.history);
     // The password was typed as itself: history keeps it masked, so it cannot be replayed.
-    let run = replay(FakeSite::at(LOGIN_URL), steps.clone());
+    let run = replay(FakeSite::at(LOGIN_URL), steps.clone(), settings(100));
     match &run.history.end {
         TaskEnd::Done { text, success: false, .. } => {
             assert!(text.contains("typed a password, which Tabwright does not keep. Save it as a secret"), "{text}")
@@ -1148,7 +1132,7 @@ fn a_replay_stops_at_an_element_it_cannot_find_or_a_password_it_never_kept() {
         .collect();
     let site = FakeSite::at(LOGIN_URL);
     site.state.borrow_mut().removed.push(58);
-    let run = replay(site.clone(), only_submit);
+    let run = replay(site.clone(), only_submit, settings(100));
     match &run.history.end {
         TaskEnd::Done { text, success: false, .. } => {
             assert!(text.contains("the <button> \"Submit\" it used ([58] then) is not on the page any more"), "{text}")
