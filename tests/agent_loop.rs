@@ -123,24 +123,17 @@ fn a_follow_up_names_its_conversation_and_is_told_the_earlier_task() {
     let site = FakeSite::at("https://app.example.com/");
     let first = run_task(site.clone(), ScriptedLlm::new(login_policy), 10, StopSignal::new());
     let llm = ScriptedLlm::new(|_, _| output("Finish", json!([{"done": {"text": "ok", "success": true}}])));
-    let requests = llm.requests.clone();
-    let events = Rc::new(RefCell::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: AgentEvent| events.borrow_mut().push(e)
-    };
-    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let agent = Agent::new("t2".into(), "Now log out".into(), settings(5), ports, StopSignal::new())
-        .following(vec![first.history.as_previous()])
-        .in_conversation("t1");
-    block_on(agent.run());
-    match events.borrow().first() {
+    let earlier = vec![first.history.as_previous()];
+    let run = run_configured(site, llm, settings(5), ("t2", "Now log out"), StopSignal::new(), |agent| {
+        agent.following(earlier).in_conversation("t1")
+    });
+    match run.events.first() {
         Some(AgentEvent::TaskStarted { task_id, conversation_id, .. }) => {
             assert_eq!((task_id.as_str(), conversation_id.as_str()), ("t2", "t1"));
         }
         other => panic!("the first event is {other:?}"),
     }
-    let state = requests.borrow()[0]["messages"][1]["content"].as_str().unwrap().to_string();
+    let state = run.requests[0]["messages"][1]["content"].as_str().unwrap().to_string();
     assert!(state.contains("<earlier_tasks>") && state.contains("Logged in as alice."), "{state}");
 }
 
@@ -720,14 +713,31 @@ fn run_stoppable(
     task: &str,
     stop: StopSignal,
 ) -> Run {
+    run_configured(site, llm, settings, ("t1", task), stop, |agent| agent)
+}
+
+/// The agent a test runs: the fake site, the scripted model, events kept in a log.
+type TestAgent = Agent<FakeSite, ScriptedLlm, Box<dyn Fn(AgentEvent)>, fn() -> f64>;
+
+/// Runs task `(id, text)` as `configure` sets the agent up (a follow-up, a replay), keeping
+/// its events and the requests the LLM received.
+fn run_configured(
+    site: FakeSite,
+    llm: ScriptedLlm,
+    settings: tabwright::settings::Settings,
+    (id, task): (&str, &str),
+    stop: StopSignal,
+    configure: impl FnOnce(TestAgent) -> TestAgent,
+) -> Run {
     let events = Rc::new(RefCell::new(Vec::new()));
-    let sink = {
+    let sink: Box<dyn Fn(AgentEvent)> = {
         let events = events.clone();
-        move |e: AgentEvent| events.borrow_mut().push(e)
+        Box::new(move |e: AgentEvent| events.borrow_mut().push(e))
     };
     let requests = llm.requests.clone();
-    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let history = block_on(Agent::new("t1".into(), task.into(), settings, ports, stop).run());
+    let clock: fn() -> f64 = || 0.0;
+    let ports = Ports { browser: site, transport: llm, events: sink, clock };
+    let history = block_on(configure(Agent::new(id.into(), task.into(), settings, ports, stop)).run());
     let events = events.borrow().clone();
     let requests = requests.borrow().clone();
     Run { history, events, requests }
@@ -1052,18 +1062,7 @@ fn replay_steps(history: &tabwright::agent::TaskHistory) -> Vec<ReplayStep> {
 /// Replays `steps` on `site` with a model that must never be asked.
 fn replay(site: FakeSite, steps: Vec<ReplayStep>, settings: tabwright::settings::Settings) -> Run {
     let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
-    let requests = llm.requests.clone();
-    let events = Rc::new(RefCell::new(Vec::new()));
-    let sink = {
-        let events = events.clone();
-        move |e: AgentEvent| events.borrow_mut().push(e)
-    };
-    let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
-    let history =
-        block_on(Agent::new("r1".into(), "Replay".into(), settings, ports, StopSignal::new()).replaying(steps).run());
-    let events = events.borrow().clone();
-    let requests = requests.borrow().clone();
-    Run { history, events, requests }
+    run_configured(site, llm, settings, ("r1", "Replay"), StopSignal::new(), |agent| agent.replaying(steps))
 }
 
 #[test]
