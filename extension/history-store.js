@@ -457,10 +457,12 @@ export async function exportTask(taskId) {
   };
 }
 
+/** An id as a file name's part: without its `task-` prefix, safe in any file system. */
+const fileId = (id) => String(id).replace(/^task-/, '').replace(/[^A-Za-z0-9._-]+/g, '_');
+
 /** A file name for a task's export: tabwright-task-<id>.json. */
 export function exportFileName(taskId) {
-  const id = String(taskId).replace(/^task-/, '').replace(/[^A-Za-z0-9._-]+/g, '_');
-  return `tabwright-task-${id}.json`;
+  return `tabwright-task-${fileId(taskId)}.json`;
 }
 
 /** Deletes the task and its steps; resolves to whether it was kept. */
@@ -553,8 +555,7 @@ export async function exportSession(conversationId) {
 
 /** A file name for a conversation's export, ending in `extension` (json, html). */
 export function sessionFileName(conversationId, extension) {
-  const id = String(conversationId).replace(/^task-/, '').replace(/[^A-Za-z0-9._-]+/g, '_');
-  return `tabwright-session-${id}.${extension}`;
+  return `tabwright-session-${fileId(conversationId)}.${extension}`;
 }
 
 /** Deletes every task of a conversation and their steps; resolves to how many tasks it had. */

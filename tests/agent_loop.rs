@@ -1111,6 +1111,24 @@ fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model
 }
 
 #[test]
+fn a_replay_restored_after_its_last_step_ends_with_its_report() {
+    let site = FakeSite::at(LOGIN_URL);
+    let saved = run_task(site, ScriptedLlm::new(login_policy), 10, StopSignal::new());
+    let steps = vec![ReplayStep { goal: "Look".into(), actions: vec![] }];
+    let done = saved.history.steps[..1].to_vec();
+    let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
+    let run =
+        run_configured(FakeSite::at(LOGIN_URL), llm, settings(100), ("r1", "Replay"), StopSignal::new(), |agent| {
+            agent.restored(done, Default::default(), "the worker was stopped".into()).replaying(steps)
+        });
+    match &run.history.end {
+        TaskEnd::Done { text, success: true, .. } => assert!(text.starts_with("Replayed all 1 step(s)"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(run.history.steps.len(), 1, "no step run again");
+}
+
+#[test]
 fn a_replay_stops_at_an_element_it_cannot_find_or_a_password_it_never_kept() {
     let site = FakeSite::at(LOGIN_URL);
     let saved = run_task(site, ScriptedLlm::new(login_policy), 10, StopSignal::new());

@@ -5,6 +5,7 @@
 // _locales (i18n.js).
 import { t, localize } from '../i18n.js';
 import { download } from '../download.js';
+import { askCore } from '../core-client.js';
 
 localize();
 
@@ -272,16 +273,6 @@ function fromForm(previous) {
   settings.vision = field('vision').value;
   settings.thinking = field('thinking').checked;
   return { settings, key };
-}
-
-/** Asks the core (through the service worker); a refusal's message says what to fix. */
-async function askCore(request) {
-  try {
-    const reply = await chrome.runtime.sendMessage({ to: 'core', request: { v: 1, ...request } });
-    return reply ?? { type: 'refused', message: t('workerNoAnswer') };
-  } catch (error) {
-    return { type: 'refused', message: t('workerUnreachable', [error?.message ?? String(error)]) };
-  }
 }
 
 /** The settings with the API key in place, as the core would read them. */

@@ -55,9 +55,10 @@ export function pastEvents({ task, steps }) {
 export class ChatView {
   /**
    * @param root where the chat is drawn
-   * @param hooks {status(label|null, running), answer(text) → reply, exportControl(taskId) → node}
-   *   `status` hears where the task is (null label: idle); `answer` sends an answer to a
-   *   question; `exportControl` makes the buttons shown under a task.
+   * @param hooks {status(label|null, running, asking), answer(text) → reply, exportControl(taskId) → node}
+   *   `status` hears where the task is (null label: idle; `asking`: the task waits for the
+   *   user's answer); `answer` sends an answer to a question; `exportControl` makes the
+   *   buttons shown under a task.
    */
   constructor(root, hooks = {}) {
     this.root = root;
@@ -72,13 +73,18 @@ export class ChatView {
     this.tools = null; // the current task's buttons, moved into its final box at its end
   }
 
-  status(label, running) {
-    this.hooks.status?.(label, running);
+  status(label, running, asking = false) {
+    this.hooks.status?.(label, running, asking);
+  }
+
+  /** "Step 3 of 100", or "Step 3" while the limit is not known. */
+  stepLabel(step) {
+    return this.maxSteps ? t('progressStep', [step, this.maxSteps]) : t('progressStepAlone', [step]);
   }
 
   /** "Step 3 of 100 · 12,345 tokens · $0.0123": where the task is and what it has used. */
   progress(step) {
-    const parts = [this.maxSteps ? t('progressStep', [step, this.maxSteps]) : t('progressStepAlone', [step])];
+    const parts = [this.stepLabel(step)];
     if (this.used.tokens) parts.push(t('progressTokens', [formatNumber(this.used.tokens)]));
     if (this.used.cost !== null) parts.push(`$${this.used.cost.toFixed(4)}`);
     return parts.join(' · ');
@@ -90,8 +96,7 @@ export class ChatView {
       card = el('section', 'step');
       card.dataset.step = String(step);
       const head = el('div', 'step-head');
-      const label = this.maxSteps ? t('progressStep', [step, this.maxSteps]) : t('progressStepAlone', [step]);
-      head.append(el('span', 'step-number', label), el('span', 'step-time'));
+      head.append(el('span', 'step-number', this.stepLabel(step)), el('span', 'step-time'));
       card.append(head, el('p', 'goal thinking', t('lookingAtPage')));
       this.steps.set(step, card);
       this.root.append(card);
@@ -259,7 +264,7 @@ export class ChatView {
         break;
       case 'question_asked':
         this.renderQuestion(this.stepCard(event.step), event.question);
-        this.status(t('statusWaitingAnswer'), true);
+        this.status(t('statusWaitingAnswer'), true, true);
         break;
       case 'question_answered': {
         const box = this.stepCard(event.step).querySelector('.question');

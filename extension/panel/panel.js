@@ -11,10 +11,10 @@ import { t, localize } from '../i18n.js';
 import { ChatView, el } from './chat-view.js';
 import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
 import { download } from '../download.js';
+import { askCore as ask } from '../core-client.js';
 
 localize();
 
-const PROTOCOL_VERSION = 1;
 const $ = (id) => document.getElementById(id);
 const taskBox = $('task');
 const runButton = $('run');
@@ -83,8 +83,9 @@ function exportControl(taskId) {
 }
 
 const live = new ChatView($('log'), {
-  status(label, isRunning) {
-    if (isRunning) setRunning(true, paused && label !== t('statusWaitingAnswer') ? t('statusPaused') : label);
+  status(label, isRunning, asking) {
+    // While paused the pill says so, unless the task waits for the user's answer.
+    if (isRunning) setRunning(true, paused && !asking ? t('statusPaused') : label);
     else setRunning(false, label ?? undefined);
   },
   async answer(text) {
@@ -110,16 +111,6 @@ function render(event) {
   if (event.type === 'task_finished') conversationOpen = true;
   live.render(event);
   scrollToEnd();
-}
-
-async function ask(request) {
-  try {
-    const reply = await chrome.runtime.sendMessage({ to: 'core', request: { v: PROTOCOL_VERSION, ...request } });
-    if (!reply) return { type: 'refused', message: t('workerNoAnswer') };
-    return reply;
-  } catch (error) {
-    return { type: 'refused', message: t('workerUnreachable', [error?.message ?? String(error)]) };
-  }
 }
 
 /** The tab the task should run on: the active tab beside the side panel, or — when this

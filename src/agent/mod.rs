@@ -273,7 +273,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 return end;
             }
         }
-        TaskEnd::StepLimit { max_steps: self.limits.max_steps }
+        // A replay restored after its last step (the worker stopped before the end was told)
+        // has nothing left to run: it ends with its report, not at a step limit.
+        match &self.script {
+            Some(script) if script.finished() => TaskEnd::Done { text: script.report(), success: true, data: None },
+            _ => TaskEnd::StepLimit { max_steps: self.limits.max_steps },
+        }
     }
 
     /// Waits here while the task is paused, telling the panel; false if it was stopped.

@@ -9,7 +9,7 @@
 //! features to be trusted; when two elements score the same, the one nearest the old rank wins,
 //! and a tie that even that cannot break is refused rather than guessed.
 
-use super::{Node, Snapshot};
+use super::{Element, Node, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -65,11 +65,13 @@ fn fold(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(TEXT_CHARS).collect()
 }
 
-/// The listed ancestors of each element, nearest first, keyed by position in `nodes`.
-fn ancestry(page: &Snapshot) -> Vec<(usize, Vec<String>)> {
+/// The fingerprints of the page's elements that `wanted` picks, in page order, from one walk
+/// of the page (ancestors and ranks are known only by walking from the top).
+fn fingerprints(page: &Snapshot, wanted: impl Fn(&Element) -> bool) -> Vec<(u32, ElementFingerprint)> {
     let mut chain: Vec<(u16, String)> = Vec::new();
+    let mut ranks: BTreeMap<&str, u32> = BTreeMap::new();
     let mut out = Vec::new();
-    for (i, node) in page.nodes.iter().enumerate() {
+    for node in &page.nodes {
         let (depth, label) = match node {
             Node::Element(e) => {
                 let text = fold(&e.text);
@@ -80,8 +82,23 @@ fn ancestry(page: &Snapshot) -> Vec<(usize, Vec<String>)> {
             Node::Text { .. } => continue,
         };
         chain.retain(|(d, _)| *d < depth);
-        if matches!(node, Node::Element(_)) {
-            out.push((i, chain.iter().rev().take(ANCESTORS).map(|(_, l)| l.clone()).collect()));
+        if let Node::Element(e) = node {
+            let rank = ranks.entry(e.tag.as_str()).or_default();
+            if wanted(e) {
+                let attributes = STABLE_ATTRIBUTES
+                    .iter()
+                    .filter_map(|(name, _)| e.attributes.get(*name).map(|v| (name.to_string(), fold(v))))
+                    .collect();
+                let fingerprint = ElementFingerprint {
+                    tag: e.tag.clone(),
+                    text: fold(&e.text),
+                    attributes,
+                    ancestors: chain.iter().rev().take(ANCESTORS).map(|(_, l)| l.clone()).collect(),
+                    rank: *rank,
+                };
+                out.push((e.index, fingerprint));
+            }
+            *rank += 1;
         }
         chain.push((depth, label));
     }
@@ -91,27 +108,7 @@ fn ancestry(page: &Snapshot) -> Vec<(usize, Vec<String>)> {
 impl ElementFingerprint {
     /// The fingerprint of element `index` on `page`; None if the page does not list it.
     pub fn of(page: &Snapshot, index: u32) -> Option<Self> {
-        let ancestry = ancestry(page);
-        let mut ranks: BTreeMap<&str, u32> = BTreeMap::new();
-        for (position, ancestors) in ancestry {
-            let Node::Element(e) = &page.nodes[position] else { continue };
-            let rank = ranks.entry(e.tag.as_str()).or_default();
-            if e.index == index {
-                let attributes = STABLE_ATTRIBUTES
-                    .iter()
-                    .filter_map(|(name, _)| e.attributes.get(*name).map(|v| (name.to_string(), fold(v))))
-                    .collect();
-                return Some(ElementFingerprint {
-                    tag: e.tag.clone(),
-                    text: fold(&e.text),
-                    attributes,
-                    ancestors,
-                    rank: *rank,
-                });
-            }
-            *rank += 1;
-        }
-        None
+        fingerprints(page, |e| e.index == index).pop().map(|(_, fingerprint)| fingerprint)
     }
 
     /// How well `other` (an element's fingerprint on the new page) agrees with this one.
@@ -151,14 +148,13 @@ impl ElementFingerprint {
 pub fn find(page: &Snapshot, fingerprint: &ElementFingerprint) -> Option<Found> {
     let mut best: Option<(Found, u32)> = None; // and its distance from the old rank
     let mut tie = false;
-    for element in page.elements().filter(|e| e.tag == fingerprint.tag) {
-        let Some(candidate) = ElementFingerprint::of(page, element.index) else { continue };
+    for (index, candidate) in fingerprints(page, |e| e.tag == fingerprint.tag) {
         let (score, exact) = fingerprint.score(&candidate);
         if score < MIN_SCORE {
             continue;
         }
         let distance = candidate.rank.abs_diff(fingerprint.rank);
-        let found = Found { index: element.index, score, exact };
+        let found = Found { index, score, exact };
         match &best {
             Some((b, d)) if (b.score, std::cmp::Reverse(*d)) > (score, std::cmp::Reverse(distance)) => {}
             Some((b, d)) if b.score == score && *d == distance => tie = true,
@@ -177,7 +173,6 @@ pub fn find(page: &Snapshot, fingerprint: &ElementFingerprint) -> Option<Found> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dom::Element;
 
     fn at(depth: u16, mut e: Element) -> Element {
         e.depth = depth;
