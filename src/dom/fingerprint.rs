@@ -65,6 +65,26 @@ fn fold(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(TEXT_CHARS).collect()
 }
 
+/// How a listed node shows in a descendant's ancestor list: `tag`, `tag "text"` or `frame url`.
+fn label(node: &Node) -> Option<(u16, String)> {
+    match node {
+        Node::Element(e) => {
+            let short: String = fold(&e.text).chars().take(30).collect();
+            Some((e.depth, if short.is_empty() { e.tag.clone() } else { format!("{} \"{short}\"", e.tag) }))
+        }
+        Node::Frame { depth, url } => Some((*depth, format!("frame {url}"))),
+        Node::Text { .. } => None,
+    }
+}
+
+fn features(e: &Element, ancestors: Vec<String>, rank: u32) -> ElementFingerprint {
+    let attributes = STABLE_ATTRIBUTES
+        .iter()
+        .filter_map(|(name, _)| e.attributes.get(*name).map(|v| (name.to_string(), fold(v))))
+        .collect();
+    ElementFingerprint { tag: e.tag.clone(), text: fold(&e.text), attributes, ancestors, rank }
+}
+
 /// The fingerprints of the page's elements that `wanted` picks, in page order, from one walk
 /// of the page (ancestors and ranks are known only by walking from the top).
 fn fingerprints(page: &Snapshot, wanted: impl Fn(&Element) -> bool) -> Vec<(u32, ElementFingerprint)> {
@@ -72,31 +92,13 @@ fn fingerprints(page: &Snapshot, wanted: impl Fn(&Element) -> bool) -> Vec<(u32,
     let mut ranks: BTreeMap<&str, u32> = BTreeMap::new();
     let mut out = Vec::new();
     for node in &page.nodes {
-        let (depth, label) = match node {
-            Node::Element(e) => {
-                let text = fold(&e.text);
-                let short: String = text.chars().take(30).collect();
-                (e.depth, if short.is_empty() { e.tag.clone() } else { format!("{} \"{short}\"", e.tag) })
-            }
-            Node::Frame { depth, url } => (*depth, format!("frame {url}")),
-            Node::Text { .. } => continue,
-        };
+        let Some((depth, label)) = label(node) else { continue };
         chain.retain(|(d, _)| *d < depth);
         if let Node::Element(e) = node {
             let rank = ranks.entry(e.tag.as_str()).or_default();
             if wanted(e) {
-                let attributes = STABLE_ATTRIBUTES
-                    .iter()
-                    .filter_map(|(name, _)| e.attributes.get(*name).map(|v| (name.to_string(), fold(v))))
-                    .collect();
-                let fingerprint = ElementFingerprint {
-                    tag: e.tag.clone(),
-                    text: fold(&e.text),
-                    attributes,
-                    ancestors: chain.iter().rev().take(ANCESTORS).map(|(_, l)| l.clone()).collect(),
-                    rank: *rank,
-                };
-                out.push((e.index, fingerprint));
+                let ancestors = chain.iter().rev().take(ANCESTORS).map(|(_, l)| l.clone()).collect();
+                out.push((e.index, features(e, ancestors, *rank)));
             }
             *rank += 1;
         }
@@ -107,8 +109,31 @@ fn fingerprints(page: &Snapshot, wanted: impl Fn(&Element) -> bool) -> Vec<(u32,
 
 impl ElementFingerprint {
     /// The fingerprint of element `index` on `page`; None if the page does not list it.
+    ///
+    /// This runs for every element action of a step, so it labels only the element's own
+    /// ancestors (found walking back from it: each is the nearest earlier node less deep than
+    /// the last) instead of every node of the page.
     pub fn of(page: &Snapshot, index: u32) -> Option<Self> {
-        fingerprints(page, |e| e.index == index).pop().map(|(_, fingerprint)| fingerprint)
+        let at = page.nodes.iter().position(|n| matches!(n, Node::Element(e) if e.index == index))?;
+        let Node::Element(element) = &page.nodes[at] else { return None };
+        let rank = page.nodes[..at].iter().filter(|n| matches!(n, Node::Element(e) if e.tag == element.tag)).count();
+        let mut ancestors = Vec::new();
+        let mut depth = element.depth;
+        for node in page.nodes[..at].iter().rev() {
+            if ancestors.len() == ANCESTORS || depth == 0 {
+                break;
+            }
+            let node_depth = match node {
+                Node::Element(e) => e.depth,
+                Node::Frame { depth, .. } => *depth,
+                Node::Text { .. } => continue,
+            };
+            if node_depth < depth {
+                depth = node_depth;
+                ancestors.extend(label(node).map(|(_, l)| l));
+            }
+        }
+        Some(features(element, ancestors, rank as u32))
     }
 
     /// How well `other` (an element's fingerprint on the new page) agrees with this one.
@@ -190,6 +215,24 @@ mod tests {
             at(1, Element::new(first + 2, "input", &[("name", "pass"), ("type", "password")], "")),
             at(1, Element::new(first + 3, "button", &[("type", "submit")], "Sign in")),
         ]
+    }
+
+    #[test]
+    fn one_elements_fingerprint_agrees_with_the_walk_of_the_whole_page() {
+        let mut nodes = Vec::new();
+        for (i, depth) in [0u16, 1, 2, 2, 3, 1, 2, 6, 4, 0, 1].into_iter().enumerate() {
+            let tag = ["div", "a", "button"][i % 3];
+            nodes.push(Node::Element(at(depth, Element::new(i as u32 + 1, tag, &[("id", "x")], &format!("item {i}")))));
+            if i == 4 {
+                nodes.push(Node::Text { depth: 2, text: "loose text".into() });
+                nodes.push(Node::Frame { depth: 1, url: "https://frame.example/".into() });
+            }
+        }
+        let page = Snapshot { nodes, ..page(vec![]) };
+        for index in 1..=11 {
+            let walked = fingerprints(&page, |e| e.index == index).pop().map(|(_, f)| f);
+            assert_eq!(ElementFingerprint::of(&page, index), walked, "element {index}");
+        }
     }
 
     #[test]
