@@ -76,6 +76,17 @@ pub enum PanelRequest {
         v: u32,
         settings: serde_json::Value,
     },
+    /// What a skill made of these saved steps would take as parameters (`SkillDraft`), or why
+    /// they cannot make one.
+    DraftSkill {
+        v: u32,
+        steps: Vec<crate::agent::replay::ReplayStep>,
+    },
+    /// Save a skill (see `agent::skill`); `SkillSaved`, or `Refused` saying what to change.
+    SaveSkill {
+        v: u32,
+        draft: crate::agent::skill::SkillDraft,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -101,6 +112,8 @@ impl PanelRequest {
             | PanelRequest::TestConnection { v, .. }
             | PanelRequest::CheckSettings { v, .. }
             | PanelRequest::ReplayTask { v, .. }
+            | PanelRequest::DraftSkill { v, .. }
+            | PanelRequest::SaveSkill { v, .. }
             | PanelRequest::AnswerQuestion { v, .. } => *v,
         };
         if v != PROTOCOL_VERSION {
@@ -137,6 +150,18 @@ pub enum PanelReply {
         ms: u32,
         input_tokens: u64,
         output_tokens: u64,
+    },
+    /// The texts saved steps typed, each with a suggested parameter name.
+    SkillDraft {
+        v: u32,
+        params: Vec<crate::agent::skill::Suggested>,
+    },
+    /// A skill was saved: the model can call it as `action` on `domain`.
+    SkillSaved {
+        v: u32,
+        name: String,
+        action: String,
+        domain: String,
     },
 }
 

@@ -1158,3 +1158,131 @@ fn a_replay_stops_at_an_element_it_cannot_find_or_a_password_it_never_kept() {
     }
     assert!(site.state.borrow().clicks.is_empty(), "nothing was clicked instead");
 }
+
+/// The login run with a secret password saved as the skill "Log in", its user name a parameter.
+fn login_skill() -> tabwright::agent::skill::Skill {
+    use tabwright::agent::skill::{suggest_params, Skill, SkillDraft, SkillParam};
+    let saved = run_with(FakeSite::at(LOGIN_URL), ScriptedLlm::new(secret_login_policy), with_login_secret(), "Log in");
+    assert!(matches!(saved.history.end, TaskEnd::Done { success: true, .. }), "{:?}", saved.history.end);
+    let steps = replay_steps(&saved.history);
+    let suggested = suggest_params(&steps);
+    assert_eq!(suggested.len(), 1, "the user name; the secret placeholder is no parameter: {suggested:?}");
+    assert_eq!((suggested[0].name.as_str(), suggested[0].example.as_str()), ("username", "alice"));
+    let params = vec![SkillParam { name: suggested[0].name.clone(), example: suggested[0].example.clone() }];
+    let draft =
+        SkillDraft { name: "Log in".into(), description: "Log in".into(), start_url: LOGIN_URL.into(), steps, params };
+    Skill::from_draft(draft, &[]).unwrap()
+}
+
+/// Settings with the secret the login skill types.
+fn with_login_secret() -> tabwright::settings::Settings {
+    with_safety(20, &[("alice_pw", "hunter2", &["app.example.com"])], &[])
+}
+
+/// A model that uses the skill when the page offers it, then finishes saying what it was told.
+fn skill_policy(user: &'static str) -> impl Fn(&str, &Value) -> Reply {
+    move |state, body| {
+        if let Some(told) = state.lines().find(|l| l.contains("The skill \"Log in\"")) {
+            return output(
+                "Report",
+                json!([{"done": {"text": told, "success": title_of(state).starts_with("Welcome")}}]),
+            );
+        }
+        if offered_actions(body).iter().any(|a| a == "skill_log_in") {
+            return output("Use the saved skill", json!([{"skill_log_in": {"username": user}}]));
+        }
+        output("Nothing to do here", json!([{"done": {"text": "no skill offered", "success": false}}]))
+    }
+}
+
+#[test]
+fn a_saved_skill_is_offered_on_its_site_and_runs_its_steps_with_the_values_given() {
+    let skill = login_skill();
+    let settings = with_login_secret();
+    // The task starts on the site's front page: the skill first opens the page it began on.
+    let site = FakeSite::at("https://app.example.com/");
+    let llm = ScriptedLlm::new(skill_policy("alice"));
+    let skills = vec![skill.clone()];
+    let run = run_configured(site.clone(), llm, settings.clone(), ("t1", "Sign me in"), StopSignal::new(), |agent| {
+        agent.with_skills(skills)
+    });
+    let first = &run.requests[0];
+    let branch = first["response_format"]["json_schema"]["schema"]["properties"]["action"]["items"]["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"].get("skill_log_in").is_some())
+        .expect("the skill is a branch of the union")
+        .clone();
+    assert_eq!(branch["properties"]["skill_log_in"]["required"], json!(["username"]));
+    assert_eq!(site.state.borrow().logged_in_as.as_deref(), Some("alice"), "the secret was filled in on its site");
+    assert_eq!(run.requests.len(), 2, "asked once to choose, once after the skill; its steps asked nothing");
+    match &run.history.end {
+        TaskEnd::Done { text, success: true, .. } => {
+            assert!(text.contains("finished: Replayed all 2 step(s)"), "{text}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let goals: Vec<&str> = run.history.steps.iter().map(|s| s.output.as_ref().unwrap().next_goal.as_str()).collect();
+    assert_eq!(
+        goals,
+        [
+            "Use the saved skill",
+            "Open the page the skill \"Log in\" begins on",
+            "Log in with the stored password",
+            "Report"
+        ]
+    );
+    assert!(!serde_json::to_string(&run.history).unwrap().contains("hunter2"));
+
+    // Another user name: typed where the skill typed "alice".
+    let site = FakeSite::at(LOGIN_URL);
+    let skills = vec![skill.clone()];
+    let run = run_configured(
+        site.clone(),
+        ScriptedLlm::new(skill_policy("carol")),
+        settings.clone(),
+        ("t2", "x"),
+        StopSignal::new(),
+        |agent| agent.with_skills(skills),
+    );
+    assert_eq!(site.state.borrow().fields.get(&41).map(String::as_str), Some("carol"));
+    assert_eq!(run.history.steps.len(), 3, "no step to open its page: the task began there");
+
+    // Another site: not offered.
+    let site = FakeSite::at("https://elsewhere.example/");
+    let skills = vec![skill];
+    let run = run_configured(
+        site,
+        ScriptedLlm::new(skill_policy("alice")),
+        settings,
+        ("t3", "x"),
+        StopSignal::new(),
+        |agent| agent.with_skills(skills),
+    );
+    assert!(!offered_actions(&run.requests[0]).iter().any(|a| a.starts_with("skill_")));
+}
+
+#[test]
+fn a_skill_that_cannot_go_on_hands_the_task_back_to_the_model_saying_why() {
+    let skill = login_skill();
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().removed.push(58);
+    let settings = with_login_secret();
+    let run = run_configured(
+        site.clone(),
+        ScriptedLlm::new(skill_policy("alice")),
+        settings,
+        ("t1", "x"),
+        StopSignal::new(),
+        |agent| agent.with_skills(vec![skill]),
+    );
+    match &run.history.end {
+        TaskEnd::Done { text, success: false, .. } => {
+            assert!(text.contains("stopped: Step 1 of the skill \"Log in\": the &lt;button&gt; \"Submit\""), "{text}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(site.state.borrow().clicks.is_empty());
+    assert_eq!(run.requests.len(), 2, "the model was asked again, told why");
+}

@@ -6,6 +6,7 @@
 import { t, localize } from '../i18n.js';
 import { download } from '../download.js';
 import { askCore } from '../core-client.js';
+import { showSkills } from './skills-list.js';
 
 localize();
 
@@ -385,3 +386,4 @@ field('import-file').addEventListener('change', async () => {
 
 showProvider();
 load();
+showSkills(field('skills'));

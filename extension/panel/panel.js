@@ -12,6 +12,7 @@ import { ChatView, el } from './chat-view.js';
 import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
 import { download } from '../download.js';
 import { askCore as ask } from '../core-client.js';
+import { SkillForm } from './skill-form.js';
 
 localize();
 
@@ -210,6 +211,7 @@ function showView(name) {
 }
 
 const historyList = new HistoryView(views.history, { open: openPast, notice: showNotice });
+const skillForm = new SkillForm($('skill-form'));
 let pastId = null;
 let pastTasks = [];
 
@@ -224,6 +226,7 @@ async function openPast(conversationId) {
   }
   pastId = conversationId;
   pastTasks = tasks;
+  skillForm.close();
   const log = $('past-log');
   log.replaceChildren();
   const view = new ChatView(log);
@@ -257,15 +260,20 @@ $('past-back').addEventListener('click', () => {
 $('past-json').addEventListener('click', () => pastExport(downloadSessionJson));
 $('past-report').addEventListener('click', () => pastExport(downloadSessionReport));
 $('past-replay').addEventListener('click', replayPast);
+$('past-skill').addEventListener('click', () => {
+  showNotice('');
+  skillForm.open({ title: pastTasks[0]?.task?.task ?? '', startUrl: pastStartUrl(pastTasks) ?? '', steps: replaySteps(pastTasks) });
+});
 
 /** A conversation's steps as a replay takes them: each step's goal and the actions that
- * worked, with the element each acted on; `done` is left out (the replay reports instead). */
+ * worked, with the element each acted on. `done` is left out (the replay reports instead), and
+ * so is the call of a skill: the steps it ran follow it in the conversation. */
 function replaySteps(tasks) {
   const steps = [];
   for (const { steps: records } of tasks) {
     for (const record of records) {
       const actions = (record.actions ?? [])
-        .filter((a) => a.name !== 'done' && !a.result?.is_error)
+        .filter((a) => a.name !== 'done' && !a.name.startsWith('skill_') && !a.result?.is_error)
         .map((a) => ({ name: a.name, params: a.params, target: a.target ?? null }));
       if (actions.length) steps.push({ goal: record.output?.next_goal ?? '', actions });
     }
@@ -273,12 +281,17 @@ function replaySteps(tasks) {
   return steps;
 }
 
+/** The web page a conversation's first step was taken on. */
+function pastStartUrl(tasks) {
+  return tasks.flatMap((kept) => kept.steps).find((record) => /^https?:/.test(record.url ?? ''))?.url;
+}
+
 /** Runs the opened conversation's steps again without the model, in a new tab at the page it
  * began on, and shows it live in the chat. */
 async function replayPast() {
   showNotice('');
   const steps = replaySteps(pastTasks);
-  const startUrl = pastTasks.flatMap((kept) => kept.steps).find((record) => /^https?:/.test(record.url ?? ''))?.url;
+  const startUrl = pastStartUrl(pastTasks);
   if (!steps.length || !startUrl) {
     showNotice(t('replayNothing'));
     return;

@@ -30,6 +30,7 @@ mod scroll;
 mod search;
 mod search_page;
 mod send_keys;
+mod skill;
 mod tabs;
 mod union;
 pub mod url;
@@ -50,6 +51,7 @@ pub use scroll::{Scroll, ScrollParams};
 pub use search::{Search, SearchParams};
 pub use search_page::{SearchPage, SearchPageParams};
 pub use send_keys::{SendKeys, SendKeysParams};
+pub use skill::{skill_action, SkillCall, UseSkill};
 pub use tabs::{CloseTab, OpenTab, OpenTabParams, SwitchTab, TabParams};
 pub use union::{ActionUnion, ValidationError};
 pub use wait::{Wait, WaitParams};
@@ -60,6 +62,7 @@ use crate::llm::{LlmClient, LlmTransport};
 use crate::settings::ActionOptions;
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// What an action needs besides the page's content script, so the union can leave out what
 /// cannot work and people can see why an infobar appeared.
@@ -105,6 +108,16 @@ pub trait ActionDef {
     /// field and what is expected.
     fn check(_params: &Self::Params, _schema: &serde_json::Value) -> Result<(), String> {
         Ok(())
+    }
+    /// The name the model called it by: the spec's, except for actions registered once per
+    /// thing they stand for (each saved skill is its own branch).
+    fn name_of(_params: &Self::Params) -> &str {
+        Self::SPEC.name
+    }
+    /// The element the action targets, if it targets one: its `index` parameter.
+    fn element_index(params: &Self::Params) -> Option<u32> {
+        let params = serde_json::to_value(params).ok()?;
+        params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok())
     }
     /// A short description for people ("click [12] Submit"), with secrets masked.
     fn describe(params: &Self::Params, page: &PageState) -> String;
@@ -228,6 +241,10 @@ pub struct NoParams {}
 /// A registered action as the union builder sees it.
 #[derive(Clone)]
 pub struct RegisteredAction {
+    /// The key of its branch: the spec's name, or a saved skill's own.
+    pub name: Cow<'static, str>,
+    /// What the model reads about it: the spec's description, or a saved skill's own.
+    pub description: Cow<'static, str>,
     pub spec: &'static ActionSpec,
     /// The type implementing the action (`Click`), to tell apart actions that share a name.
     pub def: &'static str,
@@ -237,13 +254,13 @@ pub struct RegisteredAction {
     /// The JSON Schema of the action's parameters, generated once.
     pub params_schema: serde_json::Value,
     /// Parses and checks the action's parameters.
-    parse: fn(serde_json::Value, &serde_json::Value) -> Result<Action, String>,
+    parse: fn(&RegisteredAction, serde_json::Value) -> Result<Action, String>,
 }
 
 impl RegisteredAction {
     /// Checks the LLM's parameters for this action and makes them typed.
     pub fn parse(&self, params: serde_json::Value) -> Result<Action, String> {
-        (self.parse)(params, &self.params_schema)
+        (self.parse)(self, params)
     }
 }
 
@@ -279,8 +296,8 @@ macro_rules! registry {
         }
 
         impl Action {
-            pub fn name(&self) -> &'static str {
-                match self { $(Action::$def(_) => $def::SPEC.name),+ }
+            pub fn name(&self) -> &str {
+                match self { $(Action::$def(p) => $def::name_of(p)),+ }
             }
 
             pub fn spec(&self) -> &'static ActionSpec {
@@ -304,8 +321,7 @@ macro_rules! registry {
 
             /// The element index the action targets, if it targets one.
             pub fn element_index(&self) -> Option<u32> {
-                let params = match self { $(Action::$def(p) => serde_json::to_value(p).ok()),+ }?;
-                params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok())
+                match self { $(Action::$def(p) => $def::element_index(p)),+ }
             }
 
             pub async fn execute<B: Browser, T: LlmTransport>(
@@ -319,11 +335,15 @@ macro_rules! registry {
         /// Every action there is, in the order they are offered to the LLM.
         fn all_actions() -> Vec<RegisteredAction> {
             vec![$(RegisteredAction {
+                name: Cow::Borrowed($def::SPEC.name),
+                description: Cow::Borrowed($def::SPEC.description),
                 spec: &$def::SPEC,
                 def: stringify!($def),
                 domains: $def::SPEC.domains.iter().map(|d| d.to_string()).collect(),
                 params_schema: schema_of::<<$def as ActionDef>::Params>(),
-                parse: |params, schema| parse_params::<$def>(params, schema).map(Action::$def),
+                parse: |registered, params| {
+                    parse_params::<$def>(params, &registered.params_schema).map(Action::$def)
+                },
             }),+]
         }
     };
@@ -354,6 +374,7 @@ registry![
     AskHuman,
     Done,
     StructuredDone,
+    UseSkill,
 ];
 
 impl Action {
@@ -368,9 +389,10 @@ impl Action {
     }
 }
 
-/// The actions of a task without an output schema: everything but the structured `done`.
+/// The actions of a task without an output schema: everything but the structured `done` (and
+/// the skill action, which is registered once per saved skill: [`skill_action`]).
 pub fn registered() -> Vec<RegisteredAction> {
-    all_actions().into_iter().filter(|a| a.def != "StructuredDone").collect()
+    all_actions().into_iter().filter(|a| a.def != "StructuredDone" && a.def != "UseSkill").collect()
 }
 
 /// The actions of a task. When the task asks for its result in a shape (a JSON Schema),
@@ -379,7 +401,7 @@ pub fn registered_for(output_schema: Option<&serde_json::Value>) -> Vec<Register
     let Some(output_schema) = output_schema else { return registered() };
     all_actions()
         .into_iter()
-        .filter(|a| a.def != "Done")
+        .filter(|a| a.def != "Done" && a.def != "UseSkill")
         .map(|mut a| {
             if a.def == "StructuredDone" {
                 a.params_schema = done::structured_schema(output_schema);

@@ -43,12 +43,15 @@ impl ActionUnion {
         let allowed = registered
             .iter()
             .filter(|a| {
-                let name = a.spec.name;
+                let name = a.name.as_ref();
                 if name == "done" {
                     return true;
                 }
+                // A saved skill is the person's own choice: a list of the actions to include
+                // does not leave it out (excluding it by name does).
+                let skill = a.def == "UseSkill";
                 !last_step
-                    && (options.include.is_empty() || options.include.iter().any(|n| n == name))
+                    && (skill || options.include.is_empty() || options.include.iter().any(|n| n == name))
                     && !options.exclude.iter().any(|n| n == name)
                     && (a.domains.is_empty()
                         || host.as_deref().is_some_and(|h| a.domains.iter().any(|g| host_matches(h, g))))
@@ -60,8 +63,8 @@ impl ActionUnion {
         ActionUnion { allowed }
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
-        self.allowed.iter().map(|a| a.spec.name).collect()
+    pub fn names(&self) -> Vec<&str> {
+        self.allowed.iter().map(|a| a.name.as_ref()).collect()
     }
 
     /// The union as JSON Schema: `{"anyOf": [{"type": "object", "properties": {name: params}, …}]}`.
@@ -72,14 +75,14 @@ impl ActionUnion {
             .map(|a| {
                 let mut params = a.params_schema.clone();
                 if let Some(obj) = params.as_object_mut() {
-                    obj.insert("description".into(), Value::String(a.spec.description.into()));
+                    obj.insert("description".into(), Value::String(a.description.to_string()));
                 }
                 let mut properties = Map::new();
-                properties.insert(a.spec.name.into(), params);
+                properties.insert(a.name.to_string(), params);
                 json!({
                     "type": "object",
                     "properties": properties,
-                    "required": [a.spec.name],
+                    "required": [a.name],
                     "additionalProperties": false,
                 })
             })
@@ -93,7 +96,7 @@ impl ActionUnion {
         let registered = self
             .allowed
             .iter()
-            .find(|a| a.spec.name == name)
+            .find(|a| a.name == name)
             .ok_or_else(|| format!("`{name}` is not available on this page"))?;
         registered.parse(params)
     }
@@ -116,7 +119,7 @@ impl ActionUnion {
                     return Err(ValidationError::NotSingleKey { position, found });
                 }
             };
-            let Some(registered) = self.allowed.iter().find(|a| a.spec.name == name) else {
+            let Some(registered) = self.allowed.iter().find(|a| a.name == name.as_str()) else {
                 return Err(ValidationError::NotAllowed {
                     position,
                     name: name.clone(),
@@ -177,7 +180,8 @@ mod tests {
     }
 
     fn names(page: &PageState, options: &ActionOptions) -> Vec<&'static str> {
-        ActionUnion::for_page(&registered(), page, options, false).names()
+        // Built-in actions only: their branch names are their specs' names.
+        ActionUnion::for_page(&registered(), page, options, false).allowed.iter().map(|a| a.spec.name).collect()
     }
 
     fn branch_names(schema: &Value) -> Vec<String> {
@@ -325,7 +329,7 @@ mod tests {
     #[test]
     fn a_domain_restricted_action_is_offered_only_on_matching_hosts() {
         let mut actions = registered();
-        actions.iter_mut().find(|a| a.spec.name == "wait").unwrap().domains = vec!["*.example.com".into()];
+        actions.iter_mut().find(|a| a.name == "wait").unwrap().domains = vec!["*.example.com".into()];
         let union = |url| ActionUnion::for_page(&actions, &page(url, 1), &Default::default(), false);
         let on_site = union("https://shop.example.com/cart");
         assert!(on_site.names().contains(&"wait"));

@@ -9,6 +9,7 @@ mod history;
 mod loop_guard;
 mod output;
 pub mod replay;
+pub mod skill;
 mod stop;
 
 pub use history::{total_cost, ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
@@ -94,8 +95,13 @@ pub struct Agent<B, T, E, C> {
     /// Set when the task continues after the service worker was stopped: why it stopped.
     restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
-    /// A replay: the saved steps that stand in for the model (see `replay`).
+    /// A replay, or a skill the model called: the saved steps that stand in for the model
+    /// (see `replay` and `skill`).
     script: Option<replay::Script>,
+    /// The skills saved by the person; each is offered on its own site.
+    skills: Vec<skill::Skill>,
+    /// How the skill that just ran went, for the model's next step.
+    skill_outcome: Option<String>,
 }
 
 /// How long a vision screenshot may take before the step goes on without it.
@@ -157,6 +163,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             summary_failed_at: None,
             loop_guard: loop_guard::LoopGuard::default(),
             script: None,
+            skills: Vec::new(),
+            skill_outcome: None,
         }
     }
 
@@ -203,6 +211,16 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// `{data, success}` with `data` checked against it.
     pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
         self.registry = registered_for(schema);
+        self.registry.extend(self.skills.iter().map(crate::actions::skill_action));
+        self
+    }
+
+    /// The skills the person saved: each becomes a branch of the union on its site, which the
+    /// model can call with its parameters (see `skill`). A replay offers none.
+    pub fn with_skills(mut self, skills: Vec<skill::Skill>) -> Self {
+        self.registry.retain(|a| a.def != "UseSkill");
+        self.registry.extend(skills.iter().map(crate::actions::skill_action));
+        self.skills = skills;
         self
     }
 
@@ -350,23 +368,47 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
         record.timings.observe_ms = self.clock.now_ms() - started;
 
+        // The answer: in a replay or a running skill, the saved step's; else the model's.
+        let scripted = match self.script.as_mut().map(|script| script.next(&page.snapshot)) {
+            None => None,
+            Some(Some(Ok(scripted))) => Some(scripted),
+            Some(ended) => {
+                let script = self.script.take().unwrap_or_default();
+                let outcome = match ended {
+                    Some(Err(message)) => Err(message),
+                    _ => Ok(script.report()),
+                };
+                match script.skill_name() {
+                    // A skill that cannot go on hands the task back to the model, told why.
+                    Some(name) => {
+                        page.add_notice(&skill_outcome(name, &outcome));
+                        None
+                    }
+                    None => {
+                        let (text, success) = match outcome {
+                            Ok(report) => (report, true),
+                            Err(message) => {
+                                record.error = Some(message.clone());
+                                (message, false)
+                            }
+                        };
+                        return (Some(record), StepEnd::End(TaskEnd::Done { text, success, data: None }));
+                    }
+                }
+            }
+        };
+        if let Some(outcome) = self.skill_outcome.take() {
+            page.add_notice(&outcome);
+        }
+
         // Build the union of actions allowed on this page.
-        // (A replay's last step is a saved step like the others, not the last chance to finish.)
-        let last = n >= self.limits.max_steps && self.script.is_none();
+        // (A scripted step is a saved step like the others, not the last chance to finish.)
+        let last = n >= self.limits.max_steps && scripted.is_none();
         let union = ActionUnion::for_page(&self.registry, &page, &self.options, last);
         let listing = page_listing(&page);
 
-        // The answer: the model's, or in a replay the saved step's.
-        let (content, max_actions) = match self.script.as_mut().map(|script| script.next(&page.snapshot)) {
-            Some(Some(Ok(scripted))) => (scripted.answer.to_string(), scripted.actions.max(1)),
-            Some(Some(Err(message))) => {
-                record.error = Some(message.clone());
-                return (Some(record), StepEnd::End(TaskEnd::Done { text: message, success: false, data: None }));
-            }
-            Some(None) => {
-                let text = self.script.as_ref().map(replay::Script::report).unwrap_or_default();
-                return (Some(record), StepEnd::End(TaskEnd::Done { text, success: true, data: None }));
-            }
+        let (content, max_actions) = match scripted {
+            Some(scripted) => (scripted.answer.to_string(), scripted.actions.max(1)),
             None => match self.ask_model(n, &page, &union, &listing, &mut record).await {
                 Ok(content) => (content, self.limits.max_actions_per_step as usize),
                 Err(end) => return (Some(record), end),
@@ -455,18 +497,34 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self.loop_guard.record(listing, &done_here.join("; "));
 
         // Act.
+        let was_scripted = self.script.is_some();
         let acting = self.clock.now_ms();
         let mut end = self.act(output.actions.into_iter().zip(planned), union, page, &mut record).await;
         record.timings.act_ms = self.clock.now_ms() - acting;
         // A replay stops at the first failure (what follows counted on it), and ends with its
-        // report after its last step.
-        if let (Some(script), StepEnd::Continue) = (&self.script, &end) {
-            if record.failed() {
-                let why = last_error(&record);
-                let text = format!("The replay stopped at step {n} of {}: {why}", script.len());
-                end = StepEnd::End(TaskEnd::Done { text, success: false, data: None });
-            } else if script.finished() {
-                end = StepEnd::End(TaskEnd::Done { text: script.report(), success: true, data: None });
+        // report after its last step. A skill does the same, then hands the task back to the
+        // model.
+        if let (true, Some(script), StepEnd::Continue) = (was_scripted, &self.script, &end) {
+            let failed = record.failed().then(|| last_error(&record));
+            if failed.is_some() || script.finished() {
+                let (total, report) = (script.len(), script.report());
+                match script.skill_name().map(str::to_string) {
+                    Some(name) => {
+                        let outcome = match failed {
+                            Some(why) => Err(format!("its step {} of {total} failed: {why}", script.handed_out())),
+                            None => Ok(report),
+                        };
+                        self.skill_outcome = Some(skill_outcome(&name, &outcome));
+                        self.script = None;
+                    }
+                    None => {
+                        let (text, success) = match failed {
+                            Some(why) => (format!("The replay stopped at step {n} of {total}: {why}"), false),
+                            None => (report, true),
+                        };
+                        end = StepEnd::End(TaskEnd::Done { text, success, data: None });
+                    }
+                }
             }
         }
 
@@ -500,12 +558,15 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             let terminates = action.spec().terminates_sequence;
             let target = action.element_index().and_then(|index| ElementFingerprint::of(&page.snapshot, index));
             // Before it runs: the firewall (where a navigation-like action would go), then the
-            // secrets it names. Either can refuse it, as the action's failed result.
+            // secrets it names. Either can refuse it, as the action's failed result. A skill's
+            // steps fill in secrets each as it runs, on the site it runs on.
             let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
                 Some(Err(blocked)) => Err(format!("{blocked} Choose another site.")),
+                _ if matches!(action, Action::UseSkill(_)) => Ok(action),
                 _ => self.with_secrets(action, union, page),
             };
             let mut result = match checked {
+                Ok(Action::UseSkill(call)) => self.start_skill(&call, page),
                 Err(refused) => ActionResult::error(refused),
                 Ok(action) => match self.run_action(action, &name, page, record.step).await {
                     Ran::Result(result) => {
@@ -589,12 +650,34 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         Ran::Result(result)
     }
 
+    /// Starts the skill the model called: its saved steps, with the values given, stand in for
+    /// the model's next answers (see `skill`).
+    fn start_skill(&mut self, call: &crate::actions::SkillCall, page: &PageState) -> ActionResult {
+        if let Some(running) = self.script.as_ref() {
+            let what = running.skill_name().map_or("a replay".to_string(), |n| format!("the skill \"{n}\""));
+            return ActionResult::error(format!("A skill cannot be started while {what} runs."));
+        }
+        let host = crate::actions::url::host_of(page.url());
+        let Some(skill) = self.skills.iter().find(|s| s.action == call.skill && host.as_deref() == Some(&s.domain))
+        else {
+            return ActionResult::error(format!("There is no skill `{}` on this site.", call.skill));
+        };
+        let script = skill.script(&call.values, page.url());
+        let message = format!(
+            "Started the skill \"{}\": its {} saved step(s) run next without you; then you go on from where it leaves the page.",
+            skill.name,
+            script.len()
+        );
+        self.script = Some(script);
+        ActionResult::ok(message)
+    }
+
     /// The state text of step `n` at the given detail.
     fn state_text(
         &self,
         n: u32,
         page: &PageState,
-        allowed: &[&'static str],
+        allowed: &[&str],
         listing: &str,
         nudge: Option<&str>,
         detail: Detail,
@@ -804,6 +887,16 @@ async fn within<C: Clock, F: std::future::Future>(clock: &C, ms: Option<u32>, wo
         std::task::Poll::Pending
     })
     .await
+}
+
+/// What the model is told when a skill it called ended: how, and that the task is its again.
+fn skill_outcome(name: &str, outcome: &Result<String, String>) -> String {
+    match outcome {
+        Ok(report) => format!("The skill \"{name}\" finished: {report} Check the page and go on with the task."),
+        Err(why) => {
+            format!("The skill \"{name}\" stopped: {why} Go on with the task yourself from the page as it is now.")
+        }
+    }
 }
 
 fn last_error(record: &StepRecord) -> String {

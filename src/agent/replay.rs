@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// What the masked text of a password typed without a secret looks like in a saved step.
-const MASKED: &str = "•••";
+pub(crate) const MASKED: &str = "•••";
 
 /// One saved step to replay: what it set out to do, and its actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +40,8 @@ pub struct Script {
     total: usize,
     same_place: u32,
     refound: u32,
+    /// Set when the steps are a skill's, called by the model: its name.
+    skill: Option<String>,
 }
 
 /// A saved step made ready for this page: the answer the model would have given.
@@ -52,6 +54,24 @@ pub struct Scripted {
 impl Script {
     pub fn new(steps: Vec<ReplayStep>) -> Self {
         Script { total: steps.len(), steps: steps.into(), ..Script::default() }
+    }
+
+    /// A skill's steps, run when the model called it (see `skill`).
+    pub fn skill(name: String, steps: Vec<ReplayStep>) -> Self {
+        Script { skill: Some(name), ..Script::new(steps) }
+    }
+
+    /// The skill these steps are, if they are one.
+    pub fn skill_name(&self) -> Option<&str> {
+        self.skill.as_deref()
+    }
+
+    /// What the steps belong to, in messages: the saved task, or the skill.
+    fn source(&self) -> String {
+        match &self.skill {
+            Some(name) => format!("the skill \"{name}\""),
+            None => "the saved task".into(),
+        }
     }
 
     /// Drops the first `n` steps: a replay continued after the worker was stopped.
@@ -77,7 +97,12 @@ impl Script {
 
     /// The number (from 1) of the step `next` hands out.
     fn position(&self) -> usize {
-        self.total - self.steps.len() + 1
+        self.handed_out() + 1
+    }
+
+    /// How many steps `next` has handed out.
+    pub fn handed_out(&self) -> usize {
+        self.total - self.steps.len()
     }
 
     /// The next saved step, its elements found again on `page`; an error (for the person)
@@ -91,14 +116,16 @@ impl Script {
             let mut params = action.params;
             if params.get("text").and_then(|t| t.as_str()) == Some(MASKED) {
                 return Some(Err(format!(
-                    "Step {position} of the saved task typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's options and let the agent type <secret>name</secret>, then save the task again."
+                    "Step {position} of {} typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's options and let the agent type <secret>name</secret>, then save the task again.",
+                    self.source()
                 )));
             }
             if let (Some(old), Some(target)) = (params.get("index").and_then(|i| i.as_u64()), &action.target) {
                 let Some(found) = find_element(page, target) else {
                     let text = if target.text.is_empty() { String::new() } else { format!(" \"{}\"", target.text) };
                     return Some(Err(format!(
-                        "Step {position} of the saved task: the <{}>{text} it used ([{old}] then) is not on the page any more, or cannot be told apart from another.",
+                        "Step {position} of {}: the <{}>{text} it used ([{old}] then) is not on the page any more, or cannot be told apart from another.",
+                        self.source(),
                         target.tag
                     )));
                 };
@@ -113,11 +140,11 @@ impl Script {
             }
             items.push(serde_json::json!({ action.name: params }));
         }
-        let evaluation = if how.is_empty() {
-            format!("Replaying step {position} of {}.", self.total)
-        } else {
-            format!("Replaying step {position} of {}: {}.", self.total, how.join("; "))
+        let doing = match &self.skill {
+            Some(name) => format!("Running the skill \"{name}\", step {position} of {}", self.total),
+            None => format!("Replaying step {position} of {}", self.total),
         };
+        let evaluation = if how.is_empty() { format!("{doing}.") } else { format!("{doing}: {}.", how.join("; ")) };
         let actions = items.len();
         Some(Ok(Scripted {
             answer: serde_json::json!({
@@ -133,8 +160,11 @@ impl Script {
     /// How the replay went, once it ran every step.
     pub fn report(&self) -> String {
         format!(
-            "Replayed all {} step(s) of the saved task: {} element(s) were where they had been, {} were found again by their features.",
-            self.total, self.same_place, self.refound
+            "Replayed all {} step(s) of {}: {} element(s) were where they had been, {} were found again by their features.",
+            self.total,
+            self.source(),
+            self.same_place,
+            self.refound
         )
     }
 }

@@ -27,6 +27,8 @@ extern "C" {
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get, catch)]
     fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = set, catch)]
+    fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo, catch)]
     fn runtime_get_platform_info() -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest, catch)]
@@ -323,6 +325,42 @@ pub async fn stored_settings() -> Result<serde_json::Value, String> {
         }
     }
     Ok(settings)
+}
+
+/// Where the saved skills are kept in chrome.storage.local (a list; the options page lists and
+/// deletes them there).
+const SKILLS_KEY: &str = "skills";
+
+/// The saved skills. One that cannot be read (written by a newer version, or by hand) is left
+/// out with a warning rather than failing the task.
+pub async fn stored_skills() -> Result<Vec<crate::agent::skill::Skill>, String> {
+    let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(SKILLS_KEY))).await?)?;
+    let list = match all.get(SKILLS_KEY) {
+        Some(serde_json::Value::Array(list)) => list.clone(),
+        _ => Vec::new(),
+    };
+    Ok(list
+        .into_iter()
+        .filter_map(|raw| match serde_json::from_value(raw) {
+            Ok(skill) => Some(skill),
+            Err(e) => {
+                web_sys::console::warn_1(&format!("Tabwright left out a saved skill it cannot read: {e}").into());
+                None
+            }
+        })
+        .collect())
+}
+
+/// Saves `skill` after the skills already saved.
+pub async fn add_skill(skill: &crate::agent::skill::Skill) -> Result<(), String> {
+    let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(SKILLS_KEY))).await?)?;
+    let mut list = match all.get(SKILLS_KEY) {
+        Some(serde_json::Value::Array(list)) => list.clone(),
+        _ => Vec::new(),
+    };
+    list.push(serde_json::to_value(skill).map_err(|e| e.to_string())?);
+    let items = to_js(&serde_json::json!({ SKILLS_KEY: list }));
+    settle(storage_local_set(&items)).await.map(|_| ())
 }
 
 /// The chrome.storage.session key holding `{api_key}` when the user keeps keys only for the

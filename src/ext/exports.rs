@@ -172,6 +172,11 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
                 Err(e) => refused(e.to_string()),
             }
         }
+        Ok(PanelRequest::DraftSkill { steps, .. }) => match crate::agent::skill::draft_params(steps) {
+            Ok(params) => PanelReply::SkillDraft { v: V, params },
+            Err(e) => refused(e.to_string()),
+        },
+        Ok(PanelRequest::SaveSkill { draft, .. }) => save_skill(draft).await,
         Ok(PanelRequest::GetStatus { task_id, since, .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) => {
                 // Only what the caller lacks: a follower polling a long task must not get the
@@ -194,6 +199,22 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         }),
     };
     to_js(&reply)
+}
+
+/// Makes a skill of the draft and saves it with the others.
+async fn save_skill(draft: crate::agent::skill::SkillDraft) -> PanelReply {
+    let existing = match chrome::stored_skills().await {
+        Ok(skills) => skills,
+        Err(e) => return refused(format!("The saved skills could not be read ({e}). Reload the extension.")),
+    };
+    let skill = match crate::agent::skill::Skill::from_draft(draft, &existing) {
+        Ok(skill) => skill,
+        Err(e) => return refused(e.to_string()),
+    };
+    match chrome::add_skill(&skill).await {
+        Ok(()) => PanelReply::SkillSaved { v: V, name: skill.name, action: skill.action, domain: skill.domain },
+        Err(e) => refused(format!("The skill could not be saved ({e}).")),
+    }
 }
 
 /// How long the connection check waits for the model.
@@ -289,8 +310,9 @@ async fn start_task(
         conversation_id,
         script,
     };
+    let skills = skills_for(&saved).await;
     let browser = ChromeBrowser::new(tab_id, settings.page);
-    launch(saved, slot, settings, browser, None, broadcast);
+    launch(saved, slot, (settings, skills), browser, None, broadcast);
     PanelReply::Accepted { v: V }
 }
 
@@ -339,7 +361,7 @@ fn claim_slot(
 fn launch(
     saved: SavedTask,
     slot: Claimed,
-    settings: crate::settings::Settings,
+    (settings, skills): (crate::settings::Settings, Vec<crate::agent::skill::Skill>),
     browser: ChromeBrowser,
     restored: Option<(Vec<crate::agent::StepRecord>, crate::llm::Usage, String)>,
     broadcast: js_sys::Function,
@@ -383,7 +405,8 @@ fn launch(
     let mut agent = Agent::new(saved.task_id.clone(), saved.task.clone(), settings, ports, stop)
         .with_output_schema(saved.output_schema.as_ref())
         .following(saved.earlier.clone())
-        .in_conversation(saved.conversation_id());
+        .in_conversation(saved.conversation_id())
+        .with_skills(skills);
     if let Some((history, usage, why)) = restored {
         // The latest summary of old steps, so a restored task does not condense them again.
         let summary = saved.events.iter().rev().find_map(|e| match e {
@@ -501,10 +524,11 @@ async fn restore(broadcast: js_sys::Function) -> bool {
             if paused == Some(true) {
                 slot.stop.pause();
             }
+            let skills = skills_for(&saved).await;
             let browser = ChromeBrowser::new(current, settings.page).with_tabs(tabs);
             let why = "Chrome stopped Tabwright's service worker while the task ran".to_string();
             saved.running = true;
-            launch(saved, slot, settings, browser, Some((history, usage, why)), broadcast);
+            launch(saved, slot, (settings, skills), browser, Some((history, usage, why)), broadcast);
             true
         }
         Err(reason) => {
@@ -541,6 +565,18 @@ async fn prepare(start: Start) -> Result<(crate::settings::Settings, i32), Strin
     let settings = StoredSettings::from_json(raw).and_then(|s| s.validate()).map_err(|e| e.to_string())?;
     let tab_id = pick_tab(start).await?;
     Ok((settings, tab_id))
+}
+
+/// The saved skills a task may call; none for a replay, and none (with a warning) when they
+/// cannot be read: a task does not fail for want of them.
+async fn skills_for(saved: &SavedTask) -> Vec<crate::agent::skill::Skill> {
+    if saved.script.is_some() {
+        return Vec::new();
+    }
+    chrome::stored_skills().await.unwrap_or_else(|e| {
+        web_sys::console::warn_1(&format!("Tabwright could not read the saved skills: {e}").into());
+        Vec::new()
+    })
 }
 
 /// The active tab of the last focused window.

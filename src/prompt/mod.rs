@@ -187,7 +187,7 @@ pub struct StateInput<'a> {
     pub listing: &'a str,
     pub step: u32,
     pub max_steps: u32,
-    pub allowed_actions: &'a [&'static str],
+    pub allowed_actions: &'a [&'a str],
     /// The plan the model gave last, if any.
     pub plan: Option<&'a [String]>,
     /// A word from the loop detector, if the last steps look like a loop.

@@ -117,12 +117,12 @@ export async function runTask(panel, task) {
   await panel.press('#task', 'Enter');
 }
 
-/** Runs a task and waits for its final answer; earlier answers in the panel are skipped.
- * Resolves to the final answer's text. */
+/** Runs a task and waits for its final answer in the chat; earlier answers (and those of a
+ * past conversation the panel holds open) are skipped. Resolves to the final answer's text. */
 export async function runTaskToEnd(panel, task, timeout = 60_000) {
-  const before = await panel.locator('.final').count();
+  const before = await panel.locator('#log .final').count();
   await runTask(panel, task);
-  const final = panel.locator('.final').nth(before);
+  const final = panel.locator('#log .final').nth(before);
   await final.waitFor({ timeout });
   return final.innerText();
 }

@@ -1,0 +1,63 @@
+// The options page's list of saved skills (chrome.storage.local `skills`, written by the core
+// when the side panel saves one): what each is, where it is offered, and a Delete that asks
+// once more in place. Names and examples came from pages and people: textContent only.
+import { t } from '../i18n.js';
+
+const SKILLS_KEY = 'skills';
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Fills `list` with the saved skills, and keeps it current when they change. */
+export function showSkills(list) {
+  const render = async () => {
+    const { [SKILLS_KEY]: skills = [] } = await chrome.storage.local.get(SKILLS_KEY);
+    list.replaceChildren();
+    const usable = Array.isArray(skills) ? skills : [];
+    if (!usable.length) {
+      list.append(el('li', 'empty', t('optSkillsNone')));
+      return;
+    }
+    usable.forEach((skill, position) => list.append(skillRow(skill, position)));
+  };
+  chrome.storage.onChanged.addListener((changes, area) => {
+    if (area === 'local' && SKILLS_KEY in changes) render();
+  });
+  return render();
+}
+
+function skillRow(skill, position) {
+  const row = el('li', 'skill');
+  const params = (skill.params ?? []).map((p) => p.name);
+  const what = el('div', 'skill-what');
+  what.append(
+    el('strong', 'skill-title', String(skill.name ?? '')),
+    el('span', 'skill-meta', t('optSkillMeta', [String(skill.domain ?? ''), String(skill.steps?.length ?? 0)])),
+    el('span', 'skill-meta', params.length ? t('optSkillParams', [params.join(', ')]) : t('optSkillNoParams')),
+  );
+  const remove = el('button', 'secondary danger-button', t('optSkillDelete'));
+  remove.type = 'button';
+  let armed = null;
+  remove.addEventListener('click', async () => {
+    if (!armed) {
+      remove.textContent = t('optSkillDeleteConfirm');
+      armed = setTimeout(() => {
+        armed = null;
+        remove.textContent = t('optSkillDelete');
+      }, 5_000);
+      return;
+    }
+    clearTimeout(armed);
+    remove.disabled = true;
+    // By position and name together: a list changed meanwhile deletes nothing else.
+    const { [SKILLS_KEY]: skills = [] } = await chrome.storage.local.get(SKILLS_KEY);
+    const kept = skills.filter((s, i) => !(i === position && s.action === skill.action && s.domain === skill.domain));
+    await chrome.storage.local.set({ [SKILLS_KEY]: kept });
+  });
+  row.append(what, remove);
+  return row;
+}
