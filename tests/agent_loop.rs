@@ -1065,26 +1065,47 @@ fn replay(site: FakeSite, steps: Vec<ReplayStep>, settings: tabwright::settings:
     run_configured(site, llm, settings, ("r1", "Replay"), StopSignal::new(), |agent| agent.replaying(steps))
 }
 
+/// Logs in over two steps, the password named as a secret: fill in the form, then submit it.
+fn fill_then_submit(state: &str, _body: &Value) -> Reply {
+    if title_of(state).starts_with("Welcome, alice") {
+        return output("Report", json!([{"done": {"text": "in", "success": true}}]));
+    }
+    if !state.contains("Typed") {
+        return output(
+            "Fill in the form",
+            json!([
+                {"input": {"index": index_of(state, "placeholder=Username").unwrap(), "text": "alice", "clear": true}},
+                {"input": {"index": index_of(state, "placeholder=Password").unwrap(), "text": "<secret>pw</secret>", "clear": true}}
+            ]),
+        );
+    }
+    output("Submit", json!([{"click": {"index": index_of(state, ">Submit").unwrap()}}]))
+}
+
+#[test]
+fn a_restored_replay_counts_in_its_report_the_elements_its_earlier_steps_found() {
+    let with_secret = with_safety(10, &[("pw", "hunter2", &["app.example.com"])], &[]);
+    let saved = run_with(FakeSite::at(LOGIN_URL), ScriptedLlm::new(fill_then_submit), with_secret.clone(), "Log in");
+    let steps = replay_steps(&saved.history);
+    let whole = replay(FakeSite::at(LOGIN_URL), steps.clone(), with_secret.clone());
+    // The worker stopped after the replay's first step; the second runs after the restart.
+    let first = whole.history.steps[..1].to_vec();
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().fields = [(41, "alice".to_string()), (17, "hunter2".to_string())].into();
+    let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
+    let restored = run_configured(site, llm, with_secret, ("r1", "Replay"), StopSignal::new(), |agent| {
+        agent.restored(first, Default::default(), "the worker was stopped".into()).replaying(steps)
+    });
+    assert_eq!(restored.history.end, whole.history.end, "the same report: 3 elements where they had been");
+    assert_eq!(restored.history.steps.len(), 2);
+}
+
 #[test]
 fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model() {
     // A login whose password is a secret, so the saved steps can type it again.
     let with_secret = with_safety(10, &[("pw", "hunter2", &["app.example.com"])], &[]);
     let site = FakeSite::at(LOGIN_URL);
-    let llm = ScriptedLlm::new(|state, _| {
-        if title_of(state).starts_with("Welcome, alice") {
-            return output("Report", json!([{"done": {"text": "in", "success": true}}]));
-        }
-        if !state.contains("Typed") {
-            return output(
-                "Fill in the form",
-                json!([
-                    {"input": {"index": index_of(state, "placeholder=Username").unwrap(), "text": "alice", "clear": true}},
-                    {"input": {"index": index_of(state, "placeholder=Password").unwrap(), "text": "<secret>pw</secret>", "clear": true}}
-                ]),
-            );
-        }
-        output("Submit", json!([{"click": {"index": index_of(state, ">Submit").unwrap()}}]))
-    });
+    let llm = ScriptedLlm::new(fill_then_submit);
     let saved = run_with(site, llm, with_secret.clone(), "Log in as alice");
     assert_eq!(saved.history.end, TaskEnd::Done { text: "in".into(), success: true, data: None });
     let steps = replay_steps(&saved.history);

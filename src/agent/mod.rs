@@ -173,7 +173,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// after the steps it completed. The task has as many steps as the script.
     pub fn replaying(mut self, steps: Vec<replay::ReplayStep>) -> Self {
         let mut script = replay::Script::new(steps);
-        script.skip(self.history.len());
+        let done: Vec<&str> = self
+            .history
+            .iter()
+            .map(|r| r.output.as_ref().map_or("", |o| o.evaluation_previous_goal.as_str()))
+            .collect();
+        script.skip_done(&done);
         self.limits.max_steps = script.len().max(1) as u32;
         self.script = Some(script);
         self

@@ -17,6 +17,11 @@ use std::collections::VecDeque;
 /// What the masked text of a password typed without a secret looks like in a saved step.
 pub(crate) const MASKED: &str = "•••";
 
+/// How a step's evaluation says an element was where it had been: "[41] is [141]".
+const SAME_PLACE: &str = " is [";
+/// How it says an element was found by its features: "[2] found again as [5] by its features".
+const REFOUND: &str = " found again as [";
+
 /// One saved step to replay: what it set out to do, and its actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayStep {
@@ -74,10 +79,14 @@ impl Script {
         }
     }
 
-    /// Drops the first `n` steps: a replay continued after the worker was stopped.
-    pub fn skip(&mut self, n: usize) {
-        for _ in 0..n.min(self.steps.len()) {
+    /// Drops the steps already done: a replay continued after the worker was stopped, with
+    /// the evaluations of its completed steps. How their elements were found counts in the
+    /// report: each evaluation says it, in the words `next` wrote.
+    pub fn skip_done(&mut self, evaluations: &[&str]) {
+        for evaluation in evaluations.iter().take(self.steps.len()) {
             self.steps.pop_front();
+            self.same_place += evaluation.matches(SAME_PLACE).count() as u32;
+            self.refound += evaluation.matches(REFOUND).count() as u32;
         }
     }
 
@@ -131,10 +140,10 @@ impl Script {
                 };
                 if found.exact {
                     self.same_place += 1;
-                    how.push(format!("[{old}] is [{}]", found.index));
+                    how.push(format!("[{old}]{SAME_PLACE}{}]", found.index));
                 } else {
                     self.refound += 1;
-                    how.push(format!("[{old}] found again as [{}] by its features", found.index));
+                    how.push(format!("[{old}]{REFOUND}{}] by its features", found.index));
                 }
                 params["index"] = found.index.into();
             }

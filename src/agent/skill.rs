@@ -421,7 +421,10 @@ mod tests {
     #[test]
     fn bad_drafts_are_refused_with_what_to_do() {
         let taken = Skill::from_draft(draft(vec![]), &[]).unwrap();
-        assert!(matches!(Skill::from_draft(draft(vec![]), std::slice::from_ref(&taken)), Err(SkillError::NameTaken { .. })));
+        assert!(matches!(
+            Skill::from_draft(draft(vec![]), std::slice::from_ref(&taken)),
+            Err(SkillError::NameTaken { .. })
+        ));
         let mut elsewhere = taken.clone();
         elsewhere.domain = "other.example".into();
         assert!(Skill::from_draft(draft(vec![]), &[elsewhere]).is_ok(), "the same name on another site");
