@@ -378,28 +378,17 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             None => None,
             Some(Some(Ok(scripted))) => Some(scripted),
             Some(ended) => {
-                let script = self.script.take().unwrap_or_default();
                 let outcome = match ended {
                     Some(Err(message)) => Err(message),
-                    _ => Ok(script.report()),
+                    _ => Ok(self.script.as_ref().map(replay::Script::report).unwrap_or_default()),
                 };
-                match script.skill_name() {
-                    // A skill that cannot go on hands the task back to the model, told why.
-                    Some(name) => {
-                        page.add_notice(&skill_outcome(name, &outcome));
-                        None
+                if let Some(end) = self.script_ended(outcome) {
+                    if let TaskEnd::Done { text, success: false, .. } = &end {
+                        record.error = Some(text.clone());
                     }
-                    None => {
-                        let (text, success) = match outcome {
-                            Ok(report) => (report, true),
-                            Err(message) => {
-                                record.error = Some(message.clone());
-                                (message, false)
-                            }
-                        };
-                        return (Some(record), StepEnd::End(TaskEnd::Done { text, success, data: None }));
-                    }
+                    return (Some(record), StepEnd::End(end));
                 }
+                None
             }
         };
         if let Some(outcome) = self.skill_outcome.take() {
@@ -506,29 +495,21 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let acting = self.clock.now_ms();
         let mut end = self.act(output.actions.into_iter().zip(planned), union, page, &mut record).await;
         record.timings.act_ms = self.clock.now_ms() - acting;
-        // A replay stops at the first failure (what follows counted on it), and ends with its
-        // report after its last step. A skill does the same, then hands the task back to the
-        // model.
+        // A replay or a skill stops at the first failure (what follows counted on it), and ends
+        // with its report after its last step (`script_ended`).
         if let (true, Some(script), StepEnd::Continue) = (was_scripted, &self.script, &end) {
             let failed = record.failed().then(|| last_error(&record));
             if failed.is_some() || script.finished() {
-                let (total, report) = (script.len(), script.report());
-                match script.skill_name().map(str::to_string) {
-                    Some(name) => {
-                        let outcome = match failed {
-                            Some(why) => Err(format!("its step {} of {total} failed: {why}", script.handed_out())),
-                            None => Ok(report),
-                        };
-                        self.skill_outcome = Some(skill_outcome(&name, &outcome));
-                        self.script = None;
+                let total = script.len();
+                let outcome = match failed {
+                    Some(why) if script.skill_name().is_some() => {
+                        Err(format!("its step {} of {total} failed: {why}", script.handed_out()))
                     }
-                    None => {
-                        let (text, success) = match failed {
-                            Some(why) => (format!("The replay stopped at step {n} of {total}: {why}"), false),
-                            None => (report, true),
-                        };
-                        end = StepEnd::End(TaskEnd::Done { text, success, data: None });
-                    }
+                    Some(why) => Err(format!("The replay stopped at step {n} of {total}: {why}")),
+                    None => Ok(script.report()),
+                };
+                if let Some(ended) = self.script_ended(outcome) {
+                    end = StepEnd::End(ended);
                 }
             }
         }
@@ -653,6 +634,23 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             result.detail = result.detail.map(|d| self.safety.secrets.redact(&d));
         }
         Ran::Result(result)
+    }
+
+    /// The running script came to its end: `Ok(report)` after its last step, or `Err(why)` it
+    /// could not go on. A replay's task ends with it; a skill hands the task back to the model,
+    /// which is told at its next step how the skill went.
+    fn script_ended(&mut self, outcome: Result<String, String>) -> Option<TaskEnd> {
+        let script = self.script.take()?;
+        match script.skill_name() {
+            Some(name) => {
+                self.skill_outcome = Some(skill_outcome(name, &outcome));
+                None
+            }
+            None => Some(match outcome {
+                Ok(report) => TaskEnd::Done { text: report, success: true, data: None },
+                Err(why) => TaskEnd::Done { text: why, success: false, data: None },
+            }),
+        }
     }
 
     /// Starts the skill the model called: its saved steps, with the values given, stand in for
