@@ -76,10 +76,11 @@ pub enum PanelRequest {
         v: u32,
         settings: serde_json::Value,
     },
-    /// What a skill made of these saved steps would take as parameters (`SkillDraft`), or why
-    /// they cannot make one.
+    /// Which site a skill made of these saved steps (begun on `start_url`) would belong to, and
+    /// what it would take as parameters (`SkillDraft`); or why they cannot make one.
     DraftSkill {
         v: u32,
+        start_url: String,
         steps: Vec<crate::agent::replay::ReplayStep>,
     },
     /// Save a skill (see `agent::skill`); `SkillSaved`, or `Refused` saying what to change.
@@ -151,9 +152,11 @@ pub enum PanelReply {
         input_tokens: u64,
         output_tokens: u64,
     },
-    /// The texts saved steps typed, each with a suggested parameter name.
+    /// The site a skill would be offered on, and the texts its steps typed, each with a
+    /// suggested parameter name.
     SkillDraft {
         v: u32,
+        domain: String,
         params: Vec<crate::agent::skill::Suggested>,
     },
     /// A skill was saved: the model can call it as `action` on `domain`.

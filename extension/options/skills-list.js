@@ -2,15 +2,10 @@
 // when the side panel saves one): what each is, where it is offered, and a Delete that asks
 // once more in place. Names and examples came from pages and people: textContent only.
 import { t } from '../i18n.js';
+import { el, onSecondClick } from '../dom.js';
 
+/** Where the core keeps the skills (src/ext/chrome.rs). */
 const SKILLS_KEY = 'skills';
-
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** Fills `list` with the saved skills, and keeps it current when they change. */
 export function showSkills(list) {
@@ -41,17 +36,7 @@ function skillRow(skill, position) {
   );
   const remove = el('button', 'secondary danger-button', t('optSkillDelete'));
   remove.type = 'button';
-  let armed = null;
-  remove.addEventListener('click', async () => {
-    if (!armed) {
-      remove.textContent = t('optSkillDeleteConfirm');
-      armed = setTimeout(() => {
-        armed = null;
-        remove.textContent = t('optSkillDelete');
-      }, 5_000);
-      return;
-    }
-    clearTimeout(armed);
+  onSecondClick(remove, t('optSkillDeleteConfirm'), async () => {
     remove.disabled = true;
     // By position and name together: a list changed meanwhile deletes nothing else.
     const { [SKILLS_KEY]: skills = [] } = await chrome.storage.local.get(SKILLS_KEY);

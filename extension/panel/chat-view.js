@@ -7,13 +7,9 @@
 import { t, formatNumber } from '../i18n.js';
 import { endText } from '../history-store.js';
 import { markdownFragment } from './markdown-view.js';
+import { el } from '../dom.js';
 
-export function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+export { el };
 
 /** "4 steps · 12,345 tokens · $0.0123": what a task used. */
 export function usageLine(steps, usage, cost) {

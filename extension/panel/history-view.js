@@ -4,7 +4,7 @@
 // same after the browser restarts.
 import { t, formatTime } from '../i18n.js';
 import { listSessions, exportSession, getSession, sessionFileName, deleteSession } from '../history-store.js';
-import { el } from './chat-view.js';
+import { el, onSecondClick } from '../dom.js';
 import { sessionReportHtml } from './report.js';
 import { download } from '../download.js';
 
@@ -108,19 +108,7 @@ export class HistoryView {
     const button = el('button', 'link-button danger-link', t('historyDelete'));
     button.type = 'button';
     button.title = t('historyDeleteTitle');
-    let armed = null;
-    button.addEventListener('click', async () => {
-      if (!armed) {
-        button.textContent = t('historyDeleteConfirm', [session.tasks.length]);
-        button.classList.add('armed');
-        armed = setTimeout(() => {
-          armed = null;
-          button.textContent = t('historyDelete');
-          button.classList.remove('armed');
-        }, 5_000);
-        return;
-      }
-      clearTimeout(armed);
+    onSecondClick(button, t('historyDeleteConfirm', [session.tasks.length]), async () => {
       button.disabled = true;
       try {
         await deleteSession(session.conversation_id);

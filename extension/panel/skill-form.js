@@ -25,7 +25,7 @@ export class SkillForm {
     const status = el('p', 'skill-status', t('skillChecking'));
     status.setAttribute('role', 'status');
     this.container.append(status);
-    const reply = await askCore({ type: 'draft_skill', steps });
+    const reply = await askCore({ type: 'draft_skill', start_url: startUrl, steps });
     if (reply.type !== 'skill_draft') {
       this.showStatus(status, reply.message ?? t('skillNotSaved'), true);
       return;
@@ -40,7 +40,7 @@ export class SkillForm {
     name.value = title.split(/\s+/).join(' ').slice(0, 60);
     name.className = 'skill-name';
     nameLabel.append(name);
-    form.append(nameLabel, el('p', 'hint', t('skillSiteHint', [hostOf(startUrl)])));
+    form.append(nameLabel, el('p', 'hint', t('skillSiteHint', [reply.domain])));
 
     const rows = reply.params.map((param) => {
       const row = el('div', 'skill-param');
@@ -103,13 +103,5 @@ export class SkillForm {
   showStatus(status, message, isError) {
     status.textContent = message;
     status.classList.toggle('error', isError);
-  }
-}
-
-function hostOf(url) {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return url;
   }
 }

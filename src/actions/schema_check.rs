@@ -1,4 +1,4 @@
-//! A small JSON Schema checker for the structured `done`: the parts of JSON Schema that task
+//! A small JSON Schema checker for the structured `done` and a skill's parameters: the parts of JSON Schema that task
 //! output schemas use (type, properties, required, additionalProperties, items, enum, const,
 //! anyOf/oneOf, string and number bounds). Providers with strict structured output enforce the
 //! schema already; this catches the rest, with a message that names the path at fault.

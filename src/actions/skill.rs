@@ -6,6 +6,7 @@
 //! in the page: the loop sees [`Action::UseSkill`] and lets the skill's saved steps stand in for
 //! the model's next answers.
 
+use super::schema_check::check_value;
 use super::{Action, ActionContext, ActionDef, ActionResult, ActionSpec, Needs, RegisteredAction};
 use crate::agent::skill::Skill;
 use crate::browser::{Browser, BrowserError, PageState};
@@ -63,6 +64,12 @@ impl ActionDef for UseSkill {
         needs: Needs::PAGE,
     };
 
+    /// The names and values the skill's branch asks for (the schema it was offered with).
+    fn check(params: &SkillCall, schema: &serde_json::Value) -> Result<(), String> {
+        let values = serde_json::to_value(&params.values).map_err(|e| e.to_string())?;
+        check_value(&values, schema, "parameters")
+    }
+
     fn name_of(params: &SkillCall) -> &str {
         &params.skill
     }
@@ -100,19 +107,42 @@ pub fn skill_action(skill: &Skill) -> RegisteredAction {
         domains: vec![skill.domain.clone()],
         params_schema: skill.params_schema(),
         parse: |registered, params| {
-            let mut call: SkillCall = super::parse_params::<UseSkill>(params, &registered.params_schema)?;
-            let expected: Vec<&str> = registered.params_schema["required"]
-                .as_array()
-                .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
-                .unwrap_or_default();
-            if let Some(unknown) = call.values.keys().find(|k| !expected.contains(&k.as_str())) {
-                return Err(format!("field `{unknown}`: the skill has no such parameter"));
-            }
-            if let Some(missing) = expected.iter().find(|k| !call.values.contains_key(**k)) {
-                return Err(format!("missing field `{missing}`"));
-            }
-            call.skill = registered.name.to_string();
-            Ok(Action::UseSkill(call))
+            let call = super::parse_params::<UseSkill>(params, &registered.params_schema)?;
+            Ok(Action::UseSkill(SkillCall { skill: registered.name.to_string(), ..call }))
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::skill::{Skill, SkillParam};
+    use serde_json::json;
+
+    #[test]
+    fn a_call_is_checked_against_the_skills_own_parameters() {
+        let skill = Skill {
+            name: "Find".into(),
+            action: "skill_find".into(),
+            description: String::new(),
+            domain: "shop.example".into(),
+            start_url: "https://shop.example/".into(),
+            params: vec![SkillParam { name: "product".into(), example: "kettle".into() }],
+            steps: vec![],
+        };
+        let branch = skill_action(&skill);
+        match branch.parse(json!({"product": "teapot"})) {
+            Ok(Action::UseSkill(call)) => {
+                assert_eq!(call.skill, "skill_find");
+                assert_eq!(call.values["product"], "teapot");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(branch.parse(json!({})).unwrap_err(), "`parameters.product` is missing");
+        assert_eq!(
+            branch.parse(json!({"product": "x", "colour": "red"})).unwrap_err(),
+            "`parameters.colour` is not a field of the requested shape"
+        );
+        assert!(branch.parse(json!({"product": 3})).is_err(), "a number where a text goes");
     }
 }

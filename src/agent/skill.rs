@@ -114,14 +114,7 @@ pub struct Suggested {
 /// joined by `_`; a name with no such letters (written in Chinese, say) is told apart by a
 /// short hash of it instead.
 pub fn action_name(name: &str) -> String {
-    let words: Vec<String> = name
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_ascii_lowercase())
-        .collect();
-    let mut slug = words.join("_");
-    slug.truncate(40);
-    let slug = slug.trim_end_matches('_').to_string();
+    let slug = slug(name, usize::MAX, 40);
     if slug.is_empty() {
         // FNV-1a: stable across builds and machines, unlike the standard hasher.
         let hash =
@@ -166,9 +159,11 @@ pub fn suggest_params(steps: &[ReplayStep]) -> Vec<Suggested> {
     out
 }
 
-/// The parameters a skill made of `steps` could take, or why the steps cannot make one.
-pub fn draft_params(steps: Vec<ReplayStep>) -> Result<Vec<Suggested>, SkillError> {
-    Ok(suggest_params(&repeatable(steps)?))
+/// The site a skill made of `steps` (begun on `start_url`) would belong to, and the parameters
+/// it could take; or why the steps cannot make one.
+pub fn draft(start_url: &str, steps: Vec<ReplayStep>) -> Result<(String, Vec<Suggested>), SkillError> {
+    let site = site_of(start_url)?;
+    Ok((site, suggest_params(&repeatable(steps)?)))
 }
 
 /// What of `steps` a skill repeats: not the final answer, not a question to the person, and
@@ -197,20 +192,33 @@ fn repeatable(steps: Vec<ReplayStep>) -> Result<Vec<ReplayStep>, SkillError> {
 
 /// `label` as a parameter name: lowercase ASCII words joined by `_`, cut to fit.
 fn identifier(label: &str) -> String {
-    let words: Vec<String> = label
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .take(4)
-        .map(|w| w.to_ascii_lowercase())
-        .collect();
-    let mut name = words.join("_");
-    name.truncate(MAX_PARAM_CHARS);
-    let name = name.trim_end_matches('_').to_string();
+    let name = slug(label, 4, MAX_PARAM_CHARS);
     if name.starts_with(|c: char| c.is_ascii_lowercase()) {
         name
     } else {
         String::new()
     }
+}
+
+/// The first `max_words` words of `text` made of ASCII letters and digits, lowercased and
+/// joined by `_`, cut to `max_chars`.
+fn slug(text: &str, max_words: usize, max_chars: usize) -> String {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(max_words)
+        .map(|w| w.to_ascii_lowercase())
+        .collect();
+    let mut slug = words.join("_");
+    slug.truncate(max_chars);
+    slug.trim_end_matches('_').to_string()
+}
+
+/// The site a skill that began on `start_url` belongs to: its host, if it is a web page.
+fn site_of(start_url: &str) -> Result<String, SkillError> {
+    crate::actions::url::host_of(start_url)
+        .filter(|_| crate::actions::url::is_web_url(start_url))
+        .ok_or_else(|| SkillError::NoSite(start_url.to_string()))
 }
 
 impl Skill {
@@ -223,9 +231,7 @@ impl Skill {
         if name.chars().count() > MAX_NAME_CHARS {
             return Err(SkillError::NameTooLong);
         }
-        let domain = crate::actions::url::host_of(&draft.start_url)
-            .filter(|_| crate::actions::url::is_web_url(&draft.start_url))
-            .ok_or_else(|| SkillError::NoSite(draft.start_url.clone()))?;
+        let domain = site_of(&draft.start_url)?;
         let action = action_name(&name);
         if existing.iter().any(|s| s.domain == domain && (s.action == action || s.name == name)) {
             return Err(SkillError::NameTaken { name, domain });
@@ -381,6 +387,9 @@ mod tests {
             vec![Suggested { name: "search_products".into(), example: "blue kettle".into(), step: 1 }],
             "the secret placeholder is not a parameter, nor the final answer's text"
         );
+        let (site, params) = super::draft("https://shop.example/home", search_steps()).unwrap();
+        assert_eq!((site.as_str(), params), ("shop.example", suggested));
+        assert!(matches!(super::draft("file:///tmp/x.html", search_steps()), Err(SkillError::NoSite(_))));
     }
 
     #[test]

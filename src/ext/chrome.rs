@@ -331,35 +331,36 @@ pub async fn stored_settings() -> Result<serde_json::Value, String> {
 /// deletes them there).
 const SKILLS_KEY: &str = "skills";
 
-/// The saved skills. One that cannot be read (written by a newer version, or by hand) is left
-/// out with a warning rather than failing the task.
-pub async fn stored_skills() -> Result<Vec<crate::agent::skill::Skill>, String> {
+/// The saved skills as stored: each is read by `readable_skills`, and kept as it is when the
+/// list is written again.
+pub async fn saved_skills() -> Result<Vec<serde_json::Value>, String> {
     let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(SKILLS_KEY))).await?)?;
-    let list = match all.get(SKILLS_KEY) {
+    Ok(match all.get(SKILLS_KEY) {
         Some(serde_json::Value::Array(list)) => list.clone(),
         _ => Vec::new(),
-    };
-    Ok(list
-        .into_iter()
-        .filter_map(|raw| match serde_json::from_value(raw) {
+    })
+}
+
+/// The saved skills this version can read. One it cannot (written by a newer version, or by
+/// hand) is left out with a warning rather than failing the task.
+pub fn readable_skills(saved: &[serde_json::Value]) -> Vec<crate::agent::skill::Skill> {
+    saved
+        .iter()
+        // From an owned value: the deserializer the rest of the core uses, not a second copy.
+        .filter_map(|raw| match serde_json::from_value::<crate::agent::skill::Skill>(raw.clone()) {
             Ok(skill) => Some(skill),
             Err(e) => {
                 web_sys::console::warn_1(&format!("Tabwright left out a saved skill it cannot read: {e}").into());
                 None
             }
         })
-        .collect())
+        .collect()
 }
 
-/// Saves `skill` after the skills already saved.
-pub async fn add_skill(skill: &crate::agent::skill::Skill) -> Result<(), String> {
-    let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(SKILLS_KEY))).await?)?;
-    let mut list = match all.get(SKILLS_KEY) {
-        Some(serde_json::Value::Array(list)) => list.clone(),
-        _ => Vec::new(),
-    };
-    list.push(serde_json::to_value(skill).map_err(|e| e.to_string())?);
-    let items = to_js(&serde_json::json!({ SKILLS_KEY: list }));
+/// Writes the saved skills (as `saved_skills` read them) with `skill` after them.
+pub async fn save_skills(saved: &mut Vec<serde_json::Value>, skill: &crate::agent::skill::Skill) -> Result<(), String> {
+    saved.push(serde_json::to_value(skill).map_err(|e| e.to_string())?);
+    let items = to_js(&serde_json::json!({ SKILLS_KEY: saved }));
     settle(storage_local_set(&items)).await.map(|_| ())
 }
 

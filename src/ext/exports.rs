@@ -172,8 +172,8 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
                 Err(e) => refused(e.to_string()),
             }
         }
-        Ok(PanelRequest::DraftSkill { steps, .. }) => match crate::agent::skill::draft_params(steps) {
-            Ok(params) => PanelReply::SkillDraft { v: V, params },
+        Ok(PanelRequest::DraftSkill { start_url, steps, .. }) => match crate::agent::skill::draft(&start_url, steps) {
+            Ok((domain, params)) => PanelReply::SkillDraft { v: V, domain, params },
             Err(e) => refused(e.to_string()),
         },
         Ok(PanelRequest::SaveSkill { draft, .. }) => save_skill(draft).await,
@@ -203,15 +203,15 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
 
 /// Makes a skill of the draft and saves it with the others.
 async fn save_skill(draft: crate::agent::skill::SkillDraft) -> PanelReply {
-    let existing = match chrome::stored_skills().await {
-        Ok(skills) => skills,
+    let mut saved = match chrome::saved_skills().await {
+        Ok(saved) => saved,
         Err(e) => return refused(format!("The saved skills could not be read ({e}). Reload the extension.")),
     };
-    let skill = match crate::agent::skill::Skill::from_draft(draft, &existing) {
+    let skill = match crate::agent::skill::Skill::from_draft(draft, &chrome::readable_skills(&saved)) {
         Ok(skill) => skill,
         Err(e) => return refused(e.to_string()),
     };
-    match chrome::add_skill(&skill).await {
+    match chrome::save_skills(&mut saved, &skill).await {
         Ok(()) => PanelReply::SkillSaved { v: V, name: skill.name, action: skill.action, domain: skill.domain },
         Err(e) => refused(format!("The skill could not be saved ({e}).")),
     }
@@ -312,7 +312,7 @@ async fn start_task(
     };
     let skills = skills_for(&saved).await;
     let browser = ChromeBrowser::new(tab_id, settings.page);
-    launch(saved, slot, (settings, skills), browser, None, broadcast);
+    launch(saved, slot, settings, skills, browser, None, broadcast);
     PanelReply::Accepted { v: V }
 }
 
@@ -361,7 +361,8 @@ fn claim_slot(
 fn launch(
     saved: SavedTask,
     slot: Claimed,
-    (settings, skills): (crate::settings::Settings, Vec<crate::agent::skill::Skill>),
+    settings: crate::settings::Settings,
+    skills: Vec<crate::agent::skill::Skill>,
     browser: ChromeBrowser,
     restored: Option<(Vec<crate::agent::StepRecord>, crate::llm::Usage, String)>,
     broadcast: js_sys::Function,
@@ -528,7 +529,7 @@ async fn restore(broadcast: js_sys::Function) -> bool {
             let browser = ChromeBrowser::new(current, settings.page).with_tabs(tabs);
             let why = "Chrome stopped Tabwright's service worker while the task ran".to_string();
             saved.running = true;
-            launch(saved, slot, (settings, skills), browser, Some((history, usage, why)), broadcast);
+            launch(saved, slot, settings, skills, browser, Some((history, usage, why)), broadcast);
             true
         }
         Err(reason) => {
@@ -573,10 +574,13 @@ async fn skills_for(saved: &SavedTask) -> Vec<crate::agent::skill::Skill> {
     if saved.script.is_some() {
         return Vec::new();
     }
-    chrome::stored_skills().await.unwrap_or_else(|e| {
-        web_sys::console::warn_1(&format!("Tabwright could not read the saved skills: {e}").into());
-        Vec::new()
-    })
+    match chrome::saved_skills().await {
+        Ok(saved) => chrome::readable_skills(&saved),
+        Err(e) => {
+            web_sys::console::warn_1(&format!("Tabwright could not read the saved skills: {e}").into());
+            Vec::new()
+        }
+    }
 }
 
 /// The active tab of the last focused window.

@@ -73,6 +73,7 @@ test('a conversation saved as a skill is offered on its site, called with a new 
   await panel.click('#past-skill');
   const form = panel.locator('.skill-form');
   await form.waitFor();
+  assert.match(await form.innerText(), /The agent is offered it on 127\.0\.0\.1\./);
   assert.match(await form.locator('.skill-param').innerText(), /Step 1 typed “Lisbon”/);
   assert.equal(await form.locator('.skill-param-name').inputValue(), 'city');
   assert.equal(await form.locator('.skill-name').inputValue(), 'What is the weather in Lisbon?');
