@@ -10,6 +10,7 @@
 import init, { handle_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
 import { recordEvent, catchUp } from './history-store.js';
+import { t } from './i18n.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
 globalThis.tabwrightNetwork = network;
@@ -74,7 +75,7 @@ function refusal(message) {
 /** A WebAssembly trap leaves the core unusable: say so, and end the task in open panels. */
 function noteCrash(error) {
   if (!(error instanceof WebAssembly.RuntimeError)) return;
-  coreFailure = `The Tabwright core crashed (${error.message}). Reload the extension in chrome://extensions; your settings are kept.`;
+  coreFailure = t('coreCrashed', [error.message]);
   for (const port of panelPorts) {
     try {
       port.postMessage({ crashed: coreFailure });
@@ -109,10 +110,10 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready.then(
     () => restoreBegun.then(() => handle_panel_message(message.request, broadcast)).then(sendResponse, (error) => {
       noteCrash(error);
-      sendResponse(refusal(coreFailure ?? `The Tabwright core failed: ${error?.message ?? error}`));
+      sendResponse(refusal(coreFailure ?? t('coreFailed', [error?.message ?? String(error)])));
     }),
     (error) => {
-      coreFailure = `The Tabwright core failed to load (${error?.message ?? error}). Rebuild it with scripts/build and reload the extension.`;
+      coreFailure = t('coreNotLoaded', [error?.message ?? String(error)]);
       sendResponse(refusal(coreFailure));
     },
   );

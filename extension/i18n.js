@@ -16,6 +16,19 @@ export function t(name, substitutions) {
   return chrome.i18n.getMessage(name, subs) || name;
 }
 
+/** A message of the core (a refusal, or why a task ended: `{message, locale_text}`) in the UI
+ * language: the message its `locale_text` names in _locales (`core_…`, see src/message.rs),
+ * or the core's own English when there is none. */
+export function coreText(said) {
+  const render = (text) => {
+    const cause = text.cause ? render(text.cause) : undefined;
+    if (cause === null) return null;
+    const args = [...(text.args ?? []), ...(cause === undefined ? [] : [cause])].map(String);
+    return chrome.i18n.getMessage(`core_${text.key}`, args) || null;
+  };
+  return (said?.locale_text && render(said.locale_text)) || said?.message || '';
+}
+
 /** The UI language as a BCP 47 tag, for number and date formatting. */
 export const uiLanguage = () => chrome.i18n.getUILanguage();
 

@@ -218,6 +218,19 @@ impl BrowserError {
     }
 }
 
+/// Only the errors that end a task are the person's to read; the others go to the model.
+impl crate::message::Localize for BrowserError {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        match self {
+            BrowserError::RestrictedPage { url } => {
+                Some(crate::message::LocaleText::new("browser_restricted_page", [url]))
+            }
+            BrowserError::TabClosed => Some(crate::message::LocaleText::plain("browser_tab_closed")),
+            _ => None,
+        }
+    }
+}
+
 /// A browser the agent can drive. Methods are async because every real implementation waits
 /// on the browser; the trait is used with static dispatch only, and its futures need not be
 /// `Send` (the service worker is single-threaded).

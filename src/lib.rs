@@ -19,6 +19,7 @@ pub mod agent;
 pub mod browser;
 pub mod dom;
 pub mod llm;
+pub mod message;
 pub mod prompt;
 pub mod protocol;
 pub mod safety;

@@ -100,6 +100,101 @@ pub enum ProtocolError {
     Version { found: u32 },
 }
 
+/// Why the core did not do what a page asked; each says what to do instead.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    #[error("No task is running.")]
+    NoTaskRunning,
+    #[error("No task is paused.")]
+    NoTaskPaused,
+    #[error("Type an answer first.")]
+    EmptyAnswer,
+    #[error("No question is waiting for an answer.")]
+    NoQuestion,
+    #[error("Type a task first.")]
+    EmptyTask,
+    #[error("The saved task has no actions to replay.")]
+    EmptyReplay,
+    #[error("The output schema must be a JSON Schema object, e.g. {{\"type\": \"object\", \"properties\": {{…}}}}.")]
+    BadOutputSchema,
+    #[error("Tabwright is restoring the task that was running; try again in a moment.")]
+    Restoring,
+    #[error("A task is already running. Stop it before starting another.")]
+    TaskRunning,
+    #[error("The settings could not be read ({0}). Reload the extension.")]
+    SettingsUnreadable(String),
+    #[error("The saved skills could not be read ({0}). Reload the extension.")]
+    SkillsUnreadable(String),
+    #[error("The skill could not be saved ({0}).")]
+    SkillNotSaved(String),
+    #[error("Could not find the current tab: {0}")]
+    CurrentTabUnknown(String),
+    #[error("There is no open tab to work in. Open a web page and try again.")]
+    NoOpenTab,
+    #[error("The start URL \"{0}\" is not an http(s) URL.")]
+    BadStartUrl(String),
+    #[error("Could not open a tab for {url}: {reason}")]
+    TabNotOpenedAt { url: String, reason: String },
+    #[error("Could not open a new tab: {0}")]
+    NewTabNotOpened(String),
+    #[error("Chrome gave the tab no id. Try again.")]
+    TabWithoutId,
+    #[error("{} To start here anyway, tick \"New tab\" beside Run: the task then begins in a new tab.", crate::browser::BrowserError::RestrictedPage { url: url.clone() })]
+    RestrictedStart { url: String },
+    #[error(transparent)]
+    Browser(#[from] crate::browser::BrowserError),
+    #[error(transparent)]
+    Settings(#[from] crate::settings::SettingsError),
+    #[error(transparent)]
+    Skill(#[from] crate::agent::skill::SkillError),
+    #[error(transparent)]
+    Llm(#[from] crate::llm::LlmError),
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+}
+
+impl crate::message::Localize for Refusal {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        use crate::message::LocaleText as L;
+        Some(match self {
+            Refusal::NoTaskRunning => L::plain("no_task_running"),
+            Refusal::NoTaskPaused => L::plain("no_task_paused"),
+            Refusal::EmptyAnswer => L::plain("empty_answer"),
+            Refusal::NoQuestion => L::plain("no_question"),
+            Refusal::EmptyTask => L::plain("empty_task"),
+            Refusal::EmptyReplay => L::plain("empty_replay"),
+            Refusal::BadOutputSchema => L::plain("bad_output_schema"),
+            Refusal::Restoring => L::plain("restoring"),
+            Refusal::TaskRunning => L::plain("task_running"),
+            Refusal::SettingsUnreadable(why) => L::new("settings_not_read", [why]),
+            Refusal::SkillsUnreadable(why) => L::new("skills_not_read", [why]),
+            Refusal::SkillNotSaved(why) => L::new("skill_not_saved", [why]),
+            Refusal::CurrentTabUnknown(why) => L::new("current_tab_unknown", [why]),
+            Refusal::NoOpenTab => L::plain("no_open_tab"),
+            Refusal::BadStartUrl(url) => L::new("bad_start_url", [url]),
+            Refusal::TabNotOpenedAt { url, reason } => L::new("tab_not_opened_at", [url, reason]),
+            Refusal::NewTabNotOpened(why) => L::new("new_tab_not_opened", [why]),
+            Refusal::TabWithoutId => L::plain("tab_without_id"),
+            Refusal::RestrictedStart { url } => L::new("restricted_start", [url]),
+            Refusal::Browser(e) => return e.locale_text(),
+            Refusal::Settings(e) => return e.locale_text(),
+            Refusal::Skill(e) => return e.locale_text(),
+            Refusal::Llm(e) => return e.locale_text(),
+            Refusal::Protocol(e) => return e.locale_text(),
+        })
+    }
+}
+
+impl crate::message::Localize for ProtocolError {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        use crate::message::LocaleText as L;
+        Some(match self {
+            ProtocolError::Unreadable(why) => L::new("protocol_unreadable", [why]),
+            ProtocolError::Version { found } => L::new("protocol_version", [*found, PROTOCOL_VERSION]),
+        })
+    }
+}
+
 impl PanelRequest {
     pub fn from_json(value: serde_json::Value) -> Result<Self, ProtocolError> {
         let request: PanelRequest = serde_path_to_error::deserialize(value)
@@ -131,9 +226,12 @@ pub enum PanelReply {
     Accepted {
         v: u32,
     },
+    /// `message` in English; `locale_text` names it in the pages' languages.
     Refused {
         v: u32,
         message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        locale_text: Option<crate::message::LocaleText>,
     },
     /// The running (or last) task and its events from seq `from` on; `events[n]` was broadcast
     /// with seq `from + n`.
@@ -166,6 +264,13 @@ pub enum PanelReply {
         action: String,
         domain: String,
     },
+}
+
+impl PanelReply {
+    pub fn refused(reason: &Refusal) -> Self {
+        use crate::message::Localize;
+        PanelReply::Refused { v: PROTOCOL_VERSION, message: reason.to_string(), locale_text: reason.locale_text() }
+    }
 }
 
 /// What a running task reports, in order.

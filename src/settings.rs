@@ -362,6 +362,37 @@ pub enum SettingsError {
     BadPrice(String),
 }
 
+impl crate::message::Localize for SettingsError {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        use crate::message::LocaleText as L;
+        Some(match self {
+            SettingsError::UnknownProvider(name) => {
+                L::new("settings_unknown_provider", [name, &SUPPORTED_PROVIDERS.join(", ")])
+            }
+            SettingsError::BadExpansion(px) => L::new("settings_bad_expansion", [px]),
+            SettingsError::NoLlm { missing: "the LLM model" } => L::plain("settings_no_model"),
+            SettingsError::NoLlm { .. } => L::plain("settings_no_base_url"),
+            SettingsError::BadBaseUrl(url) => L::new("settings_bad_base_url", [url]),
+            SettingsError::OutOfRange { name, value, min, max } => {
+                L::new("settings_out_of_range", [name.to_string(), value.to_string(), min.to_string(), max.to_string()])
+            }
+            SettingsError::Unreadable(why) => L::new("settings_unreadable", [why]),
+            SettingsError::UnknownSearchEngine(name) => L::new("settings_unknown_search_engine", [name]),
+            SettingsError::UnknownAction { name, list, known } => {
+                L::new("settings_unknown_action", [name, *list, known])
+            }
+            SettingsError::Safety(e) => return e.locale_text(),
+            SettingsError::BadDomain(glob) => L::new("settings_bad_domain", [glob]),
+            SettingsError::SessionKeyGone => L::plain("settings_session_key_gone"),
+            SettingsError::NoApiVersion => L::plain("settings_no_api_version"),
+            SettingsError::BadHeader(name) => L::new("settings_bad_header", [name]),
+            SettingsError::UnknownStructuredOutput(mode) => L::new("settings_unknown_structured_output", [mode]),
+            SettingsError::UnknownVision(mode) => L::new("settings_unknown_vision", [mode]),
+            SettingsError::BadPrice(model) => L::new("settings_bad_price", [model]),
+        })
+    }
+}
+
 /// The provider wire formats this build speaks, by their stored names.
 pub const SUPPORTED_PROVIDERS: &[&str] =
     &["openai", "openai_compatible", "azure_openai", "anthropic", "gemini", "ollama"];

@@ -195,7 +195,7 @@ fn three_invalid_answers_in_a_row_end_the_task() {
 fn an_http_error_ends_the_task_naming_status_and_url() {
     let llm = ScriptedLlm::new(|_, _| Reply::Http(401, r#"{"error": {"message": "Invalid key"}}"#.into()));
     let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
-    let TaskEnd::Error { message } = &run.history.end else { panic!("{:?}", run.history.end) };
+    let TaskEnd::Error { message, .. } = &run.history.end else { panic!("{:?}", run.history.end) };
     assert!(message.contains("HTTP 401"), "{message}");
     assert!(message.contains("http://127.0.0.1:9/v1/chat/completions"), "{message}");
     assert!(message.contains("Invalid key"), "{message}");
@@ -206,7 +206,7 @@ fn an_http_error_ends_the_task_naming_status_and_url() {
 fn an_unreachable_llm_ends_the_task_with_the_url() {
     let llm = ScriptedLlm::new(|_, _| Reply::Unreachable("connection refused".into()));
     let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
-    let TaskEnd::Error { message } = &run.history.end else { panic!("{:?}", run.history.end) };
+    let TaskEnd::Error { message, .. } = &run.history.end else { panic!("{:?}", run.history.end) };
     assert!(message.contains("Could not reach the LLM at http://127.0.0.1:9/v1/chat/completions"), "{message}");
     assert!(message.contains("connection refused"));
 }
@@ -215,7 +215,7 @@ fn an_unreachable_llm_ends_the_task_with_the_url() {
 fn a_restricted_page_ends_the_task_with_a_clear_message() {
     let llm = ScriptedLlm::new(login_policy);
     let run = run_task(FakeSite::at("chrome://settings"), llm, 10, StopSignal::new());
-    let TaskEnd::Error { message } = &run.history.end else { panic!("{:?}", run.history.end) };
+    let TaskEnd::Error { message, .. } = &run.history.end else { panic!("{:?}", run.history.end) };
     assert!(message.contains("cannot work on chrome://settings"), "{message}");
     assert!(run.requests.is_empty());
 }

@@ -3,7 +3,7 @@
 // the core would refuse). The API key may instead live in chrome.storage.session (until the
 // browser closes). Secret values are written, never shown back. Every string comes from
 // _locales (i18n.js).
-import { t, localize } from '../i18n.js';
+import { t, localize, coreText } from '../i18n.js';
 import { download } from '../download.js';
 import { askCore } from '../core-client.js';
 import { showSkills } from './skills-list.js';
@@ -285,7 +285,7 @@ async function save(settings, key) {
   if (settings.keys_in_session) await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key } });
   else await chrome.storage.session.remove(SESSION_KEYS);
   const check = await askCore({ type: 'check_settings', settings: withKey(settings, key) });
-  if (check.type === 'refused') showStatus(t('savedButCheck', [check.message]), true);
+  if (check.type === 'refused') showStatus(t('savedButCheck', [coreText(check)]), true);
   else showStatus(t('saved'), false);
 }
 
@@ -329,7 +329,7 @@ field('test-connection').addEventListener('click', async () => {
     status.textContent = t('connectionWorks', [reply.model, reply.ms]);
   } else {
     status.className = 'error';
-    status.textContent = reply.message ?? t('workerNoAnswer');
+    status.textContent = coreText(reply) || t('workerNoAnswer');
   }
 });
 

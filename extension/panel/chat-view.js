@@ -4,7 +4,7 @@
 // The live view follows the running task's events; a past conversation opened from the history
 // is drawn by the same code from what the history kept (`pastEvents`), so both look alike.
 // Page and model text only ever goes in as textContent, or through markdown-view.js.
-import { t, formatNumber } from '../i18n.js';
+import { t, formatNumber, coreText } from '../i18n.js';
 import { endText } from '../history-store.js';
 import { markdownFragment } from './markdown-view.js';
 import { el } from '../dom.js';
@@ -31,7 +31,7 @@ export function describeEnd(end) {
     case 'too_many_failures':
       return { label: t('finalEnded'), text: t('endFailures', [end.failures, end.last_error]) };
     default:
-      return { label: t('finalEnded'), text: endText(end) };
+      return { label: t('finalEnded'), text: end?.kind === 'error' ? coreText(end) : endText(end) };
   }
 }
 
@@ -231,7 +231,7 @@ export class ChatView {
         }
         ChatView.renderActions(card, record.actions);
         card.querySelector('.step-error')?.remove();
-        if (record.error) card.append(el('p', 'step-error', record.error));
+        if (record.error) card.append(el('p', 'step-error', coreText({ message: record.error, locale_text: record.error_locale_text })));
         if (record.screenshot?.png_base64) ChatView.showScreenshot(card, record);
         this.used.tokens += (record.usage?.input_tokens ?? 0) + (record.usage?.output_tokens ?? 0);
         if (typeof record.cost_usd === 'number') this.used.cost = (this.used.cost ?? 0) + record.cost_usd;

@@ -7,7 +7,7 @@
 // IndexedDB directly (written by the worker): this page shares the worker's origin. Every
 // string comes from _locales (i18n.js).
 import { exportTask, exportFileName, getSession } from '../history-store.js';
-import { t, localize } from '../i18n.js';
+import { t, localize, coreText } from '../i18n.js';
 import { ChatView, el } from './chat-view.js';
 import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
 import { download } from '../download.js';
@@ -92,7 +92,7 @@ const live = new ChatView($('log'), {
   async answer(text) {
     const reply = await ask({ type: 'answer_question', answer: text });
     if (reply.type === 'refused') {
-      showNotice(reply.message);
+      showNotice(coreText(reply));
       return false;
     }
     return true;
@@ -142,7 +142,7 @@ async function startTask() {
       type: 'start_task', task, tab_id: tabId, start_url: null, follow_up: conversationOpen, new_tab: newTabBox.checked,
     });
     if (reply.type === 'refused') {
-      showNotice(reply.message);
+      showNotice(coreText(reply));
       return;
     }
     taskBox.value = '';
@@ -165,7 +165,7 @@ async function pauseOrResume() {
   pauseButton.disabled = true;
   const reply = await ask({ type: paused ? 'resume_task' : 'pause_task' });
   if (reply.type === 'refused') {
-    showNotice(reply.message);
+    showNotice(coreText(reply));
     pauseButton.disabled = false;
     return;
   }
@@ -177,7 +177,7 @@ async function stopTask() {
   stopButton.disabled = true;
   const reply = await ask({ type: 'stop_task' });
   if (reply.type === 'refused') {
-    showNotice(reply.message);
+    showNotice(coreText(reply));
     stopButton.disabled = false;
   }
 }
@@ -303,7 +303,7 @@ async function replayPast() {
   const title = t('replayTitle', [pastTasks[0].task.task]);
   const reply = await ask({ type: 'replay_task', title, start_url: startUrl, steps });
   if (reply.type === 'refused') {
-    showNotice(reply.message);
+    showNotice(coreText(reply));
     return;
   }
   showView('chat');
@@ -357,7 +357,7 @@ function resync() {
       sync.next = Math.max(sync.next, status.from + status.events.length);
       if (!status.running && running) setRunning(false);
     } else if (status.type === 'refused') {
-      showNotice(status.message);
+      showNotice(coreText(status));
     }
     const held = sync.held;
     sync.syncing = null;

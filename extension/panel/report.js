@@ -6,7 +6,7 @@
 // answer through markdown-view.js's sanitizer) and then serialised, so page and model text
 // cannot become markup. Its own policy forbids every script and every fetch: the only images
 // are the screenshots inside it.
-import { t, formatTime, uiLanguage } from '../i18n.js';
+import { t, formatTime, uiLanguage, coreText } from '../i18n.js';
 import { ChatView, describeEnd, usageLine } from './chat-view.js';
 import { markdownFragment } from './markdown-view.js';
 
@@ -70,7 +70,7 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
         add(item, 'code', action.description);
         if (action.result) add(item, 'div', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`, action.result.is_error ? 'error' : undefined);
       }
-      if (record.error) add(text, 'p', record.error, 'error');
+      if (record.error) add(text, 'p', coreText({ message: record.error, locale_text: record.error_locale_text }), 'error');
       if (shot) {
         const img = add(step, 'img', undefined, 'shot');
         img.src = `data:image/png;base64,${shot}`;

@@ -2,7 +2,7 @@
 // parameters (each with a name). The core says which texts there are (`draft_skill`), checks
 // and saves the skill (`save_skill`), and from then on offers it to the model on the site the
 // conversation began on (src/agent/skill.rs). Page text is only inserted with textContent.
-import { t } from '../i18n.js';
+import { t, coreText } from '../i18n.js';
 import { el } from './chat-view.js';
 import { askCore } from '../core-client.js';
 
@@ -27,7 +27,7 @@ export class SkillForm {
     this.container.append(status);
     const reply = await askCore({ type: 'draft_skill', start_url: startUrl, steps });
     if (reply.type !== 'skill_draft') {
-      this.showStatus(status, reply.message ?? t('skillNotSaved'), true);
+      this.showStatus(status, coreText(reply) || t('skillNotSaved'), true);
       return;
     }
     const form = el('form', 'skill-form');
@@ -95,7 +95,7 @@ export class SkillForm {
         form.remove();
         this.showStatus(status, t('skillSaved', [saved.name, saved.domain, saved.action]), false);
       } else {
-        this.showStatus(status, saved.message ?? t('skillNotSaved'), true);
+        this.showStatus(status, coreText(saved) || t('skillNotSaved'), true);
       }
     });
   }

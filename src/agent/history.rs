@@ -23,6 +23,10 @@ pub struct StepRecord {
     pub actions: Vec<ActionRecord>,
     /// Why the step failed before acting: an invalid answer, an LLM or page error.
     pub error: Option<String>,
+    /// Where the pages find `error` in their languages (see `crate::message`), when a person
+    /// is its reader rather than the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_locale_text: Option<Box<crate::message::LocaleText>>,
     pub usage: Usage,
     /// What the step's LLM call cost in USD, by the price table; `None` for a model it lacks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,6 +60,12 @@ pub struct StepTimings {
 }
 
 impl StepRecord {
+    /// The step failed before acting, on `error`.
+    pub fn note_error(&mut self, error: &impl crate::message::Localize) {
+        self.error = Some(error.to_string());
+        self.error_locale_text = error.locale_text().map(Box::new);
+    }
+
     /// A step counts as failed when it could not act or its last action failed.
     pub fn failed(&self) -> bool {
         self.error.is_some() || self.actions.last().is_some_and(|a| a.result.is_error)
@@ -80,10 +90,30 @@ pub enum TaskEnd {
     /// Too many steps in a row failed.
     TooManyFailures { failures: u32, last_error: String },
     /// Something that retrying cannot fix: bad settings, an unreachable LLM, a restricted page.
-    Error { message: String },
+    /// `message` in English; `locale_text` names it in the pages' languages.
+    Error {
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        locale_text: Option<crate::message::LocaleText>,
+    },
 }
 
 impl TaskEnd {
+    /// A task the stopped worker left running could not go on, because of `reason`.
+    pub fn not_resumed(reason: &impl crate::message::Localize) -> Self {
+        TaskEnd::Error {
+            message: format!("The task could not continue after Chrome stopped Tabwright's service worker: {reason}"),
+            locale_text: reason
+                .locale_text()
+                .map(|cause| crate::message::LocaleText::plain("task_not_resumed").because(cause)),
+        }
+    }
+
+    /// The task ended on `error`.
+    pub fn error(error: &impl crate::message::Localize) -> Self {
+        TaskEnd::Error { message: error.to_string(), locale_text: error.locale_text() }
+    }
+
     /// One sentence for the user.
     pub fn summary(&self) -> String {
         match self {
@@ -95,7 +125,7 @@ impl TaskEnd {
             TaskEnd::TooManyFailures { failures, last_error } => {
                 format!("The task stopped after {failures} failed steps in a row. Last error: {last_error}")
             }
-            TaskEnd::Error { message } => message.clone(),
+            TaskEnd::Error { message, .. } => message.clone(),
         }
     }
 }

@@ -116,7 +116,7 @@ enum Ran {
     Result(ActionResult),
     Stopped,
     /// A browser error nothing can fix (the tab closed): the task ends with it.
-    EndsTask(String),
+    EndsTask(crate::browser::BrowserError),
 }
 
 /// The note on the last action run when the rest of the step's actions are skipped.
@@ -331,12 +331,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             None => return (None, StepEnd::End(TaskEnd::Stopped)),
             Some(Ok(page)) => page,
             Some(Err(e)) if e.ends_task() => {
-                record.error = Some(e.to_string());
+                record.note_error(&e);
                 record.timings.observe_ms = self.clock.now_ms() - started;
-                return (Some(record), StepEnd::End(TaskEnd::Error { message: e.to_string() }));
+                return (Some(record), StepEnd::End(TaskEnd::error(&e)));
             }
             Some(Err(e)) => {
-                record.error = Some(e.to_string());
+                record.note_error(&e);
                 let last_url = self.history.iter().rev().map(|r| r.url.as_str()).find(|u| !u.is_empty()).unwrap_or("");
                 PageState::unreadable(0, last_url, e.to_string())
             }
@@ -446,12 +446,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             None => return Err(StepEnd::End(TaskEnd::Stopped)),
             Some(Ok(c)) => c,
             Some(Err(e)) => {
-                record.error = Some(e.to_string());
-                return Err(if e.ends_task() {
-                    StepEnd::End(TaskEnd::Error { message: e.to_string() })
-                } else {
-                    StepEnd::Continue
-                });
+                record.note_error(&e);
+                return Err(if e.ends_task() { StepEnd::End(TaskEnd::error(&e)) } else { StepEnd::Continue });
             }
         };
         self.count_usage(record, &completion);
@@ -563,10 +559,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                         result
                     }
                     Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
-                    Ran::EndsTask(message) => {
-                        let result = ActionResult::error(message.clone());
+                    Ran::EndsTask(error) => {
+                        let result = ActionResult::error(error.to_string());
                         record.actions.push(ActionRecord { name, description, params, result, target });
-                        return StepEnd::End(TaskEnd::Error { message });
+                        return StepEnd::End(TaskEnd::error(&error));
                     }
                 },
             };
@@ -611,7 +607,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 limit.unwrap_or_default() / 1000
             )),
             Some(Some(Ok(result))) => result,
-            Some(Some(Err(e))) if e.ends_task() => return Ran::EndsTask(e.to_string()),
+            Some(Some(Err(e))) if e.ends_task() => return Ran::EndsTask(e),
             // Browser errors can quote the page (a refused option's name): escaped, so page
             // text cannot pose as a fence or an instruction in the history.
             Some(Some(Err(e))) => ActionResult::error(crate::dom::untrusted(&e.to_string(), 2_000)),

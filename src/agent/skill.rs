@@ -101,6 +101,25 @@ pub enum SkillError {
     NameTaken { name: String, domain: String },
 }
 
+impl crate::message::Localize for SkillError {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        use crate::message::LocaleText as L;
+        Some(match self {
+            SkillError::NoName => L::plain("skill_no_name"),
+            SkillError::NameTooLong => L::new("skill_name_too_long", [MAX_NAME_CHARS]),
+            SkillError::NoSteps => L::plain("skill_no_steps"),
+            SkillError::NoSite(url) => L::new("skill_no_site", [url]),
+            SkillError::TypedPassword(step) => L::new("skill_typed_password", [step]),
+            SkillError::BadParamName(name) => {
+                L::new("skill_bad_param_name", [name.clone(), MAX_PARAM_CHARS.to_string()])
+            }
+            SkillError::SameParamName(name) => L::new("skill_same_param_name", [name]),
+            SkillError::NotTyped(text) => L::new("skill_not_typed", [text]),
+            SkillError::NameTaken { name, domain } => L::new("skill_name_taken", [name, domain]),
+        })
+    }
+}
+
 /// A typed text with a name suggested for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Suggested {

@@ -11,7 +11,7 @@ use super::transport::FetchTransport;
 use crate::actions::url::{is_blank_page, is_restricted, is_web_url};
 use crate::agent::{Agent, Ports, PreviousTask, StopSignal};
 use crate::browser::BrowserError;
-use crate::protocol::{AgentEvent, PanelReply, PanelRequest, ProtocolError, PROTOCOL_VERSION as V};
+use crate::protocol::{AgentEvent, PanelReply, PanelRequest, ProtocolError, Refusal, PROTOCOL_VERSION as V};
 use crate::settings::StoredSettings;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -94,8 +94,8 @@ fn restoring() -> bool {
     RESTORING.with_borrow(Option::is_some)
 }
 
-fn refused(message: impl Into<String>) -> PanelReply {
-    PanelReply::Refused { v: V, message: message.into() }
+fn refused(reason: impl Into<Refusal>) -> PanelReply {
+    PanelReply::refused(&reason.into())
 }
 
 /// Handles one request from the side panel (or the headless runner, through the panel page).
@@ -112,7 +112,7 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         .map_err(ProtocolError::Unreadable)
         .and_then(PanelRequest::from_json);
     let reply = match request {
-        Err(e) => refused(e.to_string()),
+        Err(e) => refused(e),
         Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, .. }) => {
             let earlier = if follow_up {
                 CURRENT.with_borrow(|slot| {
@@ -130,7 +130,7 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
         }
         Ok(PanelRequest::ReplayTask { title, start_url, steps, .. }) => {
             if steps.is_empty() {
-                refused("The saved task has no actions to replay.")
+                refused(Refusal::EmptyReplay)
             } else {
                 start_task(title, Start::NewTabAt(start_url), None, None, Some(steps), broadcast).await
             }
@@ -140,22 +140,22 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
                 slot.stop.pause();
                 PanelReply::Accepted { v: V }
             }
-            _ => refused("No task is running."),
+            _ => refused(Refusal::NoTaskRunning),
         }),
         Ok(PanelRequest::ResumeTask { .. }) => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() && slot.stop.is_paused() => {
                 slot.stop.resume();
                 PanelReply::Accepted { v: V }
             }
-            _ => refused("No task is paused."),
+            _ => refused(Refusal::NoTaskPaused),
         }),
         Ok(PanelRequest::AnswerQuestion { answer, .. }) => {
             if answer.trim().is_empty() {
-                refused("Type an answer first.")
+                refused(Refusal::EmptyAnswer)
             } else if super::browser::deliver_answer(answer) {
                 PanelReply::Accepted { v: V }
             } else {
-                refused("No question is waiting for an answer.")
+                refused(Refusal::NoQuestion)
             }
         }
         Ok(PanelRequest::StopTask { .. }) => CURRENT.with_borrow(|slot| match slot {
@@ -163,18 +163,18 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
                 slot.stop.stop();
                 PanelReply::Accepted { v: V }
             }
-            _ => refused("No task is running."),
+            _ => refused(Refusal::NoTaskRunning),
         }),
         Ok(PanelRequest::TestConnection { settings, .. }) => test_connection(settings).await,
         Ok(PanelRequest::CheckSettings { settings, .. }) => {
             match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
                 Ok(_) => PanelReply::Accepted { v: V },
-                Err(e) => refused(e.to_string()),
+                Err(e) => refused(e),
             }
         }
         Ok(PanelRequest::DraftSkill { start_url, steps, .. }) => match crate::agent::skill::draft(&start_url, steps) {
             Ok((domain, params)) => PanelReply::SkillDraft { v: V, domain, params },
-            Err(e) => refused(e.to_string()),
+            Err(e) => refused(e),
         },
         Ok(PanelRequest::SaveSkill { draft, .. }) => save_skill(draft).await,
         Ok(PanelRequest::GetStatus { task_id, since, .. }) => CURRENT.with_borrow(|slot| match slot {
@@ -205,15 +205,15 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
 async fn save_skill(draft: crate::agent::skill::SkillDraft) -> PanelReply {
     let mut saved = match chrome::saved_skills().await {
         Ok(saved) => saved,
-        Err(e) => return refused(format!("The saved skills could not be read ({e}). Reload the extension.")),
+        Err(e) => return refused(Refusal::SkillsUnreadable(e.to_string())),
     };
     let skill = match crate::agent::skill::Skill::from_draft(draft, &chrome::readable_skills(&saved)) {
         Ok(skill) => skill,
-        Err(e) => return refused(e.to_string()),
+        Err(e) => return refused(e),
     };
     match chrome::save_skills(&mut saved, &skill).await {
         Ok(()) => PanelReply::SkillSaved { v: V, name: skill.name, action: skill.action, domain: skill.domain },
-        Err(e) => refused(format!("The skill could not be saved ({e}).")),
+        Err(e) => refused(Refusal::SkillNotSaved(e.to_string())),
     }
 }
 
@@ -224,7 +224,7 @@ const CONNECTION_CHECK_MS: u32 = 30_000;
 async fn test_connection(settings: serde_json::Value) -> PanelReply {
     let settings = match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
         Ok(settings) => settings,
-        Err(e) => return refused(e.to_string()),
+        Err(e) => return refused(e),
     };
     let timeout_ms = CONNECTION_CHECK_MS.min(settings.llm.timeout_s.saturating_mul(1000));
     let client = crate::llm::LlmClient::new(settings.llm, FetchTransport { timeout_ms });
@@ -237,7 +237,7 @@ async fn test_connection(settings: serde_json::Value) -> PanelReply {
             input_tokens: completion.usage.input_tokens,
             output_tokens: completion.usage.output_tokens,
         },
-        Err(e) => refused(e.to_string()),
+        Err(e) => refused(e),
     }
 }
 
@@ -274,29 +274,27 @@ async fn start_task(
 ) -> PanelReply {
     let task = task.trim().to_string();
     if task.is_empty() {
-        return refused("Type a task first.");
+        return refused(Refusal::EmptyTask);
     }
     if let Some(schema) = &output_schema {
         if !schema.is_object() {
-            return refused(
-                "The output schema must be a JSON Schema object, e.g. {\"type\": \"object\", \"properties\": {…}}.",
-            );
+            return refused(Refusal::BadOutputSchema);
         }
     }
     if restoring() {
-        return refused("Tabwright is restoring the task that was running; try again in a moment.");
+        return refused(Refusal::Restoring);
     }
     // Claim the slot before the first await, so two start requests cannot both pass the check.
     let task_id = format!("task-{}", js_sys::Date::now() as u64);
     let (earlier, conversation_id) = earlier.unwrap_or_else(|| (Vec::new(), task_id.clone()));
     let Some(slot) = claim_slot(&task_id, Vec::new(), earlier.clone(), &conversation_id) else {
-        return refused("A task is already running. Stop it before starting another.");
+        return refused(Refusal::TaskRunning);
     };
     let (settings, tab_id) = match prepare(start).await {
         Ok(ready) => ready,
-        Err(message) => {
+        Err(reason) => {
             slot.running.set(false);
-            return refused(message);
+            return refused(reason);
         }
     };
     let saved = SavedTask {
@@ -501,8 +499,8 @@ async fn restore(broadcast: js_sys::Function) -> bool {
         _ => None,
     });
     let prepared = async {
-        let raw = chrome::stored_settings().await.map_err(|e| format!("the settings could not be read ({e})"))?;
-        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate()).map_err(|e| e.to_string())?;
+        let raw = chrome::stored_settings().await.map_err(|e| Refusal::SettingsUnreadable(e.to_string()))?;
+        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?;
         // The task's tabs: the one it started on and every tab a step worked in, those still open.
         let mut tabs = vec![saved.start_tab];
         for record in &history {
@@ -517,8 +515,8 @@ async fn restore(broadcast: js_sys::Function) -> bool {
             }
         }
         let current = history.iter().rev().map(|r| r.tab_id).find(|id| open.contains(id)).or(open.first().copied());
-        let current = current.ok_or_else(|| BrowserError::TabClosed.to_string())?;
-        Ok::<_, String>((settings, current, open))
+        let current = current.ok_or(BrowserError::TabClosed)?;
+        Ok::<_, Refusal>((settings, current, open))
     };
     match prepared.await {
         Ok((settings, current, tabs)) => {
@@ -534,11 +532,7 @@ async fn restore(broadcast: js_sys::Function) -> bool {
         }
         Err(reason) => {
             // Nothing recorded is lost: the steps so far stay, and the task ends saying why.
-            let end = crate::agent::TaskEnd::Error {
-                message: format!(
-                    "The task could not continue after Chrome stopped Tabwright's service worker: {reason}"
-                ),
-            };
+            let end = crate::agent::TaskEnd::not_resumed(&reason);
             let cost_usd = crate::agent::total_cost(&history);
             let event = AgentEvent::TaskFinished { v: V, end, steps: history.len() as u32, usage, cost_usd };
             slot.events.borrow_mut().push(event.clone());
@@ -559,11 +553,9 @@ async fn restore(broadcast: js_sys::Function) -> bool {
 }
 
 /// Reads and checks the settings and picks the tab, or says why the task cannot start.
-async fn prepare(start: Start) -> Result<(crate::settings::Settings, i32), String> {
-    let raw = chrome::stored_settings()
-        .await
-        .map_err(|e| format!("The settings could not be read ({e}). Reload the extension."))?;
-    let settings = StoredSettings::from_json(raw).and_then(|s| s.validate()).map_err(|e| e.to_string())?;
+async fn prepare(start: Start) -> Result<(crate::settings::Settings, i32), Refusal> {
+    let raw = chrome::stored_settings().await.map_err(|e| Refusal::SettingsUnreadable(e.to_string()))?;
+    let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?;
     let tab_id = pick_tab(start).await?;
     Ok((settings, tab_id))
 }
@@ -584,13 +576,13 @@ async fn skills_for(saved: &SavedTask) -> Vec<crate::agent::skill::Skill> {
 }
 
 /// The active tab of the last focused window.
-async fn current_tab() -> Result<chrome::Tab, String> {
+async fn current_tab() -> Result<chrome::Tab, Refusal> {
     chrome::query_tabs(&serde_json::json!({"active": true, "lastFocusedWindow": true}))
         .await
-        .map_err(|e| format!("Could not find the current tab: {e}"))?
+        .map_err(|e| Refusal::CurrentTabUnknown(e.to_string()))?
         .into_iter()
         .next()
-        .ok_or_else(|| "There is no open tab to work in. Open a web page and try again.".to_string())
+        .ok_or(Refusal::NoOpenTab)
 }
 
 /// A task's new tab joins the "Tabwright" group before the task starts, so the user sees it
@@ -602,16 +594,16 @@ async fn group_new_tab(id: i32) {
 }
 
 /// The tab the task runs on (see `Start`).
-async fn pick_tab(start: Start) -> Result<i32, String> {
+async fn pick_tab(start: Start) -> Result<i32, Refusal> {
     let tab_id = match start {
         Start::NewTabAt(url) => {
             if !is_web_url(&url) {
-                return Err(format!("The start URL \"{url}\" is not an http(s) URL."));
+                return Err(Refusal::BadStartUrl(url));
             }
             let tab = chrome::create_tab(&serde_json::json!({"url": url, "active": true}))
                 .await
-                .map_err(|e| format!("Could not open a tab for {url}: {e}"))?;
-            let id = tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string())?;
+                .map_err(|e| Refusal::TabNotOpenedAt { url: url.clone(), reason: e.to_string() })?;
+            let id = tab.id.ok_or(Refusal::TabWithoutId)?;
             group_new_tab(id).await;
             return Ok(id);
         }
@@ -625,23 +617,20 @@ async fn pick_tab(start: Start) -> Result<i32, String> {
             if let Some(window) = window {
                 props["windowId"] = window.into();
             }
-            let tab = chrome::create_tab(&props).await.map_err(|e| format!("Could not open a new tab: {e}"))?;
-            let id = tab.id.ok_or_else(|| "Chrome opened a tab without an id.".to_string())?;
+            let tab = chrome::create_tab(&props).await.map_err(|e| Refusal::NewTabNotOpened(e.to_string()))?;
+            let id = tab.id.ok_or(Refusal::TabWithoutId)?;
             group_new_tab(id).await;
             return Ok(id);
         }
         Start::Tab(tab_id) => tab_id,
     };
     let tab = match tab_id {
-        Some(id) => chrome::get_tab(id).await.map_err(|_| BrowserError::TabClosed.to_string())?,
+        Some(id) => chrome::get_tab(id).await.map_err(|_| BrowserError::TabClosed)?,
         None => current_tab().await?,
     };
     let url = tab.pending_url.or(tab.url).unwrap_or_default();
     if is_restricted(&url) && !is_blank_page(&url) {
-        return Err(format!(
-            "{} To start here anyway, tick \"New tab\" beside Run: the task then begins in a new tab.",
-            BrowserError::RestrictedPage { url }
-        ));
+        return Err(Refusal::RestrictedStart { url });
     }
-    tab.id.ok_or_else(|| "The tab has no id.".to_string())
+    tab.id.ok_or(Refusal::TabWithoutId)
 }

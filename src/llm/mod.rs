@@ -108,7 +108,7 @@ pub struct Usage {
 pub enum LlmError {
     #[error("Could not reach the LLM at {url}: {reason}. Check the base URL in Tabwright's options and that the server is running.")]
     Unreachable { url: String, reason: String },
-    #[error("The LLM at {url} answered HTTP {status}: {}{hint}", message.trim_end_matches('.'), hint = status_hint(*status, url, message))]
+    #[error("The LLM at {url} answered HTTP {status}: {}{hint}", message.trim_end_matches('.'), hint = status_hint(*status, url, message).1)]
     Http { url: String, status: u16, message: String },
     #[error("The model refused: {0}")]
     Refusal(String),
@@ -132,17 +132,38 @@ impl LlmError {
     }
 }
 
-fn status_hint(status: u16, url: &str, message: &str) -> &'static str {
+/// What to do about an HTTP error: the name of its message (see `crate::message`) and the
+/// English appended to the provider's own words.
+fn status_hint(status: u16, url: &str, message: &str) -> (&'static str, &'static str) {
+    const KEY: &str = ". Check the API key in Tabwright's options.";
     match status {
         // A local Ollama refuses requests from an extension's origin until told to accept them.
-        403 if url.ends_with("/api/chat") => ". Ollama refuses requests from extensions unless started with OLLAMA_ORIGINS=chrome-extension://* — restart it that way.",
+        403 if url.ends_with("/api/chat") => ("llm_http_ollama_origins", ". Ollama refuses requests from extensions unless started with OLLAMA_ORIGINS=chrome-extension://* — restart it that way."),
         // Gemini reports a bad key as a bad request.
-        400 if message.to_ascii_lowercase().contains("api key") => ". Check the API key in Tabwright's options.",
-        401 | 403 => ". Check the API key in Tabwright's options.",
-        404 => ". Check the base URL and the model name in Tabwright's options.",
-        429 => ". The provider is rate-limiting; wait a moment and try again.",
-        500..=599 => ". The provider had a server error; try again later.",
-        _ => "",
+        400 if message.to_ascii_lowercase().contains("api key") => ("llm_http_key", KEY),
+        401 | 403 => ("llm_http_key", KEY),
+        404 => ("llm_http_not_found", ". Check the base URL and the model name in Tabwright's options."),
+        429 => ("llm_http_rate_limited", ". The provider is rate-limiting; wait a moment and try again."),
+        500..=599 => ("llm_http_server", ". The provider had a server error; try again later."),
+        _ => ("llm_http", ""),
+    }
+}
+
+impl crate::message::Localize for LlmError {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        use crate::message::LocaleText as L;
+        Some(match self {
+            LlmError::Unreachable { url, reason } => L::new("llm_unreachable", [url, reason]),
+            LlmError::Http { url, status, message } => L::new(
+                status_hint(*status, url, message).0,
+                [url.clone(), status.to_string(), message.trim_end_matches('.').to_string()],
+            ),
+            LlmError::Refusal(why) => L::new("llm_refusal", [why]),
+            LlmError::Truncated => L::plain("llm_truncated"),
+            LlmError::Malformed(why) => L::new("llm_malformed", [why]),
+            // Two errors in one: each is already in English, with its own advice.
+            LlmError::FallbackFailed { .. } => return None,
+        })
     }
 }
 

@@ -49,8 +49,22 @@ pub enum SafetyError {
     DuplicateSecret { name: String, overlap: String },
     #[error("The site \"{glob}\" of the secret \"{name}\" is not valid: use a host name such as example.com or *.example.com, or leave the list empty for every site. Fix it in Tabwright's options, under Secrets.")]
     BadSecretDomain { name: String, glob: String },
-    #[error("The site \"{glob}\" on the {list} list is not valid: use a host name such as example.com, *.example.com, or * for every site. Fix it in Tabwright's options, under URL firewall.")]
+    #[error("The site \"{glob}\" on the {list} list is not valid: use a host name such as example.com, *.example.com, or * for every site. Fix it in Tabwright's options, under \"Sites the agent may open\".")]
     BadFirewallDomain { list: &'static str, glob: String },
+}
+
+impl crate::message::Localize for SafetyError {
+    fn locale_text(&self) -> Option<crate::message::LocaleText> {
+        use crate::message::LocaleText as L;
+        Some(match self {
+            SafetyError::SecretWithoutName { position } => L::new("safety_secret_without_name", [position]),
+            SafetyError::BadSecretName { name } => L::new("safety_bad_secret_name", [name]),
+            SafetyError::EmptySecretValue { name } => L::new("safety_empty_secret_value", [name]),
+            SafetyError::DuplicateSecret { name, overlap } => L::new("safety_duplicate_secret", [name, overlap]),
+            SafetyError::BadSecretDomain { name, glob } => L::new("safety_bad_secret_domain", [name, glob]),
+            SafetyError::BadFirewallDomain { list, glob } => L::new("safety_bad_firewall_domain", [*list, glob]),
+        })
+    }
 }
 
 /// A URL as the rules see it.

@@ -3,7 +3,7 @@
 // untranslated, in light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
+import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { field } from './lib/state.mjs';
 
@@ -74,4 +74,41 @@ test('the panel, its history and the options page speak Chinese', async () => {
   assert.deepEqual(await untranslated(options), []);
   await h.screenshot(options, 'options-zh_CN');
   await options.close();
+});
+
+test('the core\'s refusals and errors reach a Chinese reader in Chinese', async () => {
+  await h.openFixture('actions/history-a.html');
+  const panel = await h.openPanel();
+  try {
+    // A refusal: settings with no model. The core's English names the empty field; the panel
+    // shows the same message from _locales/zh_CN.
+    const saved = await h.settings({ baseUrl: world.llm.baseUrl, model: '' }).then(() => null, (error) => error.message);
+    assert.match(saved, /^已保存，但任务还无法开始：尚未配置语言模型：模型为空。/, 'the options page says it too');
+    await runTask(panel, '这个页面的标题是什么？');
+    const notice = panel.locator('#notice');
+    await notice.filter({ hasText: /\S/ }).waitFor();
+    const refused = await notice.innerText();
+    assert.match(refused, /^尚未配置语言模型：模型为空。请打开 Tabwright 设置/);
+    assert.doesNotMatch(refused, /No LLM is configured/);
+
+    // A task that ends on an error: the model's server refuses the key. The provider's own
+    // words and the status stay as they came; the sentence around them is Chinese.
+    await h.settings({ baseUrl: world.llm.baseUrl, model: 'mock-model' });
+    world.setPolicy(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: null } } }));
+    const final = await runTaskToEnd(panel, '这个页面的标题是什么？');
+    assert.match(final, /位于 http:\/\/127\.0\.0\.1:\d+\/\S+ 的语言模型返回了 HTTP 401：Incorrect API key provided。请检查 Tabwright 设置中的 API 密钥。/);
+    assert.doesNotMatch(final, /answered HTTP/);
+    assert.match(await panel.locator('#log .step-error').last().innerText(), /^位于 \S+ 的语言模型返回了 HTTP 401/, 'and so does the step that met it');
+    // The history keeps the English too (searching and exports read it).
+    const status = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+    const end = status.events.at(-1).end;
+    assert.equal(end.kind, 'error');
+    assert.match(end.message, /answered HTTP 401: Incorrect API key provided\. Check the API key in Tabwright's options\./);
+    assert.equal(end.locale_text.key, 'llm_http_key');
+    await h.screenshot(panel, 'panel-zh_CN-error');
+  } finally {
+    world.setPolicy(null);
+    await h.settings({ baseUrl: world.llm.baseUrl, model: 'mock-model' });
+    await panel.close();
+  }
 });

@@ -1,0 +1,269 @@
+//! Messages for the person, in the browser's language.
+//!
+//! The core writes its refusals and errors in English: the model reads many of them, and the
+//! history and its exports keep them. The person may read Chinese. So a message a person is
+//! shown also carries a [`LocaleText`]: the name of the same message in
+//! `extension/_locales/*/messages.json` (as `core_<key>`) and the values of its placeholders,
+//! in order. The extension's pages show that message through chrome.i18n, and the English when
+//! it has none. A test renders every key through `_locales/en` and checks that it reads exactly
+//! as the English here, so the two cannot drift apart.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a page finds a core message in its own language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocaleText {
+    /// The message's name in `_locales`, without the `core_` every core message has there.
+    pub key: String,
+    /// The values of its placeholders, `$1` first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Another message, shown in its place after `args`: the message's last placeholder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Box<LocaleText>>,
+}
+
+impl LocaleText {
+    pub fn new<A: ToString>(key: &str, args: impl IntoIterator<Item = A>) -> Self {
+        LocaleText { key: key.to_string(), args: args.into_iter().map(|a| a.to_string()).collect(), cause: None }
+    }
+
+    /// A message with no placeholders.
+    pub fn plain(key: &str) -> Self {
+        Self::new::<&str>(key, [])
+    }
+
+    /// The message with `cause` as its last placeholder.
+    pub fn because(mut self, cause: LocaleText) -> Self {
+        self.cause = Some(Box::new(cause));
+        self
+    }
+}
+
+/// An error or refusal a person may read. `None`: it is shown in English, as it is written
+/// (an error the model reads and answers, not one addressed to the person).
+pub trait Localize: std::fmt::Display {
+    fn locale_text(&self) -> Option<LocaleText>;
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// `extension/_locales/<locale>/messages.json`.
+    pub fn messages(locale: &str) -> serde_json::Map<String, serde_json::Value> {
+        let path = format!("{}/extension/_locales/{locale}/messages.json", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        match serde_json::from_str(&text) {
+            Ok(serde_json::Value::Object(map)) => map,
+            other => panic!("{path} is not a JSON object: {other:?}"),
+        }
+    }
+
+    /// `text` as chrome.i18n.getMessage renders it: each `$NAME$` becomes its placeholder's
+    /// content, in which `$1`…`$9` are the substitutions; `$$` is a dollar sign.
+    pub fn render(messages: &serde_json::Map<String, serde_json::Value>, text: &LocaleText) -> String {
+        let name = format!("core_{}", text.key);
+        let entry = messages.get(&name).unwrap_or_else(|| panic!("{name} is not in the messages"));
+        let mut args = text.args.clone();
+        if let Some(cause) = &text.cause {
+            args.push(render(messages, cause));
+        }
+        let template = entry["message"].as_str().unwrap_or_else(|| panic!("{name} has no message"));
+        let placeholders = entry.get("placeholders").and_then(|p| p.as_object());
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            rest = &rest[at + 1..];
+            if let Some(after) = rest.strip_prefix('$') {
+                out.push('$');
+                rest = after;
+                continue;
+            }
+            let end = rest.find('$').unwrap_or_else(|| panic!("{name}: a $ with no closing $"));
+            let placeholder = rest[..end].to_ascii_lowercase();
+            rest = &rest[end + 1..];
+            let content = placeholders
+                .and_then(|p| p.get(&placeholder))
+                .and_then(|p| p["content"].as_str())
+                .unwrap_or_else(|| panic!("{name}: ${placeholder}$ is not declared"));
+            let n: usize = content
+                .strip_prefix('$')
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{name}: placeholder {placeholder} is not $1…$9"));
+            let arg = args.get(n - 1).unwrap_or_else(|| panic!("{name}: no value for ${n} in {args:?}"));
+            out.push_str(arg);
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// One of every message a person may be shown, as the core writes it in English.
+    fn every_message() -> Vec<(String, Option<LocaleText>)> {
+        use crate::agent::skill::SkillError;
+        use crate::agent::TaskEnd;
+        use crate::browser::BrowserError;
+        use crate::llm::LlmError;
+        use crate::protocol::{ProtocolError, Refusal};
+        use crate::safety::SafetyError;
+        use crate::settings::SettingsError;
+        let mut all: Vec<Box<dyn Localize>> = Vec::new();
+        let settings = [
+            SettingsError::UnknownProvider("gpt".into()),
+            SettingsError::BadExpansion(-5),
+            SettingsError::NoLlm { missing: "the LLM base URL" },
+            SettingsError::NoLlm { missing: "the LLM model" },
+            SettingsError::BadBaseUrl("ftp://example.com".into()),
+            SettingsError::OutOfRange { name: "LLM timeout", value: 5, min: 10, max: 600 },
+            SettingsError::Unreadable("at llm.model: invalid type".into()),
+            SettingsError::UnknownSearchEngine("yahoo".into()),
+            SettingsError::UnknownAction { name: "fly".into(), list: "include", known: "click, input_text".into() },
+            SettingsError::BadDomain("exa mple.com".into()),
+            SettingsError::SessionKeyGone,
+            SettingsError::NoApiVersion,
+            SettingsError::BadHeader("X Bad".into()),
+            SettingsError::UnknownStructuredOutput("xml".into()),
+            SettingsError::UnknownVision("sometimes".into()),
+            SettingsError::BadPrice("gpt-4o".into()),
+            SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
+        ];
+        all.extend(settings.map(|e| Box::new(e) as Box<dyn Localize>));
+        let safety = [
+            SafetyError::SecretWithoutName { position: 2 },
+            SafetyError::BadSecretName { name: "a b".into() },
+            SafetyError::EmptySecretValue { name: "password".into() },
+            SafetyError::DuplicateSecret { name: "password".into(), overlap: "example.com".into() },
+            SafetyError::BadSecretDomain { name: "password".into(), glob: "*x*".into() },
+            SafetyError::BadFirewallDomain { list: "deny", glob: "http://x".into() },
+        ];
+        all.extend(safety.map(|e| Box::new(e) as Box<dyn Localize>));
+        let skills = [
+            SkillError::NoName,
+            SkillError::NameTooLong,
+            SkillError::NoSteps,
+            SkillError::NoSite("about:blank".into()),
+            SkillError::TypedPassword(3),
+            SkillError::BadParamName("City".into()),
+            SkillError::SameParamName("city".into()),
+            SkillError::NotTyped("Lisbon".into()),
+            SkillError::NameTaken { name: "Weather".into(), domain: "example.com".into() },
+        ];
+        all.extend(skills.map(|e| Box::new(e) as Box<dyn Localize>));
+        let http =
+            |url: &str, status, message: &str| LlmError::Http { url: url.into(), status, message: message.into() };
+        let llm = [
+            LlmError::Unreachable { url: "http://localhost:11434/api/chat".into(), reason: "Failed to fetch".into() },
+            http("https://api.openai.com/v1/chat/completions", 401, "Incorrect API key provided."),
+            http("https://generativelanguage.googleapis.com/v1beta/models/x", 400, "API key not valid."),
+            http("http://localhost:11434/api/chat", 403, "forbidden"),
+            http("https://api.openai.com/v1/chat/completions", 404, "The model does not exist"),
+            http("https://api.anthropic.com/v1/messages", 429, "rate_limit_error"),
+            http("https://api.anthropic.com/v1/messages", 529, "Overloaded"),
+            http("https://api.openai.com/v1/chat/completions", 418, "I'm a teapot"),
+            LlmError::Refusal("I can't help with that.".into()),
+            LlmError::Truncated,
+            LlmError::Malformed("expected value at line 1 column 1".into()),
+            LlmError::FallbackFailed {
+                model: "a".into(),
+                error: Box::new(LlmError::Truncated),
+                fallback: "b".into(),
+                fallback_error: Box::new(LlmError::Truncated),
+            },
+        ];
+        all.extend(llm.map(|e| Box::new(e) as Box<dyn Localize>));
+        let browser = [
+            BrowserError::RestrictedPage { url: "chrome://settings".into() },
+            BrowserError::TabClosed,
+            BrowserError::ElementGone { index: 4 },
+        ];
+        all.extend(browser.map(|e| Box::new(e) as Box<dyn Localize>));
+        let protocol =
+            [ProtocolError::Unreadable("at type: unknown variant".into()), ProtocolError::Version { found: 9 }];
+        all.extend(protocol.map(|e| Box::new(e) as Box<dyn Localize>));
+        let refusals = [
+            Refusal::NoTaskRunning,
+            Refusal::NoTaskPaused,
+            Refusal::EmptyAnswer,
+            Refusal::NoQuestion,
+            Refusal::EmptyTask,
+            Refusal::EmptyReplay,
+            Refusal::BadOutputSchema,
+            Refusal::Restoring,
+            Refusal::TaskRunning,
+            Refusal::SettingsUnreadable("QUOTA_BYTES exceeded".into()),
+            Refusal::SkillsUnreadable("QUOTA_BYTES exceeded".into()),
+            Refusal::SkillNotSaved("QUOTA_BYTES exceeded".into()),
+            Refusal::CurrentTabUnknown("No window".into()),
+            Refusal::NoOpenTab,
+            Refusal::BadStartUrl("file:///etc".into()),
+            Refusal::TabNotOpenedAt { url: "https://example.com".into(), reason: "No window".into() },
+            Refusal::NewTabNotOpened("No window".into()),
+            Refusal::TabWithoutId,
+            Refusal::RestrictedStart { url: "chrome://newtab".into() },
+            Refusal::Browser(BrowserError::TabClosed),
+            Refusal::Settings(SettingsError::NoApiVersion),
+            Refusal::Skill(SkillError::NoName),
+            Refusal::Llm(LlmError::Truncated),
+            Refusal::Protocol(ProtocolError::Version { found: 9 }),
+        ];
+        all.extend(refusals.map(|e| Box::new(e) as Box<dyn Localize>));
+        let mut out: Vec<_> = all.iter().map(|e| (e.to_string(), e.locale_text())).collect();
+        for end in [
+            TaskEnd::not_resumed(&Refusal::Settings(SettingsError::SessionKeyGone)),
+            TaskEnd::not_resumed(&Refusal::Browser(BrowserError::TabClosed)),
+        ] {
+            let TaskEnd::Error { message, locale_text } = end else { unreachable!() };
+            out.push((message, locale_text));
+        }
+        out
+    }
+
+    #[test]
+    fn every_core_message_reads_in_english_exactly_as_the_core_writes_it() {
+        let en = messages("en");
+        let mut keys = std::collections::BTreeSet::new();
+        for (english, text) in every_message() {
+            let Some(text) = text else { continue };
+            assert_eq!(render(&en, &text), english, "core_{}", text.key);
+            keys.insert(format!("core_{}", text.key));
+            if let Some(cause) = &text.cause {
+                keys.insert(format!("core_{}", cause.key));
+            }
+        }
+        let in_locales: std::collections::BTreeSet<_> = en.keys().filter(|k| k.starts_with("core_")).cloned().collect();
+        assert_eq!(in_locales, keys, "_locales/en has exactly the core messages (each shown above)");
+    }
+
+    #[test]
+    fn every_core_message_is_in_chinese() {
+        let zh = messages("zh_CN");
+        for (english, text) in every_message() {
+            let Some(text) = text else { continue };
+            let chinese = render(&zh, &text);
+            assert!(chinese.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)), "core_{}: {chinese}", text.key);
+            for arg in &text.args {
+                assert!(chinese.contains(arg.as_str()), "core_{}: {chinese} lacks {arg} (from {english})", text.key);
+            }
+        }
+    }
+
+    #[test]
+    fn only_errors_for_the_model_stay_english() {
+        let english_only: Vec<_> = every_message().into_iter().filter(|(_, t)| t.is_none()).map(|(e, _)| e).collect();
+        assert_eq!(english_only.len(), 2, "{english_only:?}");
+        assert!(english_only[0].starts_with("With the model a:"), "{english_only:?}");
+        assert!(english_only[1].starts_with("Element [4] is no longer on the page"), "{english_only:?}");
+    }
+
+    #[test]
+    fn rendering_follows_chrome() {
+        let mut messages = serde_json::Map::new();
+        messages.insert(
+            "core_x".into(),
+            serde_json::json!({"message": "A $NAME$ costs $$$COST$, $name$.", "placeholders": {
+                "name": {"content": "$1"}, "cost": {"content": "$2"}}}),
+        );
+        assert_eq!(render(&messages, &LocaleText::new("x", ["pen", "2"])), "A pen costs $2, pen.");
+    }
+}
