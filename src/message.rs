@@ -99,6 +99,11 @@ pub(crate) mod tests {
         out
     }
 
+    /// The English of `error` and where the pages find it.
+    fn said(error: &impl Localize) -> (String, Option<LocaleText>) {
+        (error.to_string(), error.locale_text())
+    }
+
     /// One of every message a person may be shown, as the core writes it in English.
     fn every_message() -> Vec<(String, Option<LocaleText>)> {
         use crate::agent::skill::SkillError;
@@ -108,7 +113,7 @@ pub(crate) mod tests {
         use crate::protocol::{ProtocolError, Refusal};
         use crate::safety::SafetyError;
         use crate::settings::SettingsError;
-        let mut all: Vec<Box<dyn Localize>> = Vec::new();
+        let mut out = Vec::new();
         let settings = [
             SettingsError::UnknownProvider("gpt".into()),
             SettingsError::BadExpansion(-5),
@@ -128,7 +133,7 @@ pub(crate) mod tests {
             SettingsError::BadPrice("gpt-4o".into()),
             SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
         ];
-        all.extend(settings.map(|e| Box::new(e) as Box<dyn Localize>));
+        out.extend(settings.iter().map(said));
         let safety = [
             SafetyError::SecretWithoutName { position: 2 },
             SafetyError::BadSecretName { name: "a b".into() },
@@ -137,7 +142,7 @@ pub(crate) mod tests {
             SafetyError::BadSecretDomain { name: "password".into(), glob: "*x*".into() },
             SafetyError::BadFirewallDomain { list: "deny", glob: "http://x".into() },
         ];
-        all.extend(safety.map(|e| Box::new(e) as Box<dyn Localize>));
+        out.extend(safety.iter().map(said));
         let skills = [
             SkillError::NoName,
             SkillError::NameTooLong,
@@ -149,7 +154,7 @@ pub(crate) mod tests {
             SkillError::NotTyped("Lisbon".into()),
             SkillError::NameTaken { name: "Weather".into(), domain: "example.com".into() },
         ];
-        all.extend(skills.map(|e| Box::new(e) as Box<dyn Localize>));
+        out.extend(skills.iter().map(said));
         let http =
             |url: &str, status, message: &str| LlmError::Http { url: url.into(), status, message: message.into() };
         let llm = [
@@ -171,16 +176,16 @@ pub(crate) mod tests {
                 fallback_error: Box::new(LlmError::Truncated),
             },
         ];
-        all.extend(llm.map(|e| Box::new(e) as Box<dyn Localize>));
+        out.extend(llm.iter().map(said));
         let browser = [
             BrowserError::RestrictedPage { url: "chrome://settings".into() },
             BrowserError::TabClosed,
             BrowserError::ElementGone { index: 4 },
         ];
-        all.extend(browser.map(|e| Box::new(e) as Box<dyn Localize>));
+        out.extend(browser.iter().map(said));
         let protocol =
             [ProtocolError::Unreadable("at type: unknown variant".into()), ProtocolError::Version { found: 9 }];
-        all.extend(protocol.map(|e| Box::new(e) as Box<dyn Localize>));
+        out.extend(protocol.iter().map(said));
         let refusals = [
             Refusal::NoTaskRunning,
             Refusal::NoTaskPaused,
@@ -207,8 +212,7 @@ pub(crate) mod tests {
             Refusal::Llm(LlmError::Truncated),
             Refusal::Protocol(ProtocolError::Version { found: 9 }),
         ];
-        all.extend(refusals.map(|e| Box::new(e) as Box<dyn Localize>));
-        let mut out: Vec<_> = all.iter().map(|e| (e.to_string(), e.locale_text())).collect();
+        out.extend(refusals.iter().map(said));
         for end in [
             TaskEnd::not_resumed(&Refusal::Settings(SettingsError::SessionKeyGone)),
             TaskEnd::not_resumed(&Refusal::Browser(BrowserError::TabClosed)),
