@@ -100,9 +100,17 @@ const live = new ChatView($('log'), {
   exportControl,
 });
 
+// Scrolling to the end measures the whole log: done once per frame, however many events came
+// in it, instead of laying the log out again for each event.
+let scrollPending = false;
 function scrollToEnd() {
-  const log = $('log');
-  log.scrollTop = log.scrollHeight;
+  if (scrollPending) return;
+  scrollPending = true;
+  requestAnimationFrame(() => {
+    scrollPending = false;
+    const log = $('log');
+    log.scrollTop = log.scrollHeight;
+  });
 }
 
 /** Draws one live event, and keeps the controls in step with it. */

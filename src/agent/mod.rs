@@ -95,6 +95,9 @@ pub struct Agent<B, T, E, C> {
     /// Set when the task continues after the service worker was stopped: why it stopped.
     restored: Option<String>,
     loop_guard: loop_guard::LoopGuard,
+    /// The answer's schema for the last union seen (by its action names), with its size in
+    /// tokens: most steps of a task offer the same actions, and the schema is the same then.
+    answer_schema: Option<(Vec<String>, serde_json::Value, u32)>,
     /// A replay, or a skill the model called: the saved steps that stand in for the model
     /// (see `replay` and `skill`).
     script: Option<replay::Script>,
@@ -162,6 +165,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             summary: None,
             summary_failed_at: None,
             loop_guard: loop_guard::LoopGuard::default(),
+            answer_schema: None,
             script: None,
             skills: Vec::new(),
             skill_outcome: None,
@@ -711,12 +715,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         listing: &str,
         record: &mut StepRecord,
     ) -> ChatRequest {
-        let schema = AgentOutput::schema(union, self.thinking, self.limits.max_actions_per_step as usize);
+        let (schema, schema_tokens) = self.answer_schema(union);
         let mut image = if self.vision == Vision::Off { None } else { self.screenshot.take() };
         let allowed = union.names();
         let nudge = self.loop_guard.nudge();
         let budget = self.request_budget_tokens;
-        let fixed = estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(&schema.to_string());
+        let fixed = estimate_tokens(SYSTEM_PROMPT) + schema_tokens;
         let image_tokens =
             |image: &Option<Screenshot>| image.as_ref().map_or(0, |s| estimate_image_tokens(s.width, s.height));
         let over =
@@ -751,6 +755,20 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             schema,
             image: image.map(|s| s.png_base64),
         }
+    }
+
+    /// The schema of the answer to a step offering `union`, and its size in tokens.
+    fn answer_schema(&mut self, union: &ActionUnion) -> (serde_json::Value, u32) {
+        let names = union.names();
+        if let Some((known, schema, tokens)) = &self.answer_schema {
+            if known.iter().map(String::as_str).eq(names.iter().copied()) {
+                return (schema.clone(), *tokens);
+            }
+        }
+        let schema = AgentOutput::schema(union, self.thinking, self.limits.max_actions_per_step as usize);
+        let tokens = estimate_tokens(&schema.to_string());
+        self.answer_schema = Some((names.iter().map(|n| n.to_string()).collect(), schema.clone(), tokens));
+        (schema, tokens)
     }
 
     /// Asks the model (the extraction model: a cheap one does this well) to condense every

@@ -375,7 +375,20 @@ pub async fn session_get(key: &str) -> Result<serde_json::Value, String> {
         Some(all) => all,
         None => settle(storage_session_get(&JsValue::from_str(key))).await?,
     };
-    let value = js_sys::Reflect::get(&all, &JsValue::from_str(key)).map_err(|e| js_error_text(&e))?;
+    session_item(&all, key)
+}
+
+/// Every item of chrome.storage.session, for reading several with `session_item`.
+pub async fn session_items() -> Result<JsValue, String> {
+    match session_at_start() {
+        Some(all) => Ok(all),
+        None => settle(storage_session_get(&JsValue::NULL)).await,
+    }
+}
+
+/// One item of what `session_items` read: `Null` when there is none.
+pub fn session_item(all: &JsValue, key: &str) -> Result<serde_json::Value, String> {
+    let value = js_sys::Reflect::get(all, &JsValue::from_str(key)).map_err(|e| js_error_text(&e))?;
     match value.as_string() {
         // Written by `session_set`: the value as JSON text.
         Some(text) => serde_json::from_str(&text).map_err(|e| e.to_string()),
@@ -400,18 +413,12 @@ fn session_at_start() -> Option<JsValue> {
     SESSION_WRITES.with_borrow(|(count, _)| *count == 0).then_some(items)
 }
 
-/// Writes one key of chrome.storage.session. The value is stored as JSON text: Chrome copies a
-/// string at once, where a nested object is converted value by value on the worker's thread and
-/// again in the browser, whose queue the task's own tab and message calls wait behind. Writes of
-/// the same key asked for in the same turn (several events at once) come down to the newest,
-/// which holds what the older ones would have written.
-pub async fn session_set(key: &str, value: &serde_json::Value) -> Result<(), String> {
-    session_set_with(key, || serde_json::to_string(value).map_err(|e| e.to_string())).await
-}
-
-/// `session_set` with the JSON text made by `text` only if this write is not overtaken, and
-/// only when it is made: a value that would be written whole after every event is then made
-/// once a turn, off the path of the event itself.
+/// Writes one key of chrome.storage.session, with the JSON text `text` makes. The value is
+/// stored as JSON text: Chrome copies a string at once, where a nested object is converted value
+/// by value on the worker's thread and again in the browser, whose queue the task's own tab and
+/// message calls wait behind. Writes of the same key asked for in the same turn (several events
+/// at once) come down to the newest, which holds what the older ones would have written; its
+/// text is made only then, off the path of whatever asked for the write.
 pub async fn session_set_with(key: &str, text: impl FnOnce() -> Result<String, String>) -> Result<(), String> {
     let ticket = SESSION_WRITES.with_borrow_mut(|(count, newest)| {
         *count += 1;

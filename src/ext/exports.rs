@@ -40,22 +40,43 @@ thread_local! {
 }
 
 /// Where the running (or last) task is saved for a restarted worker (chrome.storage.session:
-/// kept while the browser runs).
+/// kept while the browser runs): how it started under this key, written when it starts; its
+/// events in pages of `EVENTS_PER_PAGE` under `events_key(n)`. A turn's new events rewrite only
+/// the page they fall in, so saving a step costs the same at step 90 as at step 1, where one
+/// value holding the whole log would be written out again, longer, after every event.
 const SAVED_TASK_KEY: &str = "task";
+const EVENTS_PER_PAGE: usize = 8;
+
+fn events_key(page: usize) -> String {
+    format!("task_events_{page}")
+}
+
+/// One page of a saved task's events, with its task: a page left over from an earlier, longer
+/// task is not read as this one's.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedEvents {
+    task_id: String,
+    events: Vec<AgentEvent>,
+}
 /// How long a request waits for a task being restored.
 const RESTORE_WAIT_MS: u32 = 10_000;
 /// The alarm that wakes a stopped worker while a task runs.
 const WAKE_ALARM: &str = "tabwright-task";
 
 /// What a restarted worker needs to continue a task: how it started, and its events so far
-/// (every completed step's record is in them).
+/// (every completed step's record is in them). Saved without its events, which are saved in
+/// pages (`SAVED_TASK_KEY`).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct SavedTask {
     task_id: String,
     task: String,
     start_tab: i32,
     output_schema: Option<serde_json::Value>,
+    /// Empty as saved; a version that kept the whole log here is still read.
+    #[serde(default)]
     events: Vec<AgentEvent>,
+    /// Whether the task still runs: its log does not end with `TaskFinished`.
+    #[serde(default)]
     running: bool,
     /// The earlier tasks of the conversation, for a follow-up.
     #[serde(default)]
@@ -69,6 +90,29 @@ struct SavedTask {
 }
 
 impl SavedTask {
+    /// Saves how the task started; its events are saved by `save_events_page`.
+    async fn save(&self) {
+        let header = SavedTask { events: Vec::new(), ..self.clone() };
+        let _ = chrome::session_set_with(SAVED_TASK_KEY, || serde_json::to_string(&header).map_err(|e| e.to_string()))
+            .await;
+    }
+
+    /// The saved task, with its events gathered from their pages; `None` when none is saved or
+    /// it cannot be read.
+    async fn load() -> Option<SavedTask> {
+        let items = chrome::session_items().await.ok()?;
+        let mut saved = serde_json::from_value::<SavedTask>(chrome::session_item(&items, SAVED_TASK_KEY).ok()?).ok()?;
+        for page in 0.. {
+            let Ok(raw) = chrome::session_item(&items, &events_key(page)) else { break };
+            match serde_json::from_value::<SavedEvents>(raw) {
+                Ok(part) if part.task_id == saved.task_id => saved.events.extend(part.events),
+                _ => break,
+            }
+        }
+        saved.running = !matches!(saved.events.last(), Some(AgentEvent::TaskFinished { .. }));
+        Some(saved)
+    }
+
     fn conversation_id(&self) -> &str {
         if self.conversation_id.is_empty() {
             &self.task_id
@@ -87,6 +131,20 @@ fn without_screenshot(event: &AgentEvent) -> AgentEvent {
         }
         other => other.clone(),
     }
+}
+
+/// Saves the page of `events` that holds event `seq`, as the log is when the write is made
+/// (writes of one page asked for in the same turn come down to one).
+async fn save_events_page(task_id: String, events: Rc<RefCell<Vec<AgentEvent>>>, seq: usize) {
+    let page = seq / EVENTS_PER_PAGE;
+    let _ = chrome::session_set_with(&events_key(page), || {
+        let events = events.borrow();
+        let start = (page * EVENTS_PER_PAGE).min(events.len());
+        let end = (start + EVENTS_PER_PAGE).min(events.len());
+        let part = SavedEvents { task_id, events: events[start..end].iter().map(without_screenshot).collect() };
+        serde_json::to_string(&part).map_err(|e| e.to_string())
+    })
+    .await;
 }
 
 /// Whether a task saved by a stopped worker is being restored.
@@ -368,29 +426,29 @@ fn launch(
     let Claimed { stop, events, running, conversation } = slot;
     // Each event goes out with its task and its position in the task's log, so a panel can
     // tell a repeat from a gap and resynchronise with `get_status`.
+    {
+        // A restored task's log is saved again in full: it may have been read from a version
+        // that kept it in one piece.
+        let (saved, events) = (saved.clone(), events.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            saved.save().await;
+            let kept = events.borrow().len();
+            for page in 0..kept.div_ceil(EVENTS_PER_PAGE) {
+                save_events_page(saved.task_id.clone(), events.clone(), page * EVENTS_PER_PAGE).await;
+            }
+        });
+    }
     let sink = {
         let events = events.clone();
         let task_id = JsValue::from_str(&saved.task_id);
-        let saved = Rc::new(SavedTask { events: Vec::new(), ..saved.clone() });
+        let id = saved.task_id.clone();
         move |event: AgentEvent| {
             let seq = events.borrow().len();
             events.borrow_mut().push(event.clone());
-            {
-                // Every event is saved, so a restarted worker's log never ends before what a
-                // panel already showed. The log is written out when the write is made: once
-                // for the events of one turn, and not on the way of the event itself.
-                let (events, saved) = (events.clone(), saved.clone());
-                wasm_bindgen_futures::spawn_local(async move {
-                    let _ = chrome::session_set_with(SAVED_TASK_KEY, || {
-                        let events = events.borrow();
-                        let running = !matches!(events.last(), Some(AgentEvent::TaskFinished { .. }));
-                        let events = events.iter().map(without_screenshot).collect();
-                        serde_json::to_string(&SavedTask { events, running, ..(*saved).clone() })
-                            .map_err(|e| e.to_string())
-                    })
-                    .await;
-                });
-            }
+            // Every event is saved, so a restarted worker's log never ends before what a panel
+            // already showed: its page is written once the running work waits, with the other
+            // events of this turn, and not on the way of the event itself.
+            wasm_bindgen_futures::spawn_local(save_events_page(id.clone(), events.clone(), seq));
             // A closed panel makes the call throw; the task goes on and the event is kept.
             let _ = broadcast.call3(&JsValue::NULL, &to_js(&event), &JsValue::from(seq as u32), &task_id);
         }
@@ -455,8 +513,7 @@ pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
 }
 
 async fn restore(broadcast: js_sys::Function) -> bool {
-    let Ok(raw) = chrome::session_get(SAVED_TASK_KEY).await else { return false };
-    let Ok(mut saved) = serde_json::from_value::<SavedTask>(raw) else { return false };
+    let Some(mut saved) = SavedTask::load().await else { return false };
     let Some(slot) = claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone(), saved.conversation_id())
     else {
         return false;
@@ -537,10 +594,8 @@ async fn restore(broadcast: js_sys::Function) -> bool {
             let event = AgentEvent::TaskFinished { v: V, end, steps: history.len() as u32, usage, cost_usd };
             slot.events.borrow_mut().push(event.clone());
             slot.running.set(false);
-            saved.events.push(event.clone());
-            saved.running = false;
-            let _ = chrome::session_set(SAVED_TASK_KEY, &serde_json::to_value(&saved).unwrap_or_default()).await;
-            let seq = saved.events.len() - 1;
+            let seq = slot.events.borrow().len() - 1;
+            save_events_page(saved.task_id.clone(), slot.events.clone(), seq).await;
             let _ = broadcast.call3(
                 &JsValue::NULL,
                 &to_js(&event),

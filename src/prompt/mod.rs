@@ -90,11 +90,13 @@ impl HistorySummary {
 /// A rough count of the tokens `text` costs: about four characters of Latin script per token,
 /// one per character of other scripts (CJK, Cyrillic, …), which tokenisers split finer.
 pub fn estimate_tokens(text: &str) -> u32 {
+    // Counted by bytes, which is what the text is: an ASCII byte is a character of its own, and
+    // every other character starts with one byte that is not a continuation byte (10xxxxxx).
     let (mut ascii, mut other) = (0u32, 0u32);
-    for c in text.chars() {
-        if c.is_ascii() {
+    for b in text.bytes() {
+        if b.is_ascii() {
             ascii += 1;
-        } else {
+        } else if b & 0xC0 != 0x80 {
             other += 1;
         }
     }
@@ -305,4 +307,21 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     }
     out.push_str("\n</step_info>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::estimate_tokens;
+
+    #[test]
+    fn tokens_are_a_quarter_of_latin_characters_and_one_per_other_character() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        // Two, three and four bytes per character: each counts once, whatever its length.
+        assert_eq!(estimate_tokens("é"), 1);
+        assert_eq!(estimate_tokens("搜索按钮"), 4);
+        assert_eq!(estimate_tokens("🙂🙂"), 2);
+        assert_eq!(estimate_tokens("Click 登录 now"), 3 + 2);
+    }
 }

@@ -62,4 +62,15 @@ test('the worker stopped mid-task: the task goes on from its last completed step
   // The restored worker's prompt still carries the steps done before the stop.
   const afterRestart = llm.requests.slice(3).map((r) => r.body.messages[1].content);
   assert.match(afterRestart[0], /Step 1: goal: Type attempt 1[\s\S]*Step 2: goal: Type attempt 2/);
+
+  // What a next restart would read: the task's start, and its whole log in pages of eight events,
+  // the ones written before the stop and after it.
+  const saved = await panel.evaluate(() => chrome.storage.session.get(null));
+  const header = JSON.parse(saved.task);
+  assert.equal(header.task_id, status.task_id);
+  const pages = [];
+  for (let n = 0; saved[`task_events_${n}`] !== undefined; n++) pages.push(JSON.parse(saved[`task_events_${n}`]));
+  assert.ok(pages.length >= 2, `${pages.length} page(s) for ${status.events.length} events`);
+  assert.ok(pages.every((p) => p.task_id === status.task_id && p.events.length <= 8));
+  assert.deepEqual(pages.flatMap((p) => p.events).map((e) => e.type), status.events.map((e) => e.type));
 });
