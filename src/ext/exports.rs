@@ -424,11 +424,9 @@ fn launch(
     broadcast: js_sys::Function,
 ) {
     let Claimed { stop, events, running, conversation } = slot;
-    // Each event goes out with its task and its position in the task's log, so a panel can
-    // tell a repeat from a gap and resynchronise with `get_status`.
     {
-        // A restored task's log is saved again in full: it may have been read from a version
-        // that kept it in one piece.
+        // How the task started; and a restored task's log again in full, for it may have been
+        // read from a version that kept it in one piece.
         let (saved, events) = (saved.clone(), events.clone());
         wasm_bindgen_futures::spawn_local(async move {
             saved.save().await;
@@ -438,6 +436,8 @@ fn launch(
             }
         });
     }
+    // Each event goes out with its task and its position in the task's log, so a panel can
+    // tell a repeat from a gap and resynchronise with `get_status`.
     let sink = {
         let events = events.clone();
         let task_id = JsValue::from_str(&saved.task_id);
