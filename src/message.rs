@@ -112,13 +112,13 @@ pub(crate) mod tests {
         use crate::llm::LlmError;
         use crate::protocol::{ProtocolError, Refusal};
         use crate::safety::SafetyError;
-        use crate::settings::SettingsError;
+        use crate::settings::{LlmPart, SettingsError};
         let mut out = Vec::new();
         let settings = [
             SettingsError::UnknownProvider("gpt".into()),
             SettingsError::BadExpansion(-5),
-            SettingsError::NoLlm { missing: "the LLM base URL" },
-            SettingsError::NoLlm { missing: "the LLM model" },
+            SettingsError::NoLlm { missing: LlmPart::BaseUrl },
+            SettingsError::NoLlm { missing: LlmPart::Model },
             SettingsError::BadBaseUrl("ftp://example.com".into()),
             SettingsError::OutOfRange { name: "LLM timeout", value: 5, min: 10, max: 600 },
             SettingsError::Unreadable("at llm.model: invalid type".into()),

@@ -323,6 +323,22 @@ impl Default for Limits {
     }
 }
 
+/// A part of the LLM settings no task can do without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmPart {
+    BaseUrl,
+    Model,
+}
+
+impl std::fmt::Display for LlmPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LlmPart::BaseUrl => "the LLM base URL",
+            LlmPart::Model => "the LLM model",
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
     #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's options (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
@@ -330,7 +346,7 @@ pub enum SettingsError {
     #[error("The viewport expansion must be -1 (the whole page) or between 0 and 100000 pixels; it is {0}. Fix it in Tabwright's options.")]
     BadExpansion(i32),
     #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
-    NoLlm { missing: &'static str },
+    NoLlm { missing: LlmPart },
     #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
     BadBaseUrl(String),
     #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's options.")]
@@ -370,8 +386,8 @@ impl crate::message::Localize for SettingsError {
                 L::new("settings_unknown_provider", [name, &SUPPORTED_PROVIDERS.join(", ")])
             }
             SettingsError::BadExpansion(px) => L::new("settings_bad_expansion", [px]),
-            SettingsError::NoLlm { missing: "the LLM model" } => L::plain("settings_no_model"),
-            SettingsError::NoLlm { .. } => L::plain("settings_no_base_url"),
+            SettingsError::NoLlm { missing: LlmPart::Model } => L::plain("settings_no_model"),
+            SettingsError::NoLlm { missing: LlmPart::BaseUrl } => L::plain("settings_no_base_url"),
             SettingsError::BadBaseUrl(url) => L::new("settings_bad_base_url", [url]),
             SettingsError::OutOfRange { name, value, min, max } => {
                 L::new("settings_out_of_range", [name.to_string(), value.to_string(), min.to_string(), max.to_string()])
@@ -414,10 +430,10 @@ impl StoredSettings {
         let base_url = self.llm.base_url.trim().trim_end_matches('/').to_string();
         let model = self.llm.model.trim().to_string();
         if base_url.is_empty() {
-            return Err(SettingsError::NoLlm { missing: "the LLM base URL" });
+            return Err(SettingsError::NoLlm { missing: LlmPart::BaseUrl });
         }
         if model.is_empty() {
-            return Err(SettingsError::NoLlm { missing: "the LLM model" });
+            return Err(SettingsError::NoLlm { missing: LlmPart::Model });
         }
         if self.keys_in_session && self.llm.api_key.trim().is_empty() {
             return Err(SettingsError::SessionKeyGone);
@@ -574,7 +590,7 @@ mod tests {
     #[test]
     fn empty_store_says_what_to_set_and_where() {
         let err = StoredSettings::from_json(serde_json::Value::Null).unwrap().validate().unwrap_err();
-        assert_eq!(err, SettingsError::NoLlm { missing: "the LLM base URL" });
+        assert_eq!(err, SettingsError::NoLlm { missing: LlmPart::BaseUrl });
         assert!(err.to_string().contains("options"));
     }
 

@@ -9,8 +9,6 @@ import { endText } from '../history-store.js';
 import { markdownFragment } from './markdown-view.js';
 import { el } from '../dom.js';
 
-export { el };
-
 /** "4 steps · 12,345 tokens · $0.0123": what a task used. */
 export function usageLine(steps, usage, cost) {
   const tokens = (usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0);

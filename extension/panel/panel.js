@@ -8,7 +8,8 @@
 // string comes from _locales (i18n.js).
 import { exportTask, exportFileName, getSession } from '../history-store.js';
 import { t, localize, coreText } from '../i18n.js';
-import { ChatView, el } from './chat-view.js';
+import { ChatView } from './chat-view.js';
+import { el } from '../dom.js';
 import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
 import { download } from '../download.js';
 import { askCore as ask } from '../core-client.js';

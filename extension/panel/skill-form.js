@@ -3,7 +3,7 @@
 // and saves the skill (`save_skill`), and from then on offers it to the model on the site the
 // conversation began on (src/agent/skill.rs). Page text is only inserted with textContent.
 import { t, coreText } from '../i18n.js';
-import { el } from './chat-view.js';
+import { el } from '../dom.js';
 import { askCore } from '../core-client.js';
 
 export class SkillForm {

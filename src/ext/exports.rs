@@ -75,9 +75,6 @@ struct SavedTask {
     /// Empty as saved; a version that kept the whole log here is still read.
     #[serde(default)]
     events: Vec<AgentEvent>,
-    /// Whether the task still runs: its log does not end with `TaskFinished`.
-    #[serde(default)]
-    running: bool,
     /// The earlier tasks of the conversation, for a follow-up.
     #[serde(default)]
     earlier: Vec<PreviousTask>,
@@ -109,7 +106,6 @@ impl SavedTask {
                 _ => break,
             }
         }
-        saved.running = !matches!(saved.events.last(), Some(AgentEvent::TaskFinished { .. }));
         Some(saved)
     }
 
@@ -361,7 +357,6 @@ async fn start_task(
         start_tab: tab_id,
         output_schema,
         events: Vec::new(),
-        running: true,
         earlier,
         conversation_id,
         script,
@@ -513,7 +508,7 @@ pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
 }
 
 async fn restore(broadcast: js_sys::Function) -> bool {
-    let Some(mut saved) = SavedTask::load().await else { return false };
+    let Some(saved) = SavedTask::load().await else { return false };
     let Some(slot) = claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone(), saved.conversation_id())
     else {
         return false;
@@ -532,19 +527,18 @@ async fn restore(broadcast: js_sys::Function) -> bool {
         usage.input_tokens += record.usage.input_tokens;
         usage.output_tokens += record.usage.output_tokens;
     }
-    if !saved.running {
-        // A finished task: kept for panels that open later, and for a follow-up.
-        if let Some(AgentEvent::TaskFinished { end, cost_usd, .. }) = saved.events.last() {
-            let finished = crate::agent::TaskHistory {
-                task: saved.task.clone(),
-                model: String::new(),
-                steps: history,
-                end: end.clone(),
-                usage,
-                cost_usd: *cost_usd,
-            };
-            slot.conversation.borrow_mut().push(finished.as_previous());
-        }
+    // A finished task (its log ends with its end): kept for panels that open later, and for a
+    // follow-up.
+    if let Some(AgentEvent::TaskFinished { end, cost_usd, .. }) = saved.events.last() {
+        let finished = crate::agent::TaskHistory {
+            task: saved.task.clone(),
+            model: String::new(),
+            steps: history,
+            end: end.clone(),
+            usage,
+            cost_usd: *cost_usd,
+        };
+        slot.conversation.borrow_mut().push(finished.as_previous());
         slot.running.set(false);
         return false;
     }
@@ -583,7 +577,6 @@ async fn restore(broadcast: js_sys::Function) -> bool {
             let skills = skills_for(&saved).await;
             let browser = ChromeBrowser::new(current, settings.page).with_tabs(tabs);
             let why = "Chrome stopped Tabwright's service worker while the task ran".to_string();
-            saved.running = true;
             launch(saved, slot, settings, skills, browser, Some((history, usage, why)), broadcast);
             true
         }
