@@ -154,6 +154,13 @@ fn refused(reason: impl Into<Refusal>) -> PanelReply {
 
 /// Handles one request from the side panel (or the headless runner, through the panel page).
 /// `broadcast` receives every event of a task this request starts.
+///
+/// Reading the request, answering it and writing the reply are separate functions, and the
+/// requests that wait on Chrome or the network are answered by a boxed future of their own
+/// (`answer_later`): Chrome compiles the wasm lazily, a function when it is first called, and a
+/// cold start's first request (often `get_status`) then compiles this dispatch and the small
+/// answer, not every request's code folded into one state machine (that one function took
+/// 4 ms to compile on each cold start; scripts/build keeps wasm-opt from folding them again).
 #[wasm_bindgen]
 pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function) -> JsValue {
     // A worker that just started may be restoring the task its predecessor ran: answer once
@@ -162,48 +169,73 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
     if let Some(restored) = RESTORING.with_borrow(|r| r.as_ref().map(|(promise, _)| promise.clone())) {
         let _ = super::timeout::within(RESTORE_WAIT_MS, JsFuture::from(restored)).await;
     }
-    let request = chrome::from_js::<serde_json::Value>(message)
-        .map_err(ProtocolError::Unreadable)
-        .and_then(PanelRequest::from_json);
-    let reply = match request {
+    let reply = match read_request(message) {
         Err(e) => refused(e),
-        Ok(PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, .. }) => {
-            let earlier = if follow_up {
-                CURRENT.with_borrow(|slot| {
-                    slot.as_ref().map(|s| (s.conversation.borrow().clone(), s.conversation_id.clone()))
-                })
-            } else {
-                None
-            };
+        Ok(request) => match answer_now(request) {
+            Ok(reply) => reply,
+            Err(later) => answer_later(later, broadcast).await,
+        },
+    };
+    write_reply(&reply)
+}
+
+/// The request, checked (see `write_reply` for why it stands alone).
+#[inline(never)]
+fn read_request(message: JsValue) -> Result<PanelRequest, ProtocolError> {
+    chrome::from_js::<serde_json::Value>(message).map_err(ProtocolError::Unreadable).and_then(PanelRequest::from_json)
+}
+
+/// The reply as the panel reads it; its own function, so the serializer is compiled on its
+/// own rather than as part of the dispatch (see `handle_panel_message`).
+#[inline(never)]
+fn write_reply(reply: &PanelReply) -> JsValue {
+    to_js(reply)
+}
+
+/// A request that waits on Chrome or the model, taken out of its `PanelRequest`.
+enum Later {
+    Start { task: String, start: Start, output_schema: Option<serde_json::Value>, follow_up: bool },
+    Replay { title: String, start_url: String, steps: Vec<crate::agent::replay::ReplayStep> },
+    TestConnection(serde_json::Value),
+    SaveSkill(crate::agent::skill::SkillDraft),
+}
+
+/// The answer to a request the core can give at once, or what to do later (`answer_later`).
+#[inline(never)]
+fn answer_now(request: PanelRequest) -> Result<PanelReply, Later> {
+    Ok(match request {
+        PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, .. } => {
             let start = match (start_url, new_tab) {
                 (Some(url), _) => Start::NewTabAt(url),
                 (None, true) => Start::NewTab { beside: tab_id },
                 (None, false) => Start::Tab(tab_id),
             };
-            start_task(task, start, output_schema, earlier, None, broadcast).await
+            return Err(Later::Start { task, start, output_schema, follow_up });
         }
-        Ok(PanelRequest::ReplayTask { title, start_url, steps, .. }) => {
+        PanelRequest::ReplayTask { title, start_url, steps, .. } => {
             if steps.is_empty() {
                 refused(Refusal::EmptyReplay)
             } else {
-                start_task(title, Start::NewTabAt(start_url), None, None, Some(steps), broadcast).await
+                return Err(Later::Replay { title, start_url, steps });
             }
         }
-        Ok(PanelRequest::PauseTask { .. }) => CURRENT.with_borrow(|slot| match slot {
+        PanelRequest::TestConnection { settings, .. } => return Err(Later::TestConnection(settings)),
+        PanelRequest::SaveSkill { draft, .. } => return Err(Later::SaveSkill(draft)),
+        PanelRequest::PauseTask { .. } => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
                 slot.stop.pause();
                 PanelReply::Accepted { v: V }
             }
             _ => refused(Refusal::NoTaskRunning),
         }),
-        Ok(PanelRequest::ResumeTask { .. }) => CURRENT.with_borrow(|slot| match slot {
+        PanelRequest::ResumeTask { .. } => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() && slot.stop.is_paused() => {
                 slot.stop.resume();
                 PanelReply::Accepted { v: V }
             }
             _ => refused(Refusal::NoTaskPaused),
         }),
-        Ok(PanelRequest::AnswerQuestion { answer, .. }) => {
+        PanelRequest::AnswerQuestion { answer, .. } => {
             if answer.trim().is_empty() {
                 refused(Refusal::EmptyAnswer)
             } else if super::browser::deliver_answer(answer) {
@@ -212,26 +244,24 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
                 refused(Refusal::NoQuestion)
             }
         }
-        Ok(PanelRequest::StopTask { .. }) => CURRENT.with_borrow(|slot| match slot {
+        PanelRequest::StopTask { .. } => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
                 slot.stop.stop();
                 PanelReply::Accepted { v: V }
             }
             _ => refused(Refusal::NoTaskRunning),
         }),
-        Ok(PanelRequest::TestConnection { settings, .. }) => test_connection(settings).await,
-        Ok(PanelRequest::CheckSettings { settings, .. }) => {
+        PanelRequest::CheckSettings { settings, .. } => {
             match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
                 Ok(_) => PanelReply::Accepted { v: V },
                 Err(e) => refused(e),
             }
         }
-        Ok(PanelRequest::DraftSkill { start_url, steps, .. }) => match crate::agent::skill::draft(&start_url, steps) {
+        PanelRequest::DraftSkill { start_url, steps, .. } => match crate::agent::skill::draft(&start_url, steps) {
             Ok((domain, params)) => PanelReply::SkillDraft { v: V, domain, params },
             Err(e) => refused(e),
         },
-        Ok(PanelRequest::SaveSkill { draft, .. }) => save_skill(draft).await,
-        Ok(PanelRequest::GetStatus { task_id, since, .. }) => CURRENT.with_borrow(|slot| match slot {
+        PanelRequest::GetStatus { task_id, since, .. } => CURRENT.with_borrow(|slot| match slot {
             Some(slot) => {
                 // Only what the caller lacks: a follower polling a long task must not get the
                 // whole log (every step's record) again each time.
@@ -251,8 +281,35 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
             }
             None => PanelReply::Status { v: V, task_id: None, running: false, from: 0, events: Vec::new() },
         }),
-    };
-    to_js(&reply)
+    })
+}
+
+/// The answer to a request that waits on Chrome or the model: starting a task, checking a
+/// connection, saving a skill. Boxed, so its state machine stays out of the dispatch's.
+#[inline(never)]
+fn answer_later(
+    later: Later,
+    broadcast: js_sys::Function,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = PanelReply>>> {
+    Box::pin(async move {
+        match later {
+            Later::Start { task, start, output_schema, follow_up } => {
+                let earlier = if follow_up {
+                    CURRENT.with_borrow(|slot| {
+                        slot.as_ref().map(|s| (s.conversation.borrow().clone(), s.conversation_id.clone()))
+                    })
+                } else {
+                    None
+                };
+                start_task(task, start, output_schema, earlier, None, broadcast).await
+            }
+            Later::Replay { title, start_url, steps } => {
+                start_task(title, Start::NewTabAt(start_url), None, None, Some(steps), broadcast).await
+            }
+            Later::TestConnection(settings) => test_connection(settings).await,
+            Later::SaveSkill(draft) => save_skill(draft).await,
+        }
+    })
 }
 
 /// Makes a skill of the draft and saves it with the others.
