@@ -9,11 +9,13 @@
 // - message handlers return true to answer asynchronously.
 import init, { handle_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
+import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
 import { t } from './i18n.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
 globalThis.tabwrightNetwork = network;
+globalThis.tabwrightContent = contentChannel;
 const debuggerDetached = new Map(); // tabId → why Chrome detached the debugger
 globalThis.tabwrightDebugger = {
   /** Why the debugger was detached from the tab since the last ask (e.g. canceled_by_user), or null. */

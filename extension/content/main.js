@@ -10,12 +10,15 @@
 // Every request also tells page-dialogs.js (in the page's world) that a task is working here,
 // so alert/confirm/prompt answer at once instead of stopping the page; the snapshot reports
 // the dialogs answered since the last one.
-// Replies are {ok: true, …} or {ok: false, code, message}. Messages from anything but this
-// extension are ignored, so a page cannot drive Tabwright by posting messages.
+// Requests come over a port the worker keeps open to this frame (extension/content-channel.js),
+// each as {id, message} and answered as {id, reply}; task_over comes to every frame of a tab as
+// a one-off message. Replies are {ok: true, …} or {ok: false, code, message}. Ports and
+// messages from anything but this extension's worker are refused, so a page cannot drive
+// Tabwright by posting messages.
 //
 // The worker injects these scripts only when no listener answered, e.g. after the extension was
-// reloaded and the old listener died with it; so this file replaces any earlier listener instead
-// of skipping registration.
+// reloaded and the old listeners died with it; so this file replaces any earlier listeners
+// instead of skipping registration.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -102,25 +105,56 @@
     }
   }
 
-  if (tw.listener) {
-    try { chrome.runtime.onMessage.removeListener(tw.listener); } catch { /* from a dead extension instance */ }
-  }
-  tw.listener = (message, sender, sendResponse) => {
-    if (sender.id !== chrome.runtime.id || sender.tab) return false;
+  /** Answers `message` through `send`; true when the answer comes later. */
+  function respond(message, send) {
     const failed = (error) => ({ ok: false, code: 'exception', message: String(error?.message ?? error) });
     let reply;
     try {
       reply = handle(message);
     } catch (error) {
-      sendResponse(failed(error));
+      send(failed(error));
       return false;
     }
     if (reply instanceof Promise) {
-      reply.then(sendResponse, (error) => sendResponse(failed(error)));
-      return true; // answered asynchronously
+      reply.then(send, (error) => send(failed(error)));
+      return true;
     }
-    sendResponse(reply);
+    send(reply);
     return false;
+  }
+
+  // The worker's requests come over a port it keeps open to this frame (content-channel.js);
+  // the task's end comes to every frame as a one-off message.
+  const PORT_NAME = 'tabwright-content';
+  const fromWorker = (sender) => sender?.id === chrome.runtime.id && !sender.tab;
+
+  if (tw.listener) {
+    try { chrome.runtime.onMessage.removeListener(tw.listener); } catch { /* from a dead extension instance */ }
+  }
+  tw.listener = (message, sender, sendResponse) => {
+    if (!fromWorker(sender)) return false;
+    return respond(message, sendResponse); // true: answered asynchronously
   };
   chrome.runtime.onMessage.addListener(tw.listener);
+
+  if (tw.portListener) {
+    try { chrome.runtime.onConnect.removeListener(tw.portListener); } catch { /* from a dead extension instance */ }
+  }
+  tw.portListener = (port) => {
+    if (port.name !== PORT_NAME) return;
+    if (!fromWorker(port.sender)) {
+      port.disconnect();
+      return;
+    }
+    port.onMessage.addListener((envelope) => {
+      respond(envelope?.message, (reply) => {
+        try {
+          port.postMessage({ id: envelope.id, reply });
+        } catch {
+          // the worker closed the port (its task ended, or it was stopped)
+        }
+      });
+    });
+  };
+  chrome.runtime.onConnect.addListener(tw.portListener);
 })();

@@ -1056,5 +1056,6 @@ impl Browser for ChromeBrowser {
         }
         self.debugger.release_all().await;
         chrome::unwatch_network();
+        chrome::close_content_ports();
     }
 }

@@ -73,6 +73,11 @@ extern "C" {
     fn network_idle_ms(tab_id: i32) -> Result<f64, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = lastRequestAt, catch)]
     fn network_last_request_at(tab_id: i32) -> Result<f64, JsValue>;
+    // Requests to a frame's content script over the port kept open to it (content-channel.js).
+    #[wasm_bindgen(js_namespace = tabwrightContent, js_name = ask, catch)]
+    fn content_ask(tab_id: i32, frame_id: f64, message: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightContent, js_name = closeAll, catch)]
+    fn content_close_all() -> Result<(), JsValue>;
 }
 
 /// A tab as far as Tabwright cares.
@@ -254,10 +259,15 @@ pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<(), String> {
     settle(scripting_execute_script(&to_js(&injection))).await.map(|_| ())
 }
 
-/// Sends a message to the content script of one frame of a tab and returns its reply.
+/// Sends a message to the content script of one frame of a tab and returns its reply (over
+/// the port kept open to the frame: see extension/content-channel.js).
 pub async fn send_to_frame<T: Serialize>(tab_id: i32, frame_id: i64, message: &T) -> Result<JsValue, String> {
-    let options = to_js(&serde_json::json!({"frameId": frame_id}));
-    settle(tabs_send_message(tab_id, &to_js(message), &options)).await
+    settle(content_ask(tab_id, frame_id as f64, &to_js(message))).await
+}
+
+/// Closes the ports to the content scripts (the task is over).
+pub fn close_content_ports() {
+    let _ = content_close_all();
 }
 
 /// Sends `message` to every frame of the tab.
