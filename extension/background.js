@@ -1,11 +1,13 @@
 // Tabwright's service worker. It owns Chrome's events and forwards them to the Rust core; it
-// decides nothing itself. scripts/build bundles it with its imports into pkg/worker.js, the file
-// the manifest names: one file to fetch before the worker can start.
+// decides nothing itself. scripts/build bundles it with its imports into pkg/worker.js, a
+// classic script that boot.js (the file the manifest names) loads once it has started fetching
+// the wasm.
 //
 // Rules of the platform this file follows:
 // - the wasm glue is imported statically (dynamic import() throws in a service worker), and
-//   `init` starts at top level without top-level await (which would fail registration);
-// - every listener is registered synchronously at top level, and each handler awaits `ready`;
+//   `init` starts at top level without awaiting it;
+// - every listener is registered synchronously at top level (importScripts runs this file
+//   during the worker's first evaluation), and each handler awaits `ready`;
 // - message handlers return true to answer asynchronously.
 import init, { handle_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
@@ -30,7 +32,8 @@ globalThis.tabwrightDebugger = {
 // core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
 const startup = { evaluated: performance.now(), ready: null };
 globalThis.tabwrightStartup = startup;
-const ready = init({ module_or_path: chrome.runtime.getURL('pkg/tabwright_bg.wasm') });
+// boot.js started fetching the wasm before this file was read.
+const ready = init({ module_or_path: globalThis.tabwrightCoreResponse ?? chrome.runtime.getURL('pkg/tabwright_bg.wasm') });
 ready.then(() => { startup.ready = performance.now(); }, () => {});
 // Session storage as this worker found it, read while the core loads. With no task saved there
 // (nothing was running when the last worker stopped) there is nothing to restore, and the first

@@ -233,12 +233,13 @@ function unpackedId(dir) {
   return [...hex].map((c) => String.fromCharCode(97 + parseInt(c, 16))).join('');
 }
 
-/** A stand-in extension whose module worker does nothing but answer every message: Chrome's
- * own cost of starting an MV3 worker and routing one message, on this machine. */
+/** A stand-in extension whose worker (a classic script, as Tabwright's) does nothing but
+ * answer every message: Chrome's own cost of starting an MV3 worker and routing one message,
+ * on this machine. */
 function writeEmptyExtension(dir) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({
-    manifest_version: 3, name: 'Empty worker', version: '1', background: { service_worker: 'worker.js', type: 'module' },
+    manifest_version: 3, name: 'Empty worker', version: '1', background: { service_worker: 'worker.js' },
   }));
   writeFileSync(path.join(dir, 'worker.js'), "chrome.runtime.onMessage.addListener((message, sender, reply) => { reply({ type: 'status' }); });\n");
   writeFileSync(path.join(dir, 'page.html'), '<!doctype html><title>Empty worker</title>\n');
