@@ -17,10 +17,13 @@
 // connection. Receiving end does not exist.", which the core answers by injecting the scripts.
 const PORT_NAME = 'tabwright-content';
 const CLOSED = 'The message port closed before a response was received.';
+const ENDED = 'The task ended before the page answered.';
 // Requests that only read the page or draw over it: asking again changes nothing.
 const REPEATABLE = new Set(['snapshot', 'highlight', 'clear_highlights', 'point', 'elements_added', 'dropdown_options', 'search_page', 'markdown']);
 
 const channels = new Map(); // `${tabId}:${frameId}` → {port, pending: Map(id → {resolve, reject}), next}
+// Counts the ends of tasks: a request from before the last one is not sent again.
+let ended = 0;
 
 function open(tabId, frameId) {
   const key = `${tabId}:${frameId}`;
@@ -65,22 +68,25 @@ function send(tabId, frameId, message, fresh = false) {
 export const contentChannel = {
   /** The reply of the content script in frame `frameId` of tab `tabId` to `message`. */
   async ask(tabId, frameId, message) {
+    const during = ended;
     try {
       return await send(tabId, frameId, message);
     } catch (error) {
-      if (error.message !== CLOSED || !REPEATABLE.has(message?.type)) throw error;
+      if (error.message !== CLOSED || !REPEATABLE.has(message?.type) || during !== ended) throw error;
       return send(tabId, frameId, message);
     }
   },
-  /** Closes every port (the task is over): the pages' scripts let go of them too. */
+  /** Closes every port (the task is over): the pages' scripts let go of them too. What still
+   * waits fails and is not sent again (a late highlight would draw boxes after the task). */
   closeAll() {
+    ended += 1;
     for (const channel of channels.values()) {
       try {
         channel.port.disconnect();
       } catch {
         // already closed
       }
-      for (const waiting of channel.pending.values()) waiting.reject(new Error(CLOSED));
+      for (const waiting of channel.pending.values()) waiting.reject(new Error(ENDED));
     }
     channels.clear();
   },

@@ -123,11 +123,19 @@ test('a port Chrome closed before the worker heard of it is replaced at once, ev
   assert.deepEqual(await clicked, { ok: true, result: { effect: true } });
 });
 
-test('closing every port at the end of a task ends what still waits, and the next task opens new ones', async () => {
-  const waiting = contentChannel.ask(8, 0, { type: 'click', index: 1 });
+test('closing every port at the end of a task ends what still waits, sends none of it again, and the next task opens new ones', async () => {
+  const clicked = contentChannel.ask(8, 0, { type: 'click', index: 1 });
+  // Boxes drawn for the last look, still waiting for the page to paint them.
+  const highlighted = contentChannel.ask(8, 0, { type: 'highlight', labels: [[1, 1]] });
   contentChannel.closeAll();
   assert.equal(opened[0].closed, true, 'the port was disconnected');
-  await assert.rejects(waiting, { message: 'The message port closed before a response was received.' });
+  await assert.rejects(clicked, { message: 'The task ended before the page answered.' });
+  await assert.rejects(highlighted, { message: 'The task ended before the page answered.' });
+  // The page then closes its end too: nothing is sent again, or the page would think a task
+  // still works there (its dialogs answered) and draw boxes after the task.
+  opened[0].close();
+  await tick();
+  assert.equal(opened.length, 1, 'no port was opened after the task ended');
   const later = contentChannel.ask(8, 0, { type: 'snapshot' });
   assert.equal(opened.length, 2);
   opened[1].answer(opened[1].sent[0].id, { ok: true });
