@@ -179,14 +179,14 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
     write_reply(&reply)
 }
 
-/// The request, checked (see `write_reply` for why it stands alone).
+/// The request, checked. Its own function, compiled on its own (see `handle_panel_message`).
 #[inline(never)]
 fn read_request(message: JsValue) -> Result<PanelRequest, ProtocolError> {
     chrome::from_js::<serde_json::Value>(message).map_err(ProtocolError::Unreadable).and_then(PanelRequest::from_json)
 }
 
-/// The reply as the panel reads it; its own function, so the serializer is compiled on its
-/// own rather than as part of the dispatch (see `handle_panel_message`).
+/// The reply as the panel reads it. Its own function, compiled on its own (see
+/// `handle_panel_message`).
 #[inline(never)]
 fn write_reply(reply: &PanelReply) -> JsValue {
     to_js(reply)
