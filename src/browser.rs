@@ -313,6 +313,11 @@ pub trait Browser {
     async fn new_elements_appeared(&mut self) -> bool {
         false
     }
+    /// Says that the action about to run is the step's last: unless it fails or ends the task,
+    /// the next thing asked is `observe`. A browser may then start reading the page as soon as
+    /// the action is done (see extension/content/indexer.js, "Reading ahead"). Nothing else may
+    /// come between: a later action of the same step would find the page already read.
+    fn look_follows(&mut self) {}
     /// Shows `question` to the user and waits for their answer.
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
         Err(BrowserError::Unsupported("ask the user"))

@@ -391,9 +391,13 @@ pub enum ContentRequest {
     TaskOver {
         v: u32,
     },
+    /// With `read_after`, the frame reads itself as soon as a click that changed the page in
+    /// place is done, for the snapshot request that comes next (the top frame only).
     Click {
         v: u32,
         index: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        read_after: Option<ReadAfter>,
     },
     Input {
         v: u32,
@@ -453,6 +457,13 @@ pub enum ContentRequest {
     Markdown {
         v: u32,
     },
+}
+
+/// How a frame reads itself after a click, for the snapshot request that follows: as that
+/// request will ask.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReadAfter {
+    pub viewport_expansion: i32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

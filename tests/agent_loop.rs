@@ -90,6 +90,10 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     assert_eq!((target.tag.as_str(), target.text.as_str()), ("button", "Submit"));
     assert_eq!(target.attributes.get("type").map(String::as_str), Some("submit"));
     assert_eq!(step2.actions[0].target.as_ref().and_then(|t| t.attributes.get("placeholder")).unwrap(), "Username");
+    // Only each step's last action is told that a look at the page follows it: the inputs
+    // before the submit are not (a page read ahead of them would miss what they change).
+    let sign_in = run.history.steps[0].actions[0].params["index"].as_u64().unwrap();
+    assert_eq!(site.state.borrow().ran_before_look, [format!("click {sign_in}"), "click 58".to_string()]);
     let done = &run.history.steps[2].actions[0];
     assert_eq!((done.name.as_str(), done.target.is_none()), ("done", true), "no element, no target");
     // Every request carries exactly the registered actions that fit the page.

@@ -37,6 +37,7 @@
     next: 1,
     previous: null, // indices in the last snapshot, null before the first
     shadowRoots: [], // WeakRefs to the shadow roots seen, for listener collection
+    scrollers: [], // WeakRefs to the containers the last snapshot listed as scrolling
   });
 
   function indexFor(el) {
@@ -235,7 +236,10 @@
     const attrs = tw.attributesOf(el);
     if (Object.keys(attrs).length) entry.attrs = attrs;
     if (registry.previous && !registry.previous.has(index)) entry.new = true;
-    if (scroll) entry.scroll = scroll;
+    if (scroll) {
+      entry.scroll = scroll;
+      ctx.scrollers.push(el);
+    }
     ctx.nodes.push(entry);
     ctx.indexed.push([index, el]);
     ctx.openText = null;
@@ -343,6 +347,7 @@
       modal,
       nodes: [],
       indexed: [],
+      scrollers: [], // the containers listed because they scroll
       frames: [], // [placeholder node, iframe element]
       listeners: elementsWithListeners(),
       shadowRoots: [],
@@ -398,6 +403,7 @@
       tw.releaseViewport();
     }
     registry.previous = new Set(ctx.indexed.map(([index]) => index));
+    registry.scrollers = ctx.scrollers.map((el) => new WeakRef(el));
     if (registry.byIndex.size > 10_000 + 2 * ctx.indexed.length) {
       for (const [index, ref] of registry.byIndex) if (!ref.deref()) registry.byIndex.delete(index);
     }
@@ -419,4 +425,79 @@
       nodes: ctx.nodes,
     };
   };
+
+  // --- Reading ahead -----------------------------------------------------------------------
+  // After a click that changed the page in place, when the worker said a look at the page
+  // comes next, the frame is read at once instead of when the request for it arrives: the
+  // worker meanwhile checks that the click opened no tab and started no navigation, and the
+  // request then finds the snapshot taken. It is used only if nothing could have changed
+  // since: no change to the document (or a shadow tree the walk went into), the same scroll
+  // positions (of the page and of the containers listed as scrolling) and window size, and
+  // not older than AHEAD_MAX_MS. Otherwise it is dropped and the frame read again, as if it
+  // had never been read ahead (the elements marked new are those new since the last snapshot
+  // that was sent).
+  const AHEAD_MAX_MS = 100;
+  let ahead = null; // {viewportExpansion, snapshot (promise), previous, taken, dirty, where, stop}
+
+  /** Where everything a scroll or a resize moves stands: compared, not listened for, as
+   * scroll and resize events come only with the next frame. */
+  function placement() {
+    const where = [innerWidth, innerHeight, scrollX, scrollY];
+    for (const ref of registry.scrollers ?? []) {
+      const el = ref.deref();
+      where.push(el ? el.scrollTop : -1, el ? el.scrollLeft : -1);
+    }
+    return where.join(',');
+  }
+
+  /** Forgets a snapshot read ahead, and what taking it changed. */
+  function dropAhead() {
+    if (!ahead) return;
+    ahead.stop();
+    registry.previous = ahead.previous;
+    ahead = null;
+  }
+
+  /** Reads the frame now for a snapshot request expected soon (see above). */
+  tw.readAhead = function readAhead({ viewportExpansion }) {
+    dropAhead();
+    const previous = registry.previous;
+    // The walk runs to its end before this call returns: what the page changes from here on
+    // is a change after the snapshot.
+    const snapshot = tw.snapshot({ viewportExpansion });
+    const entry = { viewportExpansion, snapshot, previous, taken: performance.now(), dirty: false, where: placement() };
+    const observer = new MutationObserver(() => { entry.dirty = true; });
+    const options = { subtree: true, childList: true, attributes: true, characterData: true };
+    observer.observe(document, options);
+    for (const ref of registry.shadowRoots) {
+      const root = ref.deref();
+      if (root) observer.observe(root, options);
+    }
+    entry.stop = () => {
+      if (observer.takeRecords().length) entry.dirty = true;
+      observer.disconnect();
+    };
+    snapshot.catch(() => { entry.dirty = true; });
+    ahead = entry;
+  };
+
+  /** The snapshot read ahead, when it fits this request and nothing changed since; else null
+   * (and it is forgotten either way). */
+  tw.takeAhead = function takeAhead({ viewportExpansion, screen }) {
+    if (!ahead) return null;
+    const entry = ahead;
+    entry.stop();
+    const fits = !entry.dirty && screen == null && entry.viewportExpansion === viewportExpansion
+      && performance.now() - entry.taken <= AHEAD_MAX_MS && placement() === entry.where;
+    if (!fits) {
+      dropAhead();
+      return null;
+    }
+    ahead = null;
+    tw.aheadUsed = (tw.aheadUsed ?? 0) + 1;
+    return entry.snapshot;
+  };
+
+  /** Any other request than the snapshot voids a snapshot read ahead. */
+  tw.dropAhead = dropAhead;
 })();

@@ -3,7 +3,9 @@
 //   snapshot          — the frame's elements and text (indexer.js) as JSON text, with the
 //                       history state
 //   highlight, clear_highlights — numbered boxes over elements (highlight.js)
-//   click, point, input, dropdown_options, select_option — element actions (executor.js)
+//   click, point, input, dropdown_options, select_option — element actions (executor.js); a
+//                       click with `read_after` reads the frame ahead of the next snapshot
+//                       request (indexer.js)
 //   scroll, find_text, search_page — page tools (page-tools.js)
 //   markdown          — the page as markdown (markdown.js, injected only when needed)
 //   task_over         — the task left this page: its dialogs are the person's again
@@ -72,16 +74,28 @@
     });
   }
 
+  /** When the worker looks at the page next (`read_after`), a click that changed the page in
+   * place is followed at once by reading the frame (indexer.js, "Reading ahead"), just after
+   * its reply has gone out. */
+  function readAfterClick(clicked, readAfter) {
+    Promise.resolve(clicked).then((reply) => {
+      if (!reply?.ok || !reply.result?.effect || reply.result.navigating) return;
+      setTimeout(() => tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 500) }), 0);
+    }, () => {});
+  }
+
   function handle(message) {
     document.dispatchEvent(new CustomEvent(message?.type === 'task_over' ? 'tabwright:task-over' : 'tabwright:task-active'));
     if (message?.v !== PROTOCOL_VERSION) {
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
     }
+    if (message.type !== 'snapshot') tw.dropAhead?.();
     switch (message.type) {
-      case 'snapshot': return tw.snapshot({
-        viewportExpansion: Number(message.viewport_expansion ?? 500),
-        screen: message.screen ?? null,
-      }).then((snapshot) => ({ ok: true, snapshot_json: JSON.stringify(snapshot), result: { ...historyState(), dialogs: takeDialogs() } }));
+      case 'snapshot': {
+        const wanted = { viewportExpansion: Number(message.viewport_expansion ?? 500), screen: message.screen ?? null };
+        return (tw.takeAhead?.(wanted) ?? tw.snapshot(wanted))
+          .then((snapshot) => ({ ok: true, snapshot_json: JSON.stringify(snapshot), result: { ...historyState(), dialogs: takeDialogs() } }));
+      }
       case 'highlight': {
         // Answered once the boxes are painted, so a screenshot taken after the answer shows them.
         const shown = tw.showHighlights(Array.isArray(message.labels) ? message.labels : []);
@@ -89,7 +103,11 @@
       }
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'task_over': return { ok: true };
-      case 'click': return tw.click(message.index);
+      case 'click': {
+        const clicked = tw.click(message.index);
+        if (message.read_after) readAfterClick(clicked, message.read_after);
+        return clicked;
+      }
       case 'point': return tw.point(message.index);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
       case 'dropdown_options': return tw.dropdownOptions(message.index);

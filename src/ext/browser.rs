@@ -22,7 +22,7 @@ use crate::browser::{
     ScrollOutcome, TabInfo,
 };
 use crate::dom::{FrameNode, FrameSet, FrameSnapshot, Snapshot, Stitcher};
-use crate::protocol::{ContentReply, ContentRequest, ScreenRegion, PROTOCOL_VERSION};
+use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
 use gloo_timers::future::TimeoutFuture;
 use std::cell::RefCell;
@@ -94,6 +94,9 @@ pub struct ChromeBrowser {
     known_tabs: Vec<i32>,
     /// When the current action began (ms), to tell its network requests from earlier ones.
     action_started: f64,
+    /// The action about to run is the step's last, and a look follows (`look_follows`); until
+    /// the next look.
+    look_follows: bool,
     /// Tabs a task page opened that are still blank; they join the task when they load a page.
     blank_children: Vec<i32>,
     /// Every tab as the last look at the browser's tabs found them.
@@ -153,6 +156,7 @@ impl ChromeBrowser {
             dialogs: Vec::new(),
             known_tabs: Vec::new(),
             action_started: 0.0,
+            look_follows: false,
             blank_children: Vec::new(),
             seen_tabs: Vec::new(),
             latest_look: Rc::default(),
@@ -705,6 +709,7 @@ fn child_frames(snapshot: &FrameSnapshot, origin: (f64, f64)) -> impl Iterator<I
 
 impl Browser for ChromeBrowser {
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
+        self.look_follows = false;
         let latest = self.latest_look.borrow_mut().take();
         match latest {
             Some(all) => self.refresh_tabs_from(all, false).map(|_| ())?,
@@ -758,6 +763,10 @@ impl Browser for ChromeBrowser {
             }
             Err(e) => Err(e),
         }
+    }
+
+    fn look_follows(&mut self) {
+        self.look_follows = true;
     }
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
@@ -847,8 +856,13 @@ impl Browser for ChromeBrowser {
     async fn click(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
         // The look at every tab and the click go out together: one round trip less per click.
         let look = self.start_action();
-        let clicked =
-            self.ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local }).await;
+        // The top frame reads itself once the click is done when a look follows: the snapshot
+        // is then under way, or taken, while the worker settles the click.
+        let read_after = (std::mem::take(&mut self.look_follows) && self.target(index).is_ok_and(|t| t.frame_id == 0))
+            .then_some(ReadAfter { viewport_expansion: self.options.viewport_expansion });
+        let clicked = self
+            .ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local, read_after })
+            .await;
         let before = self.tabs_before_action(look.await).await?;
         let result = match clicked {
             Ok(result) => result,

@@ -57,6 +57,10 @@ pub struct SiteState {
     pub redirects: Vec<(String, String)>,
     /// Added to every element's number, as another visit would number the page afresh.
     pub renumbered_by: u32,
+    /// Set by `look_follows` until the next observe.
+    pub look_announced: bool,
+    /// The element actions (`click 58`, `input 41`) that ran told that a look follows them.
+    pub ran_before_look: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -126,6 +130,7 @@ impl Browser for FakeSite {
         let n = {
             let mut s = self.state.borrow_mut();
             s.observations += 1;
+            s.look_announced = false;
             s.observations
         };
         if self.hang_after.is_some_and(|h| n > h) {
@@ -153,6 +158,9 @@ impl Browser for FakeSite {
             std::future::pending::<()>().await;
         }
         let mut s = self.state.borrow_mut();
+        if std::mem::take(&mut s.look_announced) {
+            s.ran_before_look.push(format!("click {index}"));
+        }
         let index = index.checked_sub(s.renumbered_by).ok_or(BrowserError::ElementGone { index })?;
         if s.removed.contains(&index) {
             return Err(BrowserError::ElementGone { index });
@@ -180,6 +188,9 @@ impl Browser for FakeSite {
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
         let mut s = self.state.borrow_mut();
+        if std::mem::take(&mut s.look_announced) {
+            s.ran_before_look.push(format!("input {index}"));
+        }
         let index = index.checked_sub(s.renumbered_by).ok_or(BrowserError::ElementGone { index })?;
         if s.removed.contains(&index) {
             return Err(BrowserError::ElementGone { index });
@@ -190,6 +201,10 @@ impl Browser for FakeSite {
         }
         field.push_str(text);
         Ok(ActionEffect::default())
+    }
+
+    fn look_follows(&mut self) {
+        self.state.borrow_mut().look_announced = true;
     }
 
     async fn leave_blocked_page(&mut self) {

@@ -1,0 +1,110 @@
+// Reading ahead (extension/content/indexer.js): after a click that changed the page in place,
+// the frame reads itself at once for the look that follows. The look must still show the page
+// as it is when the worker asks: these tests read the real state text the extension sends, and
+// check the content script's bookkeeping in its own world.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startObserver, pageOf } from './lib/observe.mjs';
+import { findIndex } from './lib/state.mjs';
+
+let o;
+
+before(async () => {
+  o = await startObserver();
+});
+
+after(async () => {
+  await o?.close();
+});
+
+/** Evaluates `expression` in the content scripts' world of `page` and returns its value. */
+async function inContentWorld(page, expression) {
+  const cdp = await o.h.context.newCDPSession(page);
+  try {
+    const contexts = [];
+    cdp.on('Runtime.executionContextCreated', ({ context }) => contexts.push(context));
+    await cdp.send('Runtime.enable');
+    const world = contexts.find((c) => c.auxData?.type === 'isolated' && c.auxData?.frameId === contexts.find((d) => d.auxData?.isDefault)?.auxData?.frameId
+      && c.name === 'Tabwright');
+    assert.ok(world, `the content scripts' world is there: ${contexts.map((c) => `${c.name} (${c.auxData?.type})`).join(', ')}`);
+    const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { expression, contextId: world.id, awaitPromise: true, returnByValue: true });
+    if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+    return result.value;
+  } finally {
+    await cdp.detach();
+  }
+}
+
+test('a look after a click shows the page as it is when asked, read ahead or not', async () => {
+  const page = await o.open('read-ahead.html');
+  const { states } = await o.actUntil(page, 'Show the note, load the details, then show more', /More shown/, (state) => {
+    const step = !state.includes('Note shown') ? 'Show note' : !state.includes('Details loaded') ? 'Load details' : 'Show more';
+    const index = findIndex(state, `>${step}`);
+    assert.ok(index !== null, `"${step}" is offered:\n${pageOf(state)}`);
+    return [{ click: { index } }];
+  });
+  assert.equal(states.length, 4, `three clicks, then done:\n${states.map(pageOf).join('\n---\n')}`);
+  assert.match(pageOf(states[1]), /Note shown/);
+  // The details came back from the server after the click: the frame read ahead of them is
+  // not what the model sees.
+  assert.match(pageOf(states[2]), /Details loaded \(from the server\)/);
+  assert.doesNotMatch(pageOf(states[2]), /Loading details/);
+  assert.match(pageOf(states[3]), /More shown/);
+  // The last click changed the page in place and nothing moved after it: its look was read
+  // ahead (the one after the details was not: the page changed after the click).
+  const used = await inContentWorld(page, 'tabwright.aheadUsed ?? 0');
+  assert.ok(used >= 1, `a look was read ahead (${used})`);
+});
+
+test('a snapshot read ahead is dropped when the page changes, scrolls, or the request differs', async () => {
+  const page = await o.open('read-ahead.html');
+  await page.setViewportSize({ width: 800, height: 300 });
+  const outcome = await inContentWorld(page, `(async () => {
+    const tw = globalThis.tabwright;
+    const wanted = { viewportExpansion: 500, screen: null };
+    const taken = async (change, request = wanted) => {
+      tw.readAhead({ viewportExpansion: 500 });
+      await change();
+      const ahead = tw.takeAhead(request);
+      return ahead ? (await ahead).nodes.length > 0 : false;
+    };
+    const nothing = () => {};
+    const tick = () => new Promise((r) => setTimeout(r, 0));
+    document.body.style.height = '3000px'; // room to scroll, made before any reading ahead
+    await tick();
+    const results = {
+      untouched: await taken(nothing),
+      afterATick: await taken(tick),
+      textChanged: await taken(() => { document.getElementById('note').textContent = 'Changed'; }),
+      attributeChanged: await taken(() => { document.getElementById('note').setAttribute('data-x', '1'); }),
+      elementAdded: await taken(() => { document.getElementById('list').append(document.createElement('li')); }),
+      scrolled: await taken(async () => { scrollBy(0, 40); await tick(); }),
+      otherExpansion: await taken(nothing, { viewportExpansion: 0, screen: null }),
+      forAFrame: await taken(nothing, { viewportExpansion: 500, screen: { top: 0, left: 0, bottom: 100, right: 100 } }),
+      tooOld: await taken(() => new Promise((r) => setTimeout(r, 150))),
+    };
+    // A snapshot read ahead and dropped leaves "new" as it was: an element added before it is
+    // still new in the next snapshot that is sent.
+    await tw.snapshot(wanted);
+    const button = document.createElement('button');
+    button.textContent = 'Added later';
+    document.body.append(button);
+    tw.readAhead({ viewportExpansion: 500 });
+    tw.dropAhead();
+    const next = await tw.snapshot(wanted);
+    results.stillNew = next.nodes.some((n) => n.new === true && n.tag === 'button' && /Added later/.test(n.text ?? ''));
+    return results;
+  })()`);
+  assert.deepEqual(outcome, {
+    untouched: true,
+    afterATick: true,
+    textChanged: false,
+    attributeChanged: false,
+    elementAdded: false,
+    scrolled: false,
+    otherExpansion: false,
+    forAFrame: false,
+    tooOld: false,
+    stillNew: true,
+  });
+});
