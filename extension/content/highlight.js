@@ -1,8 +1,8 @@
 // Highlights: a numbered box over each element the model can use, so a person watching sees
 // what the agent sees. Drawn in a fixed, full-window layer with pointer-events: none inside a
 // closed shadow root — it never takes a click, never moves the page's layout, and the page's
-// CSS cannot reach it. The indexer removes it before every snapshot, and the worker removes it
-// when the task ends.
+// CSS cannot reach it. The indexer empties it before every snapshot, and the worker removes it
+// when the task ends (or the task's boxes move to another frame or tab).
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -63,7 +63,7 @@
 
   /** Shows boxes for [[localIndex, globalIndex], …]: labels carry the page-wide numbers. */
   tw.showHighlights = function showHighlights(labels) {
-    tw.clearHighlights();
+    tw.clearHighlights({ keepLayer: true });
     shown = labels.map(([local, global]) => [global, tw.elementAt(local)]).filter(([, el]) => el);
     if (!shown.length) return 0;
     ensureLayer();
@@ -75,12 +75,19 @@
     return shown.length;
   };
 
-  tw.clearHighlights = function clearHighlights() {
+  /** Takes the boxes away. With `keepLayer` (between two looks of one task) the empty layer
+   * stays in the page for the next boxes, instead of a new shadow tree and style sheet every
+   * step, and a page watching its document sees us come and go once a task, not every step. */
+  tw.clearHighlights = function clearHighlights({ keepLayer = false } = {}) {
     removeEventListener('scroll', redrawSoon, { capture: true });
     removeEventListener('resize', redrawSoon);
     if (frame) cancelAnimationFrame(frame);
     frame = 0;
     shown = [];
+    if (keepLayer) {
+      layer?.replaceChildren();
+      return;
+    }
     tw.highlightHost?.remove();
     tw.highlightHost = null;
     layer = null;

@@ -383,7 +383,7 @@
   };
 
   tw.snapshot = async function snapshot({ viewportExpansion = 500, screen = null } = {}) {
-    tw.clearHighlights?.();
+    tw.clearHighlights?.({ keepLayer: true });
     tw.setScreen(screen);
     const scroller = document.scrollingElement || document.documentElement;
     const knownRoots = new Set(registry.shadowRoots.map((ref) => ref.deref()));
