@@ -551,29 +551,28 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 _ if matches!(action, Action::UseSkill(_)) => Ok(action),
                 _ => self.with_secrets(action, union, page),
             };
+            // After the last action (or one the sequence stops after) the page is looked at.
+            if i + 1 == total || terminates {
+                self.browser.look_follows();
+            }
             let mut result = match checked {
                 Ok(Action::UseSkill(call)) => self.start_skill(&call, page),
                 Err(refused) => ActionResult::error(refused),
-                Ok(action) => {
-                    if i + 1 == total || terminates {
-                        self.browser.look_follows();
-                    }
-                    match self.run_action(action, &name, page, record.step).await {
-                        Ran::Result(result) => {
-                            // Kept with the step that took it; the model sees it on the next step.
-                            if let Some(shot) = &self.screenshot {
-                                record.screenshot = Some(shot.clone());
-                            }
-                            result
+                Ok(action) => match self.run_action(action, &name, page, record.step).await {
+                    Ran::Result(result) => {
+                        // Kept with the step that took it; the model sees it on the next step.
+                        if let Some(shot) = &self.screenshot {
+                            record.screenshot = Some(shot.clone());
                         }
-                        Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
-                        Ran::EndsTask(error) => {
-                            let result = ActionResult::error(error.to_string());
-                            record.actions.push(ActionRecord { name, description, params, result, target });
-                            return StepEnd::End(TaskEnd::error(&error));
-                        }
+                        result
                     }
-                }
+                    Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
+                    Ran::EndsTask(error) => {
+                        let result = ActionResult::error(error.to_string());
+                        record.actions.push(ActionRecord { name, description, params, result, target });
+                        return StepEnd::End(TaskEnd::error(&error));
+                    }
+                },
             };
             let done = result.done.clone();
             let stop_here = result.is_error || terminates || result.navigated_to.is_some();
