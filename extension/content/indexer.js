@@ -450,12 +450,18 @@
     return where.join(',');
   }
 
+  /** Stops watching the page for the snapshot read ahead and hands it over, or null. */
+  function endAhead() {
+    const entry = ahead;
+    ahead = null;
+    entry?.stop();
+    return entry;
+  }
+
   /** Forgets a snapshot read ahead, and what taking it changed. */
   function dropAhead() {
-    if (!ahead) return;
-    ahead.stop();
-    registry.previous = ahead.previous;
-    ahead = null;
+    const entry = endAhead();
+    if (entry) registry.previous = entry.previous;
   }
 
   /** Reads the frame now for a snapshot request expected soon (see above). */
@@ -484,16 +490,14 @@
   /** The snapshot read ahead, when it fits this request and nothing changed since; else null
    * (and it is forgotten either way). */
   tw.takeAhead = function takeAhead({ viewportExpansion, screen }) {
-    if (!ahead) return null;
-    const entry = ahead;
-    entry.stop();
+    const entry = endAhead();
+    if (!entry) return null;
     const fits = !entry.dirty && screen == null && entry.viewportExpansion === viewportExpansion
       && performance.now() - entry.taken <= AHEAD_MAX_MS && placement() === entry.where;
     if (!fits) {
-      dropAhead();
+      registry.previous = entry.previous;
       return null;
     }
-    ahead = null;
     tw.aheadUsed = (tw.aheadUsed ?? 0) + 1;
     return entry.snapshot;
   };

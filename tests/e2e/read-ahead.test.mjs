@@ -24,8 +24,8 @@ async function inContentWorld(page, expression) {
     const contexts = [];
     cdp.on('Runtime.executionContextCreated', ({ context }) => contexts.push(context));
     await cdp.send('Runtime.enable');
-    const world = contexts.find((c) => c.auxData?.type === 'isolated' && c.auxData?.frameId === contexts.find((d) => d.auxData?.isDefault)?.auxData?.frameId
-      && c.name === 'Tabwright');
+    const topFrame = contexts.find((c) => c.auxData?.isDefault)?.auxData?.frameId;
+    const world = contexts.find((c) => c.auxData?.type === 'isolated' && c.auxData?.frameId === topFrame && c.name === 'Tabwright');
     assert.ok(world, `the content scripts' world is there: ${contexts.map((c) => `${c.name} (${c.auxData?.type})`).join(', ')}`);
     const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { expression, contextId: world.id, awaitPromise: true, returnByValue: true });
     if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
