@@ -114,12 +114,40 @@ function scrollToEnd() {
   });
 }
 
-/** Draws one live event, and keeps the controls in step with it. */
+// Live events are drawn at most every DRAW_EVERY_MS: an event after a quiet moment at once,
+// the ones that follow it close behind together. With a fast model a step brings three or four
+// events within a few tens of milliseconds, and a frame for each (style, layout, paint, raster)
+// takes the CPU from the page being read and the worker, which share this machine and, the
+// worker, this process. Ten draws a second look the same to a person. (Step benchmark,
+// alternating four pairs: median step overhead 60.9 → 52.0, 47.6 → 42.1, 38.7 → 35.5 and
+// 43.1 → 37.8 ms.) Whatever the user does draws what is waiting first, so the controls act on
+// the task as shown.
+const DRAW_EVERY_MS = 100;
+const waiting = [];
+let drawTimer = null;
+let lastDrawn = -Infinity;
+
+/** Draws one live event, and keeps the controls in step with it (see DRAW_EVERY_MS). */
 function render(event) {
-  if (event.type === 'task_paused') showPaused(true);
-  if (event.type === 'task_resumed' || event.type === 'task_restored' || event.type === 'task_started') showPaused(false);
-  if (event.type === 'task_finished') conversationOpen = true;
-  live.render(event);
+  waiting.push(event);
+  if (drawTimer !== null) return;
+  const wait = lastDrawn + DRAW_EVERY_MS - performance.now();
+  if (wait <= 0) drawWaiting();
+  else drawTimer = setTimeout(drawWaiting, wait);
+}
+
+/** Draws every event not drawn yet, in order. */
+function drawWaiting() {
+  clearTimeout(drawTimer);
+  drawTimer = null;
+  if (!waiting.length) return;
+  lastDrawn = performance.now();
+  for (const event of waiting.splice(0)) {
+    if (event.type === 'task_paused') showPaused(true);
+    if (event.type === 'task_resumed' || event.type === 'task_restored' || event.type === 'task_started') showPaused(false);
+    if (event.type === 'task_finished') conversationOpen = true;
+    live.render(event);
+  }
   scrollToEnd();
 }
 
@@ -140,6 +168,7 @@ async function targetTabId() {
 let starting = false;
 
 async function startTask() {
+  drawWaiting();
   const task = taskBox.value.trim();
   if (!task || running || starting) return;
   starting = true;
@@ -171,6 +200,7 @@ function showPaused(value) {
 
 /** Pause takes effect at the next step or action (nothing is cut in half); resume at once. */
 async function pauseOrResume() {
+  drawWaiting();
   pauseButton.disabled = true;
   const reply = await ask({ type: paused ? 'resume_task' : 'pause_task' });
   if (reply.type === 'refused') {
@@ -183,6 +213,7 @@ async function pauseOrResume() {
 }
 
 async function stopTask() {
+  drawWaiting();
   stopButton.disabled = true;
   const reply = await ask({ type: 'stop_task' });
   if (reply.type === 'refused') {
@@ -204,6 +235,7 @@ taskBox.addEventListener('keydown', (e) => {
 stopButton.addEventListener('click', stopTask);
 pauseButton.addEventListener('click', pauseOrResume);
 newConversationButton.addEventListener('click', () => {
+  drawWaiting();
   conversationOpen = false;
   newConversationButton.hidden = true;
   live.reset();
@@ -363,6 +395,7 @@ function resync() {
       status.events.forEach((event, i) => {
         if (status.from + i >= sync.next) render(event);
       });
+      drawWaiting();
       sync.next = Math.max(sync.next, status.from + status.events.length);
       if (!status.running && running) setRunning(false);
     } else if (status.type === 'refused') {
@@ -382,6 +415,7 @@ function connect() {
   port.onMessage.addListener((message) => {
     reconnectDelay = 250;
     if (message?.crashed) {
+      drawWaiting();
       showNotice(message.crashed);
       setRunning(false, t('statusError'));
       return;

@@ -76,3 +76,43 @@ test('after Chrome stops the service worker, the open panel reconnects and shows
   assert.equal(stepsOfThisTask, 3, 'each step of the task shown once, live');
   assert.equal(await panel.locator('#notice').isHidden(), true, 'no error shown for a routine reconnect');
 });
+
+test('a fast task is drawn in batches, at most ten a second, with every step once and in order', async () => {
+  world.gate()?.release();
+  world.closeGate();
+  llm.requests.length = 0;
+  const TYPED = 12;
+  world.setPolicy(async (state) => {
+    const asked = llm.requests.length;
+    if (asked <= TYPED) {
+      return answer(`Type attempt ${asked}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${asked}`, clear: true } }]);
+    }
+    return answer('Finish', [{ done: { text: `Finished after ${asked} answers.`, success: true } }]);
+  });
+  try {
+    await h.openFixture('login.html');
+    const panel = await h.openPanel();
+    await panel.locator('#new-conversation').click({ timeout: 2_000 }).catch(() => {});
+    // Each draw changes the chat in one go, and a MutationObserver hears each change once.
+    await panel.evaluate(() => {
+      globalThis.changesSeen = 0;
+      globalThis.watchedFrom = performance.now();
+      new MutationObserver(() => { globalThis.changesSeen += 1; })
+        .observe(document.getElementById('log'), { childList: true, subtree: true, characterData: true });
+    });
+    const final = await runTaskToEnd(panel, 'Type into the user name field again and again', 60_000);
+    assert.match(final, new RegExp(`Finished after ${TYPED + 1} answers\\.`));
+    const { changes, ms } = await panel.evaluate(() => ({ changes: globalThis.changesSeen, ms: performance.now() - globalThis.watchedFrom }));
+    // The task brings 2 + 3 × 13 events; drawn one by one, each would be a change of its own.
+    const events = 2 + 3 * (TYPED + 1);
+    assert.ok(changes <= Math.ceil(ms / 100) + 2, `${changes} changes of the chat in ${ms.toFixed(0)} ms: more than ten draws a second`);
+    assert.ok(changes < events / 2, `${changes} changes of the chat for ${events} events: they were not drawn together`);
+    const goals = await panel.locator('.step .goal').allInnerTexts();
+    assert.deepEqual(goals, [...Array.from({ length: TYPED }, (_, i) => `Type attempt ${i + 1}`), 'Finish']);
+    const numbers = await panel.locator('.step .step-number').allInnerTexts();
+    assert.deepEqual(numbers.map((n) => Number(/\d+/.exec(n)[0])), Array.from({ length: TYPED + 1 }, (_, i) => i + 1));
+    assert.equal(await panel.locator('#run').isVisible(), true, 'the panel is ready for the next task');
+  } finally {
+    world.setPolicy(null);
+  }
+});

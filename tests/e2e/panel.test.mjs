@@ -82,7 +82,9 @@ test('a running task shows the step it is at and the tokens used so far, in ligh
   await runTask(panel, 'Type alice as the user name');
   await panel.locator('.step').nth(1).waitFor();
   const status = panel.locator('#status');
-  await panel.waitForFunction(() => /·/.test(document.getElementById('status').textContent));
+  // The panel draws the end of step 1 and the start of step 2 one draw apart at most (and it
+  // opened on the last task's steps): wait for the second step's progress.
+  await panel.waitForFunction(() => /^Step 2 of/.test(document.getElementById('status').textContent));
   assert.match(await status.innerText(), /^Step 2 of \d+ · [\d,]+ tokens$/);
   const tokens = Number((await status.innerText()).match(/([\d,]+) tokens/)[1].replace(/,/g, ''));
   assert.ok(tokens > 100, `the first step's tokens are counted: ${tokens}`);
