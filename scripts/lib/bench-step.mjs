@@ -36,7 +36,7 @@
 // the end of the task is awaited in the panel by a MutationObserver, where Playwright's own
 // wait would check the panel on every animation frame.
 //
-// The machine is shared: the share of CPU time the hypervisor took from this machine while the
+// The machine is shared: the share of CPU time the hypervisor took from this machine while each
 // step task ran (Linux "steal", from /proc/stat) is printed with the figures, so a slow run on
 // a busy host can be told from a slow extension.
 import { spawn } from 'node:child_process';
