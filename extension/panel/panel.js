@@ -101,8 +101,8 @@ const live = new ChatView($('log'), {
   exportControl,
 });
 
-// Scrolling to the end measures the whole log: done once per frame, however many events came
-// in it, instead of laying the log out again for each event.
+// Scrolling to the end measures the whole log: done in the next frame, once its layout is due
+// anyway, and once however many draws came before it, instead of forcing a layout per draw.
 let scrollPending = false;
 function scrollToEnd() {
   if (scrollPending) return;
@@ -127,7 +127,8 @@ const waiting = [];
 let drawTimer = null;
 let lastDrawn = -Infinity;
 
-/** Draws one live event, and keeps the controls in step with it (see DRAW_EVERY_MS). */
+/** Takes one live event to draw, with the controls kept in step with it, at once or in the
+ * next draw (see DRAW_EVERY_MS). */
 function render(event) {
   waiting.push(event);
   if (drawTimer !== null) return;

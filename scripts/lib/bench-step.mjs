@@ -100,8 +100,8 @@ async function runTaskWatching(panel, task, timeout) {
     }, timeout);
     if (!look()) observer.observe(log, { childList: true, subtree: true });
   }), { before, timeout });
-  await runTask(panel, task);
-  return ended;
+  const [final] = await Promise.all([ended, runTask(panel, task)]);
+  return final;
 }
 
 // --- Step overhead --------------------------------------------------------------------------
@@ -203,7 +203,8 @@ async function runStepTask(h, panel, mock) {
   return {
     pageElements,
     stateChars: median(timeline.map((t) => t.bytes)),
-    steal: ticksBefore && ticksAfter ? { ticks: ticksAfter.steal - ticksBefore.steal, of: ticksAfter.total - ticksBefore.total } : null,
+    stealPercent: ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total
+      ? (100 * (ticksAfter.steal - ticksBefore.steal)) / (ticksAfter.total - ticksBefore.total) : null,
     gaps,
     act,
     observe,
@@ -228,12 +229,11 @@ async function measureSteps(h) {
   }
   await panel.close();
   const all = (key) => runs.flatMap((r) => r[key]);
-  const steal = runs.every((r) => r.steal && r.steal.of > 0) ? runs.map((r) => (100 * r.steal.ticks) / r.steal.of) : null;
   return {
     pageElements: runs[0].pageElements,
     stateChars: median(runs.map((r) => r.stateChars)),
     taskMedians: runs.map((r) => median(r.gaps)),
-    stealPercents: steal,
+    stealPercents: runs.every((r) => r.stealPercent !== null) ? runs.map((r) => r.stealPercent) : null,
     gaps: all('gaps'),
     phases: {
       observe_ms_median: round(median(all('observe'))),
