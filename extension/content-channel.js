@@ -19,7 +19,7 @@ const PORT_NAME = 'tabwright-content';
 const CLOSED = 'The message port closed before a response was received.';
 const ENDED = 'The task ended before the page answered.';
 // Requests that only read the page or draw over it: asking again changes nothing.
-const REPEATABLE = new Set(['snapshot', 'highlight', 'clear_highlights', 'point', 'elements_added', 'dropdown_options', 'search_page', 'markdown']);
+const REPEATABLE = new Set(['snapshot', 'highlight', 'clear_highlights', 'draw_highlights_now', 'point', 'elements_added', 'dropdown_options', 'search_page', 'markdown']);
 
 const channels = new Map(); // `${tabId}:${frameId}` → {port, pending: Map(id → {resolve, reject}), next}
 // Counts the ends of tasks: a request from before the last one is not sent again.

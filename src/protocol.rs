@@ -379,10 +379,16 @@ pub enum ContentRequest {
         viewport_expansion: i32,
         screen: Option<ScreenRegion>,
     },
-    /// Draw numbered boxes: `(local index, page-wide index)` pairs.
+    /// Draw numbered boxes: `(local index, page-wide index)` pairs. The frame draws them a
+    /// moment later (extension/content/highlight.js) and answers once they are painted, or
+    /// once a snapshot or other boxes came first and they never will be.
     Highlight {
         v: u32,
         labels: Vec<(u32, u32)>,
+    },
+    /// Draw the boxes asked for now, for a screenshot; answered once they are painted.
+    DrawHighlightsNow {
+        v: u32,
     },
     ClearHighlights {
         v: u32,

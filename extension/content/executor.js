@@ -8,6 +8,9 @@
 // repeats the click as real input at the point `point` reports: where a real click would reach
 // the element (asked only then, since a hit test right after scrolling is costly).
 //
+// An element is scrolled to the middle of the view before it is used only when it is not
+// wholly in view or is covered at its centre: the page does not jump under a visible button.
+//
 // Typing and choosing use the native setters of the element's prototype before dispatching
 // `input` and `change`: React and similar libraries track the value through that setter and
 // ignore a plain `.value =`.
@@ -28,7 +31,16 @@
   // whole document across the channel.
   const MAX_VALUE = 10_000;
 
-  function scrollToCentre(el) {
+  /** Scrolls the element to the middle of the view before it is used, as a person would,
+   * unless it is ready to use where it is: wholly inside the visible part of the frame and not
+   * covered at its centre. A page that jumped on every click would move what the person is
+   * watching, and the model's next look, for nothing. */
+  function bringIntoView(el) {
+    const r = el.getBoundingClientRect();
+    const v = tw.visibleRegion();
+    const whollyInView = r.width > 0 && r.height > 0
+      && r.top >= v.top && r.left >= v.left && r.bottom <= v.bottom && r.right <= v.right;
+    if (whollyInView && reaches(el, r.left + r.width / 2, r.top + r.height / 2)) return;
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   }
 
@@ -83,7 +95,7 @@
   tw.point = function point(index) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
-    scrollToCentre(el);
+    bringIntoView(el);
     const rect = el.getBoundingClientRect();
     if (!tw.hasSize(rect)) return unsuitable('it takes no space on the page (hidden or empty); choose a visible element');
     return { ok: true, result: aimAt(el) };
@@ -224,7 +236,9 @@
       /** Waits for the page to react and tells whether it did. */
       async settle() {
         try {
-          await Promise.race([firstEffect, nextFrame().then(nextFrame)]);
+          // A click handled at once has changed the page already: no frame need come first.
+          if (!seen && observer.takeRecords().some(byPage)) note();
+          if (!seen) await Promise.race([firstEffect, nextFrame().then(nextFrame)]);
           const deadline = performance.now() + EFFECT_WAIT_MS;
           while (!seen && !stateChanged(before, el) && performance.now() < deadline) {
             await new Promise((resolve) => {
@@ -270,7 +284,7 @@
     }
     tw.lateClick?.watch.check();
     tw.lateClick = null;
-    scrollToCentre(el);
+    bringIntoView(el);
     const watch = watchEffects(el);
     try {
       dispatchClick(el, (fn) => watch.ignoring(fn));
@@ -325,7 +339,7 @@
     }
     if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
       if (el.matches(':disabled') || el.readOnly) return unsuitable('it is disabled or read-only');
-      scrollToCentre(el);
+      bringIntoView(el);
       el.focus({ preventScroll: true });
       const wanted = clear ? text : el.value + text;
       setNativeValue(el, wanted);
@@ -338,7 +352,7 @@
       return typed(el, el.value);
     }
     if (el.isContentEditable) {
-      scrollToCentre(el);
+      bringIntoView(el);
       el.focus({ preventScroll: true });
       const selection = getSelection();
       selection.selectAllChildren(el);
@@ -457,7 +471,7 @@
     if (!found) return unsuitable(why);
     const { entry, option } = found;
     if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
-    scrollToCentre(select);
+    bringIntoView(select);
     select.focus({ preventScroll: true });
     if (select.multiple) {
       const setter = Object.getOwnPropertyDescriptor(HTMLOptionElement.prototype, 'selected').set;
@@ -491,7 +505,7 @@
     if (!found) return unsuitable(why);
     const { entry, option } = found;
     if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
-    scrollToCentre(option);
+    bringIntoView(option);
     dispatchClick(option);
     return { ok: true, result: { selected: entry.text, value: entry.value } };
   };

@@ -3,13 +3,23 @@
 // closed shadow root — it never takes a click, never moves the page's layout, and the page's
 // CSS cannot reach it. The indexer empties it before every snapshot, and the worker removes it
 // when the task ends (or the task's boxes move to another frame or tab).
+//
+// The boxes are drawn a moment after they are asked for (DRAW_AFTER_MS), not at once. They are
+// for the person, who watches them while the model thinks, and that takes far longer. A model
+// that answers sooner is already acting when the boxes would come, and then drawing them only
+// competes with the step for the CPU: a new page of boxes is a style, layout and paint of the
+// page, and the next snapshot takes them away again. Such boxes are not drawn. A screenshot is
+// the exception: the worker asks for the boxes at once (`drawNow`) before it captures the tab.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
   const PALETTE = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#008080', '#f032e6', '#9a6324', '#800000', '#808000', '#000075', '#46a0a8'];
+  // How long after they are asked for the boxes are drawn (see the top of this file).
+  const DRAW_AFTER_MS = 100;
   let layer = null;
   let shown = []; // [global index, element]
   let frame = 0;
+  let waiting = null; // boxes asked for and not drawn yet: {timer, painted: [resolve, …]}
 
   function ensureLayer() {
     if (tw.highlightHost?.isConnected && layer) return;
@@ -61,24 +71,61 @@
     if (!frame) frame = requestAnimationFrame(draw);
   }
 
-  /** Shows boxes for [[localIndex, globalIndex], …]: labels carry the page-wide numbers. */
-  tw.showHighlights = function showHighlights(labels) {
-    tw.clearHighlights({ keepLayer: true });
-    shown = labels.map(([local, global]) => [global, tw.elementAt(local)]).filter(([, el]) => el);
-    if (!shown.length) return 0;
+  /** Resolves after the next frame is painted (two animation frames), or after 100 ms in a
+   * tab that paints nothing (hidden). */
+  function afterPaint() {
+    return new Promise((resolve) => {
+      requestAnimationFrame(() => requestAnimationFrame(resolve));
+      setTimeout(resolve, 100);
+    });
+  }
+
+  /** Draws the boxes asked for, at the page's next frame, and from then on after every scroll
+   * and resize. */
+  function drawWaiting() {
+    const pending = waiting;
+    waiting = null;
+    clearTimeout(pending.timer);
     ensureLayer();
     // Drawn when the page next paints, as after a scroll: nothing drawn sooner would be seen
     // sooner, and a tab in the background is not drawn for until it is shown.
     redrawSoon();
     addEventListener('scroll', redrawSoon, { capture: true, passive: true });
     addEventListener('resize', redrawSoon, { passive: true });
-    return shown.length;
+    afterPaint().then(() => pending.painted.forEach((resolve) => resolve()));
+  }
+
+  /** Asks for boxes over [[localIndex, globalIndex], …] (labels carry the page-wide numbers),
+   * drawn DRAW_AFTER_MS from now unless other boxes or a snapshot come first. Returns how many
+   * elements get a box, and a promise that settles once they are painted or will not be. */
+  tw.showHighlights = function showHighlights(labels) {
+    tw.clearHighlights({ keepLayer: true });
+    shown = labels.map(([local, global]) => [global, tw.elementAt(local)]).filter(([, el]) => el);
+    if (!shown.length) return { shown: 0, painted: Promise.resolve() };
+    const painted = new Promise((resolve) => {
+      waiting = { timer: setTimeout(drawWaiting, DRAW_AFTER_MS), painted: [resolve] };
+    });
+    return { shown: shown.length, painted };
+  };
+
+  /** Draws the boxes asked for now, for a screenshot; resolves once they are on screen (at
+   * once when none are waiting: they are drawn already, or there are none). */
+  tw.drawHighlightsNow = function drawHighlightsNow() {
+    if (!waiting) return Promise.resolve();
+    const painted = new Promise((resolve) => waiting.painted.push(resolve));
+    drawWaiting();
+    return painted;
   };
 
   /** Takes the boxes away. With `keepLayer` (between two looks of one task) the empty layer
    * stays in the page for the next boxes, instead of a new shadow tree and style sheet every
    * step, and a page watching its document sees us come and go once a task, not every step. */
   tw.clearHighlights = function clearHighlights({ keepLayer = false } = {}) {
+    if (waiting) {
+      clearTimeout(waiting.timer);
+      waiting.painted.forEach((resolve) => resolve());
+      waiting = null;
+    }
     removeEventListener('scroll', redrawSoon, { capture: true });
     removeEventListener('resize', redrawSoon);
     if (frame) cancelAnimationFrame(frame);

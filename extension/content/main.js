@@ -2,7 +2,9 @@
 // script per frame. Protocol v1 requests:
 //   snapshot          — the frame's elements and text (indexer.js) as JSON text, with the
 //                       history state
-//   highlight, clear_highlights — numbered boxes over elements (highlight.js)
+//   highlight, clear_highlights, draw_highlights_now — numbered boxes over elements
+//                       (highlight.js): drawn a moment after they are asked for, at once for
+//                       a screenshot
 //   click, point, input, dropdown_options, select_option — element actions (executor.js); a
 //                       click with `read_after` reads the frame ahead of the next snapshot
 //                       request (indexer.js)
@@ -65,15 +67,6 @@
     return taken;
   }
 
-  /** Resolves after the next frame is painted (two animation frames), or after 100 ms in a
-   * tab that paints nothing (hidden). */
-  function afterPaint() {
-    return new Promise((resolve) => {
-      requestAnimationFrame(() => requestAnimationFrame(resolve));
-      setTimeout(resolve, 100);
-    });
-  }
-
   /** When the worker looks at the page next (`read_after`), a click that changed the page in
    * place is followed at once by reading the frame (indexer.js, "Reading ahead"), just after
    * its reply has gone out. */
@@ -97,10 +90,12 @@
           .then((snapshot) => ({ ok: true, snapshot_json: JSON.stringify(snapshot), result: { ...historyState(), dialogs: takeDialogs() } }));
       }
       case 'highlight': {
-        // Answered once the boxes are painted, so a screenshot taken after the answer shows them.
-        const shown = tw.showHighlights(Array.isArray(message.labels) ? message.labels : []);
-        return afterPaint().then(() => ({ ok: true, shown }));
+        // Answered once the boxes are painted (or will not be), so a screenshot taken after the
+        // answer shows them.
+        const { shown, painted } = tw.showHighlights(Array.isArray(message.labels) ? message.labels : []);
+        return painted.then(() => ({ ok: true, shown }));
       }
+      case 'draw_highlights_now': return tw.drawHighlightsNow().then(() => ({ ok: true }));
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
       case 'task_over': return { ok: true };
       case 'click': {

@@ -61,6 +61,10 @@
   };
 
   /** The visible part of the frame: its window, cut to the top screen when known. */
+  tw.visibleRegion = function visibleRegion() {
+    return visible();
+  };
+
   function visible() {
     if (held) return held;
     if (!screen) return { top: 0, left: 0, bottom: innerHeight, right: innerWidth };

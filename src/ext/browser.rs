@@ -610,10 +610,16 @@ impl ChromeBrowser {
 }
 
 impl ChromeBrowser {
-    /// The task's tab as Chrome shows it, when it is the shown tab of its window; `None` when
-    /// it is not or Chrome will not capture it (the debugger can still).
-    /// Waits (a little, at most) until the boxes drawn for the last look are on screen.
+    /// Has the boxes asked for at the last look drawn now (a frame draws them only a moment
+    /// later), and waits (a little, at most) until they are on screen.
     async fn highlights_painted(&self) {
+        if self.highlights_pending.get() > 0 {
+            let request = ContentRequest::DrawHighlightsNow { v: PROTOCOL_VERSION };
+            for &(tab_id, frame_id) in self.highlighted.iter().filter(|(tab_id, _)| *tab_id == self.tab_id) {
+                let _ =
+                    super::timeout::within(HIGHLIGHT_WAIT_MS, chrome::send_to_frame(tab_id, frame_id, &request)).await;
+            }
+        }
         let mut waited = 0;
         while self.highlights_pending.get() > 0 && waited < HIGHLIGHT_WAIT_MS {
             gloo_timers::future::TimeoutFuture::new(5).await;
@@ -621,6 +627,8 @@ impl ChromeBrowser {
         }
     }
 
+    /// The task's tab as Chrome shows it, when it is the shown tab of its window; `None` when
+    /// it is not or Chrome will not capture it (the debugger can still).
     async fn capture_shown_tab(&self) -> Option<Screenshot> {
         let tab = chrome::get_tab(self.tab_id).await.ok()?;
         let window = tab.window_id.filter(|_| tab.active)?;

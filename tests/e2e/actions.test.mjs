@@ -134,6 +134,40 @@ test('click by x and y clicks that point of the viewport with a real mouse event
   assert.equal(await page.locator('#pin').innerText(), 'Pin at 150,160');
 });
 
+test('a click on a link in full view leaves the page where it is; a link cut by the edge of the window is brought to the middle first', async () => {
+  const page = await o.open('sticky-header.html');
+  // Scrolled so that a row is cut by the bottom of the window.
+  const cut = await page.evaluate(() => {
+    const cutRow = () => [...document.querySelectorAll('li a')]
+      .find((a) => { const r = a.getBoundingClientRect(); return r.top < innerHeight - 4 && r.bottom > innerHeight + 4; });
+    for (let y = 400; y < 440 && !cutRow(); y += 2) scrollTo(0, y);
+    return cutRow()?.textContent ?? null;
+  });
+  assert.ok(cut, 'a row is cut by the bottom of the window');
+  const start = await page.evaluate(() => scrollY);
+  const whereRow = (text) => page.evaluate((text) => {
+    const a = [...document.querySelectorAll('li a')].find((el) => el.textContent === text);
+    const r = a.getBoundingClientRect();
+    return { scrollY, middle: r.top + r.height / 2, window: innerHeight };
+  }, text);
+  const seen = [];
+  await runScript(page, 'Open row 15, then the row at the bottom', [
+    (s) => answer('Open row 15', [{ click: { index: mustFind(s, 'Row link 15 />'), x: null, y: null } }]),
+    async (s) => {
+      seen.push(await whereRow('Row link 15'));
+      return answer('Open the cut row', [{ click: { index: mustFind(s, `${cut} />`), x: null, y: null } }]);
+    },
+    async () => {
+      seen.push(await whereRow(cut));
+      return done();
+    },
+  ]);
+  assert.equal(await page.evaluate(() => location.hash), `#row${cut.split(' ').at(-1)}`, 'both links were clicked');
+  assert.equal(seen[0].scrollY, start, 'the page did not move for a link in full view');
+  assert.ok(Math.abs(seen[1].middle - seen[1].window / 2) <= 2, `the cut link was scrolled to the middle: ${JSON.stringify(seen[1])}`);
+  await page.close();
+});
+
 test('click falls back to a trusted click on a page that ignores script clicks', async () => {
   const page = await o.open('actions/trusted-only.html');
   const { states } = await runScript(page, 'Confirm you are here', [

@@ -3,11 +3,17 @@
 // is on show), and with thinking off the answer schema has no `thinking` field.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { EXTENSION_DIR } from '../../scripts/lib/browser.mjs';
 import { startWithMockLlm, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
+import { countColour, decodePng } from './lib/png.mjs';
 import { findIndex } from './lib/state.mjs';
+
+/** The colours of the numbered boxes, as highlight.js has them: box n is drawn in colour
+ * n mod their number. */
+const BOX_COLOURS = JSON.parse(/const PALETTE = (\[[^\]]*\])/.exec(readFileSync(path.join(EXTENSION_DIR, 'content', 'highlight.js'), 'utf8'))[1].replaceAll("'", '"'));
 
 let h;
 let llm;
@@ -53,9 +59,11 @@ test('vision on shows the page every step without the debugger; thinking off lea
     }
   }, tabId);
   const free = [];
+  const userIndexes = [];
   world.setPolicy(async (state) => {
     free.push(await debuggerFree());
     const user = findIndex(state, /placeholder=Username/);
+    userIndexes.push(user);
     if (free.length === 1) return answer('Type the name', [{ input: { index: user, text: 'alice', clear: true } }]);
     return answer('Finish', [{ done: { text: 'Typed the name.', success: true } }]);
   });
@@ -70,6 +78,10 @@ test('vision on shows the page every step without the debugger; thinking off lea
     const image = parts.find((p) => p.type === 'image_url').image_url.url;
     const { width, height } = pngSize(image.replace('data:image/png;base64,', ''));
     assert.ok(width >= 400 && height >= 300, `a real screenshot: ${width}×${height}`);
+    // The numbered boxes are in the picture: the user name field's box, in its colour.
+    const colour = BOX_COLOURS[userIndexes[bodies.indexOf(body)] % BOX_COLOURS.length];
+    const boxPixels = countColour(decodePng(image), colour);
+    assert.ok(boxPixels >= 100, `the user name field's box (${colour}) shows in the screenshot: ${boxPixels} pixels`);
     assert.equal(body.response_format.json_schema.schema.properties.thinking, undefined, 'no thinking field');
     assert.ok(body.response_format.json_schema.schema.properties.next_goal);
   }
