@@ -11,7 +11,10 @@
 // union, the prompt and the schema, and send. That gap is the step overhead. The task runs
 // --tasks times (3 by default), each on a fresh copy of the page as a new conversation; the
 // figures are the median of the tasks' medians of their 20 gaps, and the 95th percentile of
-// all gaps. The step records' own timings break it down (`phases`).
+// all gaps. The step records' own timings break it down (`phases`). Highlights are on, as by
+// default; with a model this fast their boxes are never drawn (highlight.js draws them 100 ms
+// after they are asked for, and the next snapshot comes first), as with a real model they are
+// drawn while it thinks: either way outside the step overhead.
 //
 // Cold start. From an extension page with no port open to the worker: stop every service
 // worker (CDP `ServiceWorker.stopAllWorkers`), wait until Chrome reports the worker stopped,
