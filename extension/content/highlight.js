@@ -9,7 +9,8 @@
 // that answers sooner is already acting when the boxes would come, and then drawing them only
 // competes with the step for the CPU: a new page of boxes is a style, layout and paint of the
 // page, and the next snapshot takes them away again. Such boxes are not drawn. A screenshot is
-// the exception: the worker asks for the boxes at once (`drawNow`) before it captures the tab.
+// the exception: the worker asks for the boxes at once (`draw_highlights_now`) before it
+// captures the tab.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 

@@ -19,6 +19,7 @@
 //                           ancestors (text in a pointer-events: none span is still seen).
 //   outsideModal(el)      — a modal dialog is open and the element is not in it: Chrome makes
 //                           everything else inert.
+//   visibleRegion()       — the visible part of the frame, in its own coordinates.
 //
 // "The viewport" is the part of this frame a person can see: the window, and for a frame inside
 // a page, only the part of it on the top window's screen (setScreen) — a tall embedded frame's
@@ -60,11 +61,12 @@
     held = null;
   };
 
-  /** The visible part of the frame: its window, cut to the top screen when known. */
+  /** The visible part of the frame (for the hands: whether an element needs scrolling to). */
   tw.visibleRegion = function visibleRegion() {
     return visible();
   };
 
+  /** The visible part of the frame: its window, cut to the top screen when known. */
   function visible() {
     if (held) return held;
     if (!screen) return { top: 0, left: 0, bottom: innerHeight, right: innerWidth };

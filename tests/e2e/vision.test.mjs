@@ -1,6 +1,7 @@
 // The model options saved in the options page reach the model: with vision on, every request
 // carries an image of the page as Chrome shows it (captured without the debugger when the tab
-// is on show), and with thinking off the answer schema has no `thinking` field.
+// is on show, with the numbered boxes drawn), and with thinking off the answer schema has no
+// `thinking` field.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,7 +34,7 @@ function pngSize(base64) {
   return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
 }
 
-test('vision on shows the page every step without the debugger; thinking off leaves thinking out', async () => {
+test('vision on shows the page every step, with its numbered boxes, without the debugger; thinking off leaves thinking out', async () => {
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', vision: 'on', thinking: false });
   const options = await h.context.newPage();
   await options.goto(`chrome-extension://${h.extensionId}/options/options.html`);
