@@ -40,8 +40,9 @@
 // wait would check the panel on every animation frame.
 //
 // The machine is shared: the share of CPU time the hypervisor took from this machine while each
-// step task ran (Linux "steal", from /proc/stat) is printed with the figures, so a slow run on
-// a busy host can be told from a slow extension.
+// step task ran, and while the cold starts ran (Linux "steal", from /proc/stat), is printed with
+// the figures, and so is the cold start against the empty worker's (the anchor, slowed by a busy
+// host as much), so a slow run on a busy host can be told from a slow extension.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,6 +81,13 @@ function cpuTicks() {
   if (!existsSync('/proc/stat')) return null;
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+}
+
+/** The share of CPU time, in percent, the hypervisor took between two `cpuTicks()`; null when
+ * either is unknown. */
+function stealPercent(before, after) {
+  if (!before || !after || after.total <= before.total) return null;
+  return (100 * (after.steal - before.steal)) / (after.total - before.total);
 }
 
 /** Runs a task from the panel and resolves to its final answer's text, watching the chat with
@@ -206,8 +214,7 @@ async function runStepTask(h, panel, mock) {
   return {
     pageElements,
     stateChars: median(timeline.map((t) => t.bytes)),
-    stealPercent: ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total
-      ? (100 * (ticksAfter.steal - ticksBefore.steal)) / (ticksAfter.total - ticksBefore.total) : null,
+    stealPercent: stealPercent(ticksBefore, ticksAfter),
     gaps,
     act,
     observe,
@@ -466,7 +473,9 @@ async function coldStartPlain() {
       await coldStarter({ cdp: page, evaluate: page.evaluate, extensionId: ours, startupOf: () => browser.startupOf(ours) }),
       await coldStarter({ cdp: emptyPage, evaluate: emptyPage.evaluate, extensionId: empty }),
     ];
+    const ticksBefore = cpuTicks();
     const { first, runs: [runs, emptyRuns] } = await alternateColdStarts(starters);
+    const steal = stealPercent(ticksBefore, cpuTicks());
     const compile = await page.evaluate(`(async () => {
       const bytes = await (await fetch('/pkg/tabwright_bg.wasm')).arrayBuffer();
       const started = performance.now();
@@ -481,6 +490,7 @@ async function coldStartPlain() {
       empty: emptyRuns.map((r) => r.ms),
       emptyFirst: first[1],
       compile,
+      steal,
     };
   } finally {
     await browser.close();
@@ -522,6 +532,8 @@ const figures = {
   page_elements: steps.pageElements,
   state_chars_median: steps.stateChars,
   cpu_steal_percent_per_task: steps.stealPercents?.map(round) ?? null,
+  cold_start_vs_empty_worker: round(median(plainCold.cold) / median(plainCold.empty)),
+  cpu_steal_percent_cold_starts: plainCold.steal === null ? null : round(plainCold.steal),
 };
 
 const pad = (v, n) => String(v).padStart(n);
@@ -555,6 +567,8 @@ if (figures.cpu_steal_percent_per_task) {
   console.log(`CPU time the hypervisor took while each task ran: ${figures.cpu_steal_percent_per_task.map((x) => `${x.toFixed(1)}%`).join(' ')} (steal: a busy host slows every figure)`);
 }
 console.log(`cold start runs (ms): ${figures.cold_start_runs_ms.map((x) => x.toFixed(0)).join(' ')}; the empty worker's, in turn with them: ${figures.empty_worker_cold_start_runs_ms.map((x) => x.toFixed(0)).join(' ')}; under Playwright: ${figures.cold_start_runs_ms_playwright.map((x) => x.toFixed(0)).join(' ')}`);
+console.log(`cold start against the empty worker's: ${figures.cold_start_vs_empty_worker.toFixed(2)}×`
+  + (figures.cpu_steal_percent_cold_starts === null ? '' : `; CPU time the hypervisor took during the cold starts: ${figures.cpu_steal_percent_cold_starts.toFixed(1)}%`));
 console.log('step overhead: from the mock LLM answering one step to the next request arriving (act, record, observe, prompt, send).');
 console.log('cold start: a get_status sent to a stopped worker until its reply, timed in an extension page; no debugger on the worker; after one start not counted.');
 if (args.json) {
