@@ -20,7 +20,7 @@
   let layer = null;
   let shown = []; // [global index, element]
   let frame = 0;
-  let waiting = null; // boxes asked for and not drawn yet: {timer, painted: [resolve, …]}
+  let waiting = null; // boxes asked for and not drawn yet: {timer, painted (a promise), resolve it}
 
   function ensureLayer() {
     if (tw.highlightHost?.isConnected && layer) return;
@@ -93,7 +93,7 @@
     redrawSoon();
     addEventListener('scroll', redrawSoon, { capture: true, passive: true });
     addEventListener('resize', redrawSoon, { passive: true });
-    afterPaint().then(() => pending.painted.forEach((resolve) => resolve()));
+    afterPaint().then(pending.resolve);
   }
 
   /** Asks for boxes over [[localIndex, globalIndex], …] (labels carry the page-wide numbers),
@@ -103,9 +103,9 @@
     tw.clearHighlights({ keepLayer: true });
     shown = labels.map(([local, global]) => [global, tw.elementAt(local)]).filter(([, el]) => el);
     if (!shown.length) return { shown: 0, painted: Promise.resolve() };
-    const painted = new Promise((resolve) => {
-      waiting = { timer: setTimeout(drawWaiting, DRAW_AFTER_MS), painted: [resolve] };
-    });
+    let resolve;
+    const painted = new Promise((r) => { resolve = r; });
+    waiting = { timer: setTimeout(drawWaiting, DRAW_AFTER_MS), painted, resolve };
     return { shown: shown.length, painted };
   };
 
@@ -113,7 +113,7 @@
    * once when none are waiting: they are drawn already, or there are none). */
   tw.drawHighlightsNow = function drawHighlightsNow() {
     if (!waiting) return Promise.resolve();
-    const painted = new Promise((resolve) => waiting.painted.push(resolve));
+    const { painted } = waiting;
     drawWaiting();
     return painted;
   };
@@ -124,7 +124,7 @@
   tw.clearHighlights = function clearHighlights({ keepLayer = false } = {}) {
     if (waiting) {
       clearTimeout(waiting.timer);
-      waiting.painted.forEach((resolve) => resolve());
+      waiting.resolve();
       waiting = null;
     }
     removeEventListener('scroll', redrawSoon, { capture: true });
