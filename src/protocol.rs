@@ -197,8 +197,16 @@ impl crate::message::Localize for ProtocolError {
 
 impl PanelRequest {
     pub fn from_json(value: serde_json::Value) -> Result<Self, ProtocolError> {
-        let request: PanelRequest = serde_path_to_error::deserialize(value)
+        Self::from_json_text(&value.to_string())
+    }
+
+    /// A request from its JSON text, as the worker hands it over (`JSON.stringify` of the
+    /// message): read straight into the request, with no `serde_json::Value` between.
+    pub fn from_json_text(text: &str) -> Result<Self, ProtocolError> {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let request: PanelRequest = serde_path_to_error::deserialize(&mut reader)
             .map_err(|e| ProtocolError::Unreadable(format!("at {}: {}", e.path(), e.inner())))?;
+        reader.end().map_err(|e| ProtocolError::Unreadable(e.to_string()))?;
         let v = match &request {
             PanelRequest::StartTask { v, .. }
             | PanelRequest::StopTask { v }
@@ -524,6 +532,29 @@ mod tests {
             "start_url": null, "follow_up": true, "new_tab": true}))
         .unwrap();
         assert!(matches!(r, PanelRequest::StartTask { follow_up: true, new_tab: true, .. }));
+    }
+
+    #[test]
+    fn a_request_is_read_from_its_json_text() {
+        let r = PanelRequest::from_json_text(r#"{"v":1,"type":"get_status","since":3}"#).unwrap();
+        assert_eq!(r, PanelRequest::GetStatus { v: 1, task_id: None, since: Some(3) });
+        // What JSON.stringify makes of `undefined` reaches the core as null: refused, not a crash.
+        assert!(matches!(PanelRequest::from_json_text("null"), Err(ProtocolError::Unreadable(_))));
+        // Text after the request is refused.
+        assert!(matches!(
+            PanelRequest::from_json_text(r#"{"v":1,"type":"stop_task"} {}"#),
+            Err(ProtocolError::Unreadable(_))
+        ));
+        let Err(ProtocolError::Unreadable(why)) =
+            PanelRequest::from_json_text(r#"{"v":1,"type":"get_status","since":"soon"}"#)
+        else {
+            panic!("a string for `since` must be refused")
+        };
+        assert!(why.contains("invalid type: string \"soon\""), "{why}");
+        assert!(matches!(
+            PanelRequest::from_json_text(r#"{"v":2,"type":"stop_task"}"#),
+            Err(ProtocolError::Version { found: 2 })
+        ));
     }
 
     #[test]

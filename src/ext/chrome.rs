@@ -119,6 +119,18 @@ pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
     value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
 }
 
+/// `value` as JSON text (`JSON.stringify`); `undefined` reads as `null`.
+pub fn json_text(value: &JsValue) -> Result<String, String> {
+    let text = js_sys::JSON::stringify(value).map_err(|e| js_error_text(&e))?;
+    Ok(JsValue::from(text).as_string().unwrap_or_else(|| "null".into()))
+}
+
+/// `value` made in JS by `JSON.parse` of its JSON text: for replies the core builds once and JS
+/// only reads, where one parse in JS costs less than building the object property by property.
+pub fn to_js_as_json<T: Serialize + ?Sized>(value: &T) -> JsValue {
+    serde_json::to_string(value).ok().and_then(|text| js_sys::JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
+}
+
 pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
     serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
 }

@@ -179,17 +179,39 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
     write_reply(&reply)
 }
 
+/// Answers at once a request the core can answer without waiting (status, pause, stop, a
+/// settings check...), or returns `undefined` for one that waits on Chrome or the model, or
+/// while a stopped worker's task is being restored: the worker then asks `handle_panel_message`.
+///
+/// Not async: a cold start's first request (the panel's `get_status`) then runs no future and
+/// no promise queue, and Chrome compiles only the reading, the answer and the writing (about
+/// 150 small functions instead of 200, each compiled when first called).
+#[wasm_bindgen]
+pub fn answer_panel_message_now(message: JsValue) -> JsValue {
+    if restoring() {
+        return JsValue::UNDEFINED;
+    }
+    let reply = match read_request(message) {
+        Err(e) => refused(e),
+        Ok(request) => match answer_now(request) {
+            Ok(reply) => reply,
+            Err(_) => return JsValue::UNDEFINED,
+        },
+    };
+    write_reply(&reply)
+}
+
 /// The request, checked. Its own function, compiled on its own (see `handle_panel_message`).
 #[inline(never)]
 fn read_request(message: JsValue) -> Result<PanelRequest, ProtocolError> {
-    chrome::from_js::<serde_json::Value>(message).map_err(ProtocolError::Unreadable).and_then(PanelRequest::from_json)
+    chrome::json_text(&message).map_err(ProtocolError::Unreadable).and_then(|text| PanelRequest::from_json_text(&text))
 }
 
 /// The reply as the panel reads it. Its own function, compiled on its own (see
 /// `handle_panel_message`).
 #[inline(never)]
 fn write_reply(reply: &PanelReply) -> JsValue {
-    to_js(reply)
+    chrome::to_js_as_json(reply)
 }
 
 /// A request that waits on Chrome or the model, taken out of its `PanelRequest`.
