@@ -184,8 +184,8 @@ pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function)
 /// while a stopped worker's task is being restored: the worker then asks `handle_panel_message`.
 ///
 /// Not async: a cold start's first request (the panel's `get_status`) then runs no future and
-/// no promise queue, and Chrome compiles only the reading, the answer and the writing (about
-/// 150 small functions instead of 200, each compiled when first called).
+/// no promise queue, and Chrome compiles only the reading, the answer and the writing: about
+/// 110 small functions, each compiled when first called, where the async path compiled 200.
 #[wasm_bindgen]
 pub fn answer_panel_message_now(message: JsValue) -> JsValue {
     if restoring() {
