@@ -196,10 +196,6 @@ impl crate::message::Localize for ProtocolError {
 }
 
 impl PanelRequest {
-    pub fn from_json(value: serde_json::Value) -> Result<Self, ProtocolError> {
-        Self::from_json_text(&value.to_string())
-    }
-
     /// A request from its JSON text, as the worker hands it over (`JSON.stringify` of the
     /// message): read straight into the request, with no `serde_json::Value` between.
     pub fn from_json_text(text: &str) -> Result<Self, ProtocolError> {
@@ -511,11 +507,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A request as the worker hands it over: the JSON text of the panel's message.
+    fn read(message: serde_json::Value) -> Result<PanelRequest, ProtocolError> {
+        PanelRequest::from_json_text(&message.to_string())
+    }
+
     #[test]
     fn start_task_parses() {
-        let r =
-            PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null}))
-                .unwrap();
+        let r = read(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": 4, "start_url": null})).unwrap();
         assert_eq!(
             r,
             PanelRequest::StartTask {
@@ -528,7 +527,7 @@ mod tests {
                 new_tab: false,
             }
         );
-        let r = PanelRequest::from_json(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": null,
+        let r = read(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": null,
             "start_url": null, "follow_up": true, "new_tab": true}))
         .unwrap();
         assert!(matches!(r, PanelRequest::StartTask { follow_up: true, new_tab: true, .. }));
@@ -559,22 +558,18 @@ mod tests {
 
     #[test]
     fn get_status_may_name_what_the_caller_already_has() {
-        let r =
-            PanelRequest::from_json(json!({"v": 1, "type": "get_status", "task_id": "task-1", "since": 7})).unwrap();
+        let r = read(json!({"v": 1, "type": "get_status", "task_id": "task-1", "since": 7})).unwrap();
         assert_eq!(r, PanelRequest::GetStatus { v: 1, task_id: Some("task-1".into()), since: Some(7) });
-        let r = PanelRequest::from_json(json!({"v": 1, "type": "get_status"})).unwrap();
+        let r = read(json!({"v": 1, "type": "get_status"})).unwrap();
         assert_eq!(r, PanelRequest::GetStatus { v: 1, task_id: None, since: None });
     }
 
     #[test]
     fn unknown_types_fields_and_versions_are_refused() {
-        assert!(matches!(PanelRequest::from_json(json!({"v": 1, "type": "click"})), Err(ProtocolError::Unreadable(_))));
-        assert!(PanelRequest::from_json(json!({"v": 1, "type": "stop_task", "extra": 1})).is_err());
-        assert_eq!(
-            PanelRequest::from_json(json!({"v": 9, "type": "stop_task"})),
-            Err(ProtocolError::Version { found: 9 })
-        );
-        assert!(PanelRequest::from_json(json!("start")).is_err());
+        assert!(matches!(read(json!({"v": 1, "type": "click"})), Err(ProtocolError::Unreadable(_))));
+        assert!(read(json!({"v": 1, "type": "stop_task", "extra": 1})).is_err());
+        assert_eq!(read(json!({"v": 9, "type": "stop_task"})), Err(ProtocolError::Version { found: 9 }));
+        assert!(read(json!("start")).is_err());
     }
 
     #[test]

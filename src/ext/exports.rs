@@ -153,14 +153,16 @@ fn refused(reason: impl Into<Refusal>) -> PanelReply {
 }
 
 /// Handles one request from the side panel (or the headless runner, through the panel page).
-/// `broadcast` receives every event of a task this request starts.
+/// `broadcast` receives every event of a task this request starts. The worker asks
+/// `answer_panel_message_now` first; this async path is for requests that wait, and for any
+/// request while a stopped worker's task is being restored.
 ///
 /// Reading the request, answering it and writing the reply are separate functions, and the
 /// requests that wait on Chrome or the network are answered by a boxed future of their own
 /// (`answer_later`): Chrome compiles the wasm lazily, a function when it is first called, and a
-/// cold start's first request (often `get_status`) then compiles this dispatch and the small
-/// answer, not every request's code folded into one state machine (that one function took
-/// 4 ms to compile on each cold start; scripts/build keeps wasm-opt from folding them again).
+/// request then compiles the small answer it needs, not every request's code folded into one
+/// state machine (that one function took 4 ms to compile on each cold start; scripts/build
+/// keeps wasm-opt from folding them again).
 #[wasm_bindgen]
 pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function) -> JsValue {
     // A worker that just started may be restoring the task its predecessor ran: answer once
