@@ -9,7 +9,7 @@
 // - every listener is registered synchronously at top level (importScripts runs this file
 //   during the worker's first evaluation), and each handler awaits `ready`;
 // - message handlers return true to answer asynchronously.
-import init, { answer_panel_message_now, handle_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
+import init, { answer_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
 import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
@@ -67,12 +67,6 @@ function broadcast(event, seq, taskId) {
   }
 }
 
-/** The core's answer to a panel request: at once when it needs nothing from Chrome or the
- * model (a plain call, no promise queue in the core), else from its async handler. */
-function askCore(request) {
-  return answer_panel_message_now(request) ?? handle_panel_message(request, broadcast);
-}
-
 /** Only the extension's own pages may start, steer or read tasks. */
 function fromOwnPage(sender) {
   return sender?.id === chrome.runtime.id && typeof sender.url === 'string'
@@ -119,7 +113,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     return false;
   }
   ready.then(
-    () => restoreBegun.then(() => askCore(message.request)).then(sendResponse, (error) => {
+    () => restoreBegun.then(() => answer_panel_message(message.request, broadcast)).then(sendResponse, (error) => {
       noteCrash(error);
       sendResponse(refusal(coreFailure ?? t('coreFailed', [error?.message ?? String(error)])));
     }),
@@ -146,7 +140,7 @@ function resumeTask() {
 // write (the core's saved log), and tasks left running by an earlier worker are marked so.
 restoreBegun
   .then((begun) => begun?.restored)
-  .then(() => askCore({ v: 1, type: 'get_status' }))
+  .then(() => answer_panel_message({ v: 1, type: 'get_status' }, broadcast))
   .then(catchUp, (error) => console.warn('Tabwright could not bring the task history up to date:', error));
 chrome.alarms.onAlarm.addListener(resumeTask);
 

@@ -152,65 +152,58 @@ fn refused(reason: impl Into<Refusal>) -> PanelReply {
     PanelReply::refused(&reason.into())
 }
 
-/// Handles one request from the side panel (or the headless runner, through the panel page).
-/// `broadcast` receives every event of a task this request starts. The worker asks
-/// `answer_panel_message_now` first; this async path is for requests that wait, and for any
-/// request while a stopped worker's task is being restored.
+/// Answers one request from the side panel (or the headless runner, through the panel page):
+/// with the reply itself when the core can answer at once (status, pause, stop, a settings
+/// check...), else with a promise of it, for a request that waits on Chrome or the model and
+/// for any request while a stopped worker's task is being restored. `broadcast` receives every
+/// event of a task this request starts.
 ///
-/// Reading the request, answering it and writing the reply are separate functions, and the
-/// requests that wait on Chrome or the network are answered by a boxed future of their own
-/// (`answer_later`): Chrome compiles the wasm lazily, a function when it is first called, and a
-/// request then compiles the small answer it needs, not every request's code folded into one
-/// state machine (that one function took 4 ms to compile on each cold start; scripts/build
-/// keeps wasm-opt from folding them again).
+/// A plain call, not an async one: a cold start's first request (the panel's `get_status`)
+/// then runs no future and no promise queue. Chrome compiles the wasm lazily, a function when
+/// it is first called, and reading the request, answering it and writing the reply are
+/// separate functions, with the requests that wait answered by a boxed future of their own
+/// (`answer_later`): that first request compiles about 110 small functions (200 when every
+/// request went through a future), not every request's code folded into one state machine
+/// (that one function took 4 ms to compile on each cold start; scripts/build keeps wasm-opt
+/// from folding them again).
 #[wasm_bindgen]
-pub async fn handle_panel_message(message: JsValue, broadcast: js_sys::Function) -> JsValue {
+pub fn answer_panel_message(message: JsValue, broadcast: js_sys::Function) -> JsValue {
     // A worker that just started may be restoring the task its predecessor ran: answer once
     // that is done, so the panel sees the task (bounded, in case restoring hangs). This is on
     // the cold-start path: the answer follows the restore at once.
     if let Some(restored) = RESTORING.with_borrow(|r| r.as_ref().map(|(promise, _)| promise.clone())) {
-        let _ = super::timeout::within(RESTORE_WAIT_MS, JsFuture::from(restored)).await;
+        return promise_of(async move {
+            let _ = super::timeout::within(RESTORE_WAIT_MS, JsFuture::from(restored)).await;
+            answer_request(message, broadcast)
+        });
     }
-    let reply = match read_request(message) {
-        Err(e) => refused(e),
-        Ok(request) => match answer_now(request) {
-            Ok(reply) => reply,
-            Err(later) => answer_later(later, broadcast).await,
-        },
-    };
-    write_reply(&reply)
+    answer_request(message, broadcast)
 }
 
-/// Answers at once a request the core can answer without waiting (status, pause, stop, a
-/// settings check...), or returns `undefined` for one that waits on Chrome or the model, or
-/// while a stopped worker's task is being restored: the worker then asks `handle_panel_message`.
-///
-/// Not async: a cold start's first request (the panel's `get_status`) then runs no future and
-/// no promise queue, and Chrome compiles only the reading, the answer and the writing: about
-/// 110 small functions, each compiled when first called, where the async path compiled 200.
-#[wasm_bindgen]
-pub fn answer_panel_message_now(message: JsValue) -> JsValue {
-    if restoring() {
-        return JsValue::UNDEFINED;
-    }
-    let reply = match read_request(message) {
-        Err(e) => refused(e),
+/// The reply to a request, or a promise of it (see `answer_panel_message`).
+fn answer_request(message: JsValue, broadcast: js_sys::Function) -> JsValue {
+    match read_request(message) {
+        Err(e) => write_reply(&refused(e)),
         Ok(request) => match answer_now(request) {
-            Ok(reply) => reply,
-            Err(_) => return JsValue::UNDEFINED,
+            Ok(reply) => write_reply(&reply),
+            Err(later) => promise_of(async move { write_reply(&answer_later(later, broadcast).await) }),
         },
-    };
-    write_reply(&reply)
+    }
 }
 
-/// The request, checked. Its own function, compiled on its own (see `handle_panel_message`).
+/// A JS promise of what `value` comes to (a promise it comes to is followed in JS).
+fn promise_of(value: impl std::future::Future<Output = JsValue> + 'static) -> JsValue {
+    wasm_bindgen_futures::future_to_promise(async move { Ok(value.await) }).into()
+}
+
+/// The request, checked. Its own function, compiled on its own (see `answer_panel_message`).
 #[inline(never)]
 fn read_request(message: JsValue) -> Result<PanelRequest, ProtocolError> {
     chrome::json_text(&message).map_err(ProtocolError::Unreadable).and_then(|text| PanelRequest::from_json_text(&text))
 }
 
 /// The reply as the panel reads it. Its own function, compiled on its own (see
-/// `handle_panel_message`).
+/// `answer_panel_message`).
 #[inline(never)]
 fn write_reply(reply: &PanelReply) -> JsValue {
     chrome::to_js_as_json(reply)
