@@ -13,6 +13,7 @@
 //! - [`prompt`]: the system prompt and the per-step state message.
 //! - [`protocol`]: the messages that cross the worker ↔ side panel seam.
 //! - [`settings`]: what the user configures, validated.
+//! - [`tagged`]: reading the internally tagged enums of the wire formats.
 
 pub mod actions;
 pub mod agent;
@@ -24,6 +25,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod safety;
 pub mod settings;
+pub mod tagged;
 
 #[cfg(target_arch = "wasm32")]
 mod ext;

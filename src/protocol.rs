@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 pub const PROTOCOL_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+crate::tagged::tagged_enum! {
+tag = "type", remote = "PanelRequest", twin(rename_all = "snake_case", deny_unknown_fields);
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PanelRequest {
     /// Start a task on `tab_id`, first opening `start_url` in it when given. With
@@ -88,7 +90,7 @@ pub enum PanelRequest {
         v: u32,
         draft: crate::agent::skill::SkillDraft,
     },
-}
+}}
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProtocolError {
@@ -197,29 +199,18 @@ impl crate::message::Localize for ProtocolError {
 
 impl PanelRequest {
     /// A request from its JSON text, as the worker hands it over (`JSON.stringify` of the
-    /// message): read straight into the request, with no `serde_json::Value` between.
+    /// message). The version is checked first, so a newer panel's request says to reload
+    /// instead of failing on what this core does not know.
     pub fn from_json_text(text: &str) -> Result<Self, ProtocolError> {
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let request: PanelRequest = serde_path_to_error::deserialize(&mut reader)
-            .map_err(|e| ProtocolError::Unreadable(format!("at {}: {}", e.path(), e.inner())))?;
-        reader.end().map_err(|e| ProtocolError::Unreadable(e.to_string()))?;
-        let v = match &request {
-            PanelRequest::StartTask { v, .. }
-            | PanelRequest::StopTask { v }
-            | PanelRequest::PauseTask { v }
-            | PanelRequest::ResumeTask { v }
-            | PanelRequest::GetStatus { v, .. }
-            | PanelRequest::TestConnection { v, .. }
-            | PanelRequest::CheckSettings { v, .. }
-            | PanelRequest::ReplayTask { v, .. }
-            | PanelRequest::DraftSkill { v, .. }
-            | PanelRequest::SaveSkill { v, .. }
-            | PanelRequest::AnswerQuestion { v, .. } => *v,
-        };
-        if v != PROTOCOL_VERSION {
-            return Err(ProtocolError::Version { found: v });
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ProtocolError::Unreadable(e.to_string()))?;
+        match value.get("v").and_then(serde_json::Value::as_u64) {
+            Some(found) if found != u64::from(PROTOCOL_VERSION) => {
+                return Err(ProtocolError::Version { found: u32::try_from(found).unwrap_or(u32::MAX) })
+            }
+            _ => {}
         }
-        Ok(request)
+        PanelRequest::deserialize(value).map_err(|e| ProtocolError::Unreadable(e.to_string()))
     }
 }
 
@@ -277,8 +268,10 @@ impl PanelReply {
     }
 }
 
+crate::tagged::tagged_enum! {
+tag = "type", remote = "AgentEvent", twin(rename_all = "snake_case");
 /// What a running task reports, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     TaskStarted {
@@ -360,7 +353,7 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
-}
+}}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedAction {

@@ -72,8 +72,10 @@ impl StepRecord {
     }
 }
 
+crate::tagged::tagged_enum! {
+tag = "kind", remote = "TaskEnd", twin(rename_all = "snake_case");
 /// How a task ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskEnd {
     /// The agent called `done`. `data` is the result in the task's output schema, if it gave one.
@@ -96,7 +98,7 @@ pub enum TaskEnd {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         locale_text: Option<crate::message::LocaleText>,
     },
-}
+}}
 
 impl TaskEnd {
     /// A task the stopped worker left running could not go on, because of `reason`.

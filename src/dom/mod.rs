@@ -53,7 +53,9 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+crate::tagged::tagged_enum! {
+tag = "kind", remote = "Node", twin(rename_all = "snake_case");
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Node {
     Element(Element),
@@ -67,7 +69,7 @@ pub enum Node {
         depth: u16,
         url: String,
     },
-}
+}}
 
 /// One interactive element.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
