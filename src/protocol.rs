@@ -562,6 +562,8 @@ mod tests {
         assert!(matches!(read(json!({"v": 1, "type": "click"})), Err(ProtocolError::Unreadable(_))));
         assert!(read(json!({"v": 1, "type": "stop_task", "extra": 1})).is_err());
         assert_eq!(read(json!({"v": 9, "type": "stop_task"})), Err(ProtocolError::Version { found: 9 }));
+        // A newer panel's request says to reload, whatever it holds that this core does not know.
+        assert_eq!(read(json!({"v": 2, "type": "take_over", "how": {}})), Err(ProtocolError::Version { found: 2 }));
         assert!(read(json!("start")).is_err());
     }
 
