@@ -163,7 +163,7 @@ fn refused(reason: impl Into<Refusal>) -> PanelReply {
 /// it is first called, and reading the request, answering it and writing the reply are
 /// separate functions, with the requests that wait answered by a boxed future of their own
 /// (`answer_later`): that first request compiles about 150 small functions (about 40 of them
-/// read the request through a `serde_json::Value`, see `crate::tagged`; 200 more when every
+/// read the request through a `serde_json::Value`, see `crate::tagged`; it was 200 when every
 /// request went through a future), not every request's code folded into one state machine
 /// (that one function took 4 ms to compile on each cold start; scripts/build keeps wasm-opt
 /// from folding them again).
