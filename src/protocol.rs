@@ -90,7 +90,8 @@ pub enum PanelRequest {
         v: u32,
         draft: crate::agent::skill::SkillDraft,
     },
-}}
+}
+}
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProtocolError {
@@ -353,7 +354,8 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
-}}
+}
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedAction {

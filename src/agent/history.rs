@@ -98,7 +98,8 @@ pub enum TaskEnd {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         locale_text: Option<crate::message::LocaleText>,
     },
-}}
+}
+}
 
 impl TaskEnd {
     /// A task the stopped worker left running could not go on, because of `reason`.

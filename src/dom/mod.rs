@@ -69,7 +69,8 @@ pub enum Node {
         depth: u16,
         url: String,
     },
-}}
+}
+}
 
 /// One interactive element.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
