@@ -13,9 +13,8 @@ use serde::{Deserialize, Serialize};
 pub const PROTOCOL_VERSION: u32 = 1;
 
 crate::tagged::tagged_enum! {
-tag = "type", remote = "PanelRequest", twin(rename_all = "snake_case", deny_unknown_fields);
+tag = "type", remote = "PanelRequest", serde(rename_all = "snake_case", deny_unknown_fields);
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PanelRequest {
     /// Start a task on `tab_id`, first opening `start_url` in it when given. With
     /// `output_schema` (a JSON Schema), the task's result is data of that shape.
@@ -216,7 +215,7 @@ impl PanelRequest {
 }
 
 /// The direct answer to a request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PanelReply {
     Accepted {
@@ -270,10 +269,9 @@ impl PanelReply {
 }
 
 crate::tagged::tagged_enum! {
-tag = "type", remote = "AgentEvent", twin(rename_all = "snake_case");
+tag = "type", remote = "AgentEvent", serde(rename_all = "snake_case");
 /// What a running task reports, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     TaskStarted {
         v: u32,
@@ -366,7 +364,7 @@ pub struct PlannedAction {
 
 /// Requests the worker sends to the content script of one frame. Indices are the frame's own
 /// (local) indices.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentRequest {
     /// Index the frame; the reply carries a `dom::FrameSnapshot`. `viewport_expansion` is in CSS
@@ -576,5 +574,23 @@ mod tests {
             serde_json::to_value(e).unwrap(),
             json!({"type": "step_started", "v": 1, "step": 2, "max_steps": 10})
         );
+    }
+
+    #[test]
+    fn saved_events_read_back_as_written() {
+        use crate::agent::TaskEnd;
+        let usage = Usage { input_tokens: 5, output_tokens: 7 };
+        for end in [
+            TaskEnd::Done { text: "ok".into(), success: true, data: Some(json!({"n": 1})) },
+            TaskEnd::Stopped,
+            TaskEnd::StepLimit { max_steps: 3 },
+        ] {
+            let event = AgentEvent::TaskFinished { v: 1, end, steps: 3, usage, cost_usd: None };
+            let written = serde_json::to_value(&event).unwrap();
+            assert!(written["end"]["kind"].is_string(), "{written}");
+            assert_eq!(serde_json::from_value::<AgentEvent>(written).unwrap(), event);
+        }
+        let unknown = serde_json::from_value::<AgentEvent>(json!({"type": "task_vanished", "v": 1})).unwrap_err();
+        assert!(unknown.to_string().contains("unknown variant `task_vanished`"), "{unknown}");
     }
 }

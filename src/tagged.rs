@@ -4,7 +4,7 @@
 //! serde reads `#[serde(tag = "...")]` enums by first copying the whole object into its private
 //! `Content` tree, since the tag may come after the fields, and then reading each variant's
 //! fields out of that tree. Every type inside such an enum is thereby compiled a second time,
-//! for the tree; for the core's four tagged enums that was about 90 KB of a 1.18 MB WebAssembly
+//! for the tree; for the core's tagged enums that was about 90 KB of a 1.18 MB WebAssembly
 //! module, which Chrome decodes on every cold start of the service worker.
 //!
 //! [`tagged_enum!`] keeps the enum and its wire format, and reads it in two steps instead: the
@@ -15,22 +15,23 @@
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, IntoDeserializer, VariantAccess, Visitor};
 use serde_json::{Map, Value};
 
-/// Declares an internally tagged enum, serialized by serde's derive (give it
-/// `#[serde(tag = ...)]` as usual) and read through [`Tagged`]. `twin(...)` holds the serde
-/// attributes for reading, e.g. `rename_all` and `deny_unknown_fields`; the tag is named once,
-/// in `tag = "..."`, and the enum's own name again as `remote = "..."` (serde wants a string).
+/// Declares an internally tagged enum: written by serde's derive (give it `Serialize`) and read
+/// through [`Tagged`]. The tag is named once, in `tag = "..."`; `serde(...)` holds the other
+/// serde attributes of the enum (e.g. `rename_all`, `deny_unknown_fields`), which the writing
+/// and the reading both follow; `remote = "..."` repeats the enum's name (serde wants a string).
 macro_rules! tagged_enum {
     (
-        tag = $tag:literal, remote = $remote:literal, twin($($twin:tt)*);
+        tag = $tag:literal, remote = $remote:literal, serde($($serde:tt)*);
         $(#[$meta:meta])*
         $vis:vis enum $name:ident { $($body:tt)* }
     ) => {
         $(#[$meta])*
+        #[serde(tag = $tag, $($serde)*)]
         $vis enum $name { $($body)* }
 
         const _: () = {
             #[derive(serde::Deserialize)]
-            #[serde(remote = $remote, $($twin)*)]
+            #[serde(remote = $remote, $($serde)*)]
             #[allow(dead_code)]
             enum Twin { $($body)* }
 
@@ -144,9 +145,8 @@ mod tests {
     }
 
     tagged_enum! {
-        tag = "type", remote = "Sample", twin(rename_all = "snake_case", deny_unknown_fields);
+        tag = "type", remote = "Sample", serde(rename_all = "snake_case", deny_unknown_fields);
         #[derive(Debug, Clone, PartialEq, Serialize)]
-        #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
         enum Sample {
             /// Doc comments and field attributes are kept.
             Fields {

@@ -61,10 +61,8 @@
     held = null;
   };
 
-  /** The visible part of the frame (for the hands: whether an element needs scrolling to). */
-  tw.visibleRegion = function visibleRegion() {
-    return visible();
-  };
+  // For the hands: whether an element needs scrolling to.
+  tw.visibleRegion = visible;
 
   /** The visible part of the frame: its window, cut to the top screen when known. */
   function visible() {

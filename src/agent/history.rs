@@ -73,10 +73,9 @@ impl StepRecord {
 }
 
 crate::tagged::tagged_enum! {
-tag = "kind", remote = "TaskEnd", twin(rename_all = "snake_case");
+tag = "kind", remote = "TaskEnd", serde(rename_all = "snake_case");
 /// How a task ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TaskEnd {
     /// The agent called `done`. `data` is the result in the task's output schema, if it gave one.
     Done {

@@ -44,7 +44,7 @@ pub struct ScrollInfo {
 }
 
 /// A whole page as the agent sees it: every frame stitched into one list, in page order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Snapshot {
     pub url: String,
     pub title: String,
@@ -53,8 +53,6 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
 }
 
-crate::tagged::tagged_enum! {
-tag = "kind", remote = "Node", twin(rename_all = "snake_case");
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Node {
@@ -69,7 +67,6 @@ pub enum Node {
         depth: u16,
         url: String,
     },
-}
 }
 
 /// One interactive element.
