@@ -7,7 +7,7 @@
 // - the wasm glue is imported statically (dynamic import() throws in a service worker), and
 //   `init` starts at top level without awaiting it;
 // - every listener is registered synchronously at top level (importScripts runs this file
-//   during the worker's first evaluation), and each handler awaits `ready`;
+//   during the worker's first evaluation), and each handler awaits the core (`whenReady`);
 // - message handlers return true to answer asynchronously.
 import init, { answer_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { network } from './network.js';
@@ -29,22 +29,65 @@ globalThis.tabwrightDebugger = {
 };
 
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
-// core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
-const startup = { evaluated: performance.now(), ready: null };
+// core loaded, then (if anything needed it) the rest of the core. Read by scripts/bench step
+// and tests/e2e/worker-restart.test.mjs (over CDP); nothing here depends on it.
+const startup = { evaluated: performance.now(), ready: null, restLoaded: null };
 globalThis.tabwrightStartup = startup;
-// boot.js started fetching the wasm before this file was read.
-const ready = init({ module_or_path: globalThis.tabwrightCoreResponse ?? chrome.runtime.getURL('pkg/tabwright_bg.wasm') });
-ready.then(() => { startup.ready = performance.now(); }, () => {});
+// The core comes in two modules (scripts/split-core): the part a cold start runs, which `init`
+// instantiates, and the rest, instantiated the first time the core calls into it (its stubs
+// call `tabwrightCore.loadRest`, synchronously, from inside a call: src/ext/rest.rs).
+// boot.js started fetching the first before this file was read. The rest is fetched and
+// compiled the first time something needs more than a status (a panel opening with no task
+// saved is answered by the first module alone); then everything waits for it (`whenReady`),
+// so that loading it never has to wait. A start that only answers the panel never reads it.
+const rest = { module: null, instance: null, failure: null };
+let coreExports = null;
+globalThis.tabwrightCore = {
+  /** Instantiates the rest of the core with the first module's memory, tables and functions;
+   * throws (and the core then traps) if it cannot. */
+  loadRest() {
+    if (rest.instance) return;
+    try {
+      if (!coreExports || !rest.module) throw new Error('the core needed it before it was fetched');
+      rest.instance = new WebAssembly.Instance(rest.module, { startup: coreExports });
+      startup.restLoaded = performance.now();
+    } catch (error) {
+      rest.failure = `pkg/tabwright_rest.wasm: ${error?.message ?? error}`;
+      throw error;
+    }
+  },
+};
+const coreLoaded = init({ module_or_path: globalThis.tabwrightCoreResponse ?? chrome.runtime.getURL('pkg/tabwright_bg.wasm') })
+  .then((exports) => { coreExports = exports; });
+let restCompiled = null;
+/** Settles once the core can run all of it: the first module in, the rest compiled. */
+function whenReady() {
+  restCompiled ??= fetch(chrome.runtime.getURL('pkg/tabwright_rest.wasm'))
+    .then((response) => {
+      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+      return WebAssembly.compileStreaming(response);
+    })
+    .then((module) => { rest.module = module; }, (error) => {
+      throw new Error(`pkg/tabwright_rest.wasm: ${error?.message ?? error}`);
+    });
+  return Promise.all([coreLoaded, restCompiled]);
+}
+coreLoaded.then(() => { startup.ready = performance.now(); }, () => {});
 // Session storage as this worker found it, read while the core loads. With no task saved there
 // (nothing was running when the last worker stopped) there is nothing to restore, and the first
 // request is answered without waiting for the core to look; otherwise the core's first read of
 // it (src/ext/chrome.rs) need not wait for Chrome.
 const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
 // Settles once the core has started restoring a saved task, or there is none: requests wait
-// for this, and the core holds them until the restore is over.
-const restoreBegun = Promise.all([ready, sessionAtStart]).then(([, items]) => {
-  if (items && items.task === undefined) return null;
+// for this, and the core holds them until the restore is over. Restoring runs much of the
+// rest of the core, so with a task saved the rest is fetched at once, alongside the first.
+const restoreBegun = sessionAtStart.then(async (items) => {
+  if (items && items.task === undefined) {
+    await coreLoaded;
+    return null;
+  }
   if (items) globalThis.tabwrightSessionAtStart = items;
+  await whenReady();
   // Called here, not after another turn: the core has begun before any request is handled.
   return { restored: resume_interrupted_task(broadcast).catch(noteCrash) };
 });
@@ -80,7 +123,8 @@ function refusal(message) {
 /** A WebAssembly trap leaves the core unusable: say so, and end the task in open panels. */
 function noteCrash(error) {
   if (!(error instanceof WebAssembly.RuntimeError)) return;
-  coreFailure = t('coreCrashed', [error.message]);
+  // The rest of the core failed to load: the trap is its consequence, not the cause.
+  coreFailure = rest.failure ? t('coreNotLoaded', [rest.failure]) : t('coreCrashed', [error.message]);
   for (const port of panelPorts) {
     try {
       port.postMessage({ crashed: coreFailure });
@@ -112,7 +156,9 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     sendResponse(refusal(coreFailure));
     return false;
   }
-  ready.then(
+  // A status request needs only the first module (when a task is saved, restoreBegun waits
+  // for the rest); everything else may call into the rest at once.
+  (message.request?.type === 'get_status' ? coreLoaded : whenReady()).then(
     () => restoreBegun.then(() => answer_panel_message(message.request, broadcast)).then(sendResponse, (error) => {
       noteCrash(error);
       sendResponse(refusal(coreFailure ?? t('coreFailed', [error?.message ?? String(error)])));
@@ -134,7 +180,7 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 // A task that was running when Chrome stopped this worker continues (or ends saying why) as
 // soon as the worker is back, whatever woke it; the alarm a running task sets wakes it.
 function resumeTask() {
-  return ready.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
+  return whenReady().then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
 }
 // Once the task is back, the history gets whatever the stopped worker broadcast but did not
 // write (the core's saved log), and tasks left running by an earlier worker are marked so.

@@ -16,9 +16,10 @@ export function chromiumPath() {
 
 /** Launches Chromium on `profileDir` with the extension loaded; resolves to
  * {context, extensionId, close}. `lang` (such as 'zh-CN') sets the browser's interface
- * language, which chrome.i18n follows (on Linux Chromium takes it from the environment). */
-export async function launchWithExtension(profileDir, { headless = true, lang = null } = {}) {
-  if (!existsSync(path.join(EXTENSION_DIR, 'pkg', 'tabwright_bg.wasm'))) {
+ * language, which chrome.i18n follows (on Linux Chromium takes it from the environment).
+ * `extensionDir` is the built extension to load; `args`, more Chromium flags. */
+export async function launchWithExtension(profileDir, { headless = true, lang = null, extensionDir = EXTENSION_DIR, args = [] } = {}) {
+  if (!existsSync(path.join(extensionDir, 'pkg', 'tabwright_bg.wasm'))) {
     throw new Error('The extension is not built: run scripts/build first.');
   }
   const env = { ...process.env };
@@ -34,8 +35,8 @@ export async function launchWithExtension(profileDir, { headless = true, lang = 
     viewport: { width: 1280, height: 900 },
     args: [
       '--no-sandbox',
-      `--disable-extensions-except=${EXTENSION_DIR}`,
-      `--load-extension=${EXTENSION_DIR}`,
+      `--disable-extensions-except=${extensionDir}`,
+      `--load-extension=${extensionDir}`,
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
@@ -43,6 +44,7 @@ export async function launchWithExtension(profileDir, { headless = true, lang = 
       '--disable-gpu',
       '--disable-quic',
       ...(lang ? [`--lang=${lang}`] : []),
+      ...args,
     ],
   });
   let [worker] = context.serviceWorkers();

@@ -7,10 +7,12 @@
 //! - [`transport`]: `FetchTransport`, the LLM transport over fetch (gloo-net).
 //! - [`exports`]: the functions the background module calls.
 //! - [`timeout`]: bounding waits on pages that may never answer.
+//! - [`rest`]: loading the part of the core a cold start does not run, on first use.
 
 mod browser;
 mod chrome;
 mod debugger;
 mod exports;
+mod rest;
 mod timeout;
 mod transport;

@@ -11,11 +11,13 @@ import { startMockLlm, newGate } from './mock-llm.mjs';
 export { saveSettings };
 export const OUTPUT_DIR = path.join(ROOT, 'tests', 'e2e', 'output');
 
-/** `lang`: the browser's interface language (such as 'zh-CN'); the default is English. */
-export async function startHarness({ lang = null } = {}) {
+/** `lang`: the browser's interface language (such as 'zh-CN'); the default is English.
+ * `browserOptions`: more for launchWithExtension (another extension folder, more flags). */
+export async function startHarness({ lang = null, browserOptions = {} } = {}) {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'tabwright-e2e-'));
   const fixtures = await startFixtureServer();
-  let browser = await launchWithExtension(profile, { headless: true, lang });
+  const launch = () => launchWithExtension(profile, { headless: true, lang, ...browserOptions });
+  let browser = await launch();
   const { extensionId } = browser;
   return {
     get context() {
@@ -27,7 +29,7 @@ export async function startHarness({ lang = null } = {}) {
      * reopening Chrome would; the extension keeps its id and its storage. */
     async restart() {
       await browser.close();
-      browser = await launchWithExtension(profile, { headless: true, lang });
+      browser = await launch();
       if (browser.extensionId !== extensionId) throw new Error(`the extension id changed: ${browser.extensionId}`);
     },
     /** Opens the side panel page as a tab. */

@@ -1,0 +1,99 @@
+// The core in two modules (scripts/split-core, extension/background.js): a cold start with
+// no task saved answers the panel from the first module alone; a task, and a cold start with
+// a task saved, load the rest; an install missing the rest says so and what to do.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startHarness, startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { STATUS_REQUESTS } from './lib/status-requests.mjs';
+import { EXTENSION_DIR } from '../../scripts/lib/browser.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const getStatus = { to: 'core', request: { v: 1, type: 'get_status' } };
+
+/** The running worker's startup marks (extension/background.js), once its first module is in. */
+async function workerStartup(h) {
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    for (const worker of h.context.serviceWorkers().reverse()) {
+      const marks = await worker.evaluate(() => globalThis.tabwrightStartup && { ...globalThis.tabwrightStartup }).catch(() => null);
+      if (marks?.ready != null) return marks;
+    }
+    await sleep(50);
+  }
+  throw new Error('no running worker with its core loaded');
+}
+
+let world;
+let h;
+let llm;
+
+before(async () => {
+  world = await startWithMockLlm(() => answer('Finish', [{ done: { text: 'Nothing to do here.', success: true } }]));
+  ({ h, llm } = world);
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+after(() => world?.close());
+
+test('a cold start with no task saved answers status requests, the panel\'s and malformed ones, without loading the rest of the core', async () => {
+  const page = await h.context.newPage();
+  await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  await h.stopWorker(page);
+  const panel = await h.openPanel();
+  const replies = await panel.evaluate(async (requests) => {
+    const out = [];
+    for (const request of requests) out.push(await chrome.runtime.sendMessage({ to: 'core', request }));
+    return out;
+  }, STATUS_REQUESTS);
+  // Answered by the core: the well-formed ones with its (empty) status, the others refused
+  // with what was wrong.
+  assert.deepEqual(replies.map((r) => r.type), ['status', 'status', 'status', 'refused', 'refused', 'refused', 'refused']);
+  assert.equal(replies[2].task_id, null, 'this worker has no task');
+  assert.match(replies[3].message, /since|invalid type/);
+  await sleep(300); // anything the start does after answering
+  const marks = await workerStartup(h);
+  assert.equal(marks.restLoaded, null,
+    'answering the status loaded the rest of the core: a function it runs is missing from '
+    + 'scripts/split-core/startup-functions.txt; run scripts/profile-startup');
+  await panel.close();
+  await page.close();
+});
+
+test('a task loads the rest of the core; so does a cold start with the finished task saved, which shows it', async () => {
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  assert.match(await runTaskToEnd(panel, 'Do nothing'), /Nothing to do here\./);
+  assert.equal(typeof (await workerStartup(h)).restLoaded, 'number');
+
+  await h.stopWorker(panel);
+  const status = await panel.evaluate((message) => chrome.runtime.sendMessage(message), getStatus);
+  assert.equal(status.type, 'status');
+  assert.equal(status.events.at(-1).type, 'task_finished', 'the restored task, as it ended');
+  assert.equal(typeof (await workerStartup(h)).restLoaded, 'number');
+  await panel.close();
+});
+
+test('an install missing the rest of the core answers the status, and refuses a task naming the file', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tabwright-no-rest-'));
+  const extensionDir = path.join(dir, 'extension');
+  cpSync(EXTENSION_DIR, extensionDir, { recursive: true, filter: (src) => path.basename(src) !== 'tabwright_rest.wasm' });
+  const broken = await startHarness({ browserOptions: { extensionDir } });
+  try {
+    const page = await broken.context.newPage();
+    await page.goto(`chrome-extension://${broken.extensionId}/panel/panel.html`);
+    const status = await page.evaluate((message) => chrome.runtime.sendMessage(message), getStatus);
+    assert.equal(status.type, 'status');
+    const reply = await page.evaluate(() => chrome.runtime.sendMessage({
+      to: 'core', request: { v: 1, type: 'start_task', task: 'Anything', tab_id: null, start_url: 'https://example.com/' },
+    }));
+    assert.equal(reply.type, 'refused');
+    assert.match(reply.message, /pkg\/tabwright_rest\.wasm/);
+    assert.match(reply.message, /Rebuild it with scripts\/build/);
+  } finally {
+    await broken.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
