@@ -48,7 +48,11 @@ globalThis.tabwrightCore = {
   loadRest() {
     if (rest.instance) return;
     try {
-      if (!coreExports || !rest.module) throw new Error('the core needed it before it was fetched');
+      // Only a status request with no task saved runs before the rest is compiled, and it
+      // needs none of it unless scripts/split-core/startup-functions.txt lacks a function.
+      if (!coreExports || !rest.module) {
+        throw new Error('needed before it was compiled; scripts/split-core/startup-functions.txt misses a function (run scripts/profile-startup)');
+      }
       rest.instance = new WebAssembly.Instance(rest.module, { startup: coreExports });
       startup.restLoaded = performance.now();
     } catch (error) {

@@ -78,13 +78,35 @@ fn startup_names(list: &str) -> HashSet<String> {
         .collect()
 }
 
-/// A function's name without the hash rustc appends (`::h` and 16 hex digits), which changes
-/// with any change to the crate, so that the list outlives small edits.
-pub fn stable_name(name: &str) -> &str {
-    match name.rsplit_once("::h") {
-        Some((stem, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => stem,
+/// A function's name without the hashes rustc writes into it (`::h` and 16 hex digits at the
+/// end, `[` 16 hex digits `]` after some crates' names), which change with the compiler and
+/// the dependencies' versions, so that a list outlives such a change.
+pub fn stable_name(name: &str) -> String {
+    let name = match name.rsplit_once("::h") {
+        Some((stem, hash)) if is_hash(hash) => stem,
         _ => name,
+    };
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close) if is_hash(&after[..close]) => {
+                out.push_str(&rest[..open]);
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
     }
+    out.push_str(rest);
+    out
+}
+
+fn is_hash(s: &str) -> bool {
+    s.len() == 16 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 struct Split {
@@ -124,24 +146,26 @@ fn split(bytes: &[u8], names: &HashSet<String>) -> Result<Split> {
         .map(|f| (f.id().index(), f.name.as_deref()))
         .collect();
     let present: HashSet<&str> = local_names.iter().filter_map(|(_, name)| *name).collect();
-    let stale: HashSet<&str> =
-        names.iter().map(String::as_str).filter(|n| !present.contains(n)).map(stable_name).collect();
+    let stale: HashSet<String> =
+        names.iter().filter(|n| !present.contains(n.as_str())).map(|n| stable_name(n)).collect();
     let mut keep: BTreeSet<usize> = BTreeSet::new();
-    let mut matched: HashSet<&str> = HashSet::new();
+    let mut matched_stale: HashSet<String> = HashSet::new();
     for &(index, name) in &local_names {
         let Some(name) = name else {
             keep.insert(index);
             continue;
         };
         if names.contains(name) {
-            matched.insert(name);
             keep.insert(index);
-        } else if stale.contains(stable_name(name)) {
-            matched.insert(stable_name(name));
-            keep.insert(index);
+        } else if !stale.is_empty() {
+            let stable = stable_name(name);
+            if stale.contains(&stable) {
+                matched_stale.insert(stable);
+                keep.insert(index);
+            }
         }
     }
-    let unmatched = stale.iter().filter(|n| !matched.contains(*n)).count();
+    let unmatched = stale.len() - matched_stale.len();
     for f in direct_callees(&startup, loader) {
         keep.insert(f.index());
     }
@@ -407,13 +431,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_hash_rustc_appends_is_dropped() {
+    fn the_hashes_rustc_writes_are_dropped() {
         assert_eq!(
             stable_name("tabwright::ext::exports::answer_now::h0123456789abcdef"),
             "tabwright::ext::exports::answer_now"
         );
+        assert_eq!(
+            stable_name("<&dyn core[c5930c85a12de822]::fmt::Debug as core[c5930c85a12de822]::fmt::Debug>::fmt"),
+            "<&dyn core::fmt::Debug as core::fmt::Debug>::fmt"
+        );
         assert_eq!(stable_name("core::fmt::write"), "core::fmt::write");
         assert_eq!(stable_name("a::hb"), "a::hb");
+        assert_eq!(stable_name("<[u8]>::len"), "<[u8]>::len");
+        assert_eq!(stable_name("x[0123]::y[0123456789abcdef]"), "x[0123]::y");
     }
 
     #[test]
