@@ -35,25 +35,28 @@ const startup = { evaluated: performance.now(), ready: null, restLoaded: null };
 globalThis.tabwrightStartup = startup;
 // The core comes in two modules (scripts/split-core): the part a cold start runs, which `init`
 // instantiates, and the rest, instantiated the first time the core calls into it (its stubs
-// call `tabwrightCore.loadRest`, synchronously, from inside a call: src/ext/rest.rs).
-// boot.js started fetching the first before this file was read. The rest is fetched and
-// compiled the first time something needs more than a status (a panel opening with no task
-// saved is answered by the first module alone); then everything waits for it (`whenReady`),
-// so that loading it never has to wait. A start that only answers the panel never reads it.
-const rest = { module: null, instance: null, failure: null };
+// call `tabwrightCore.loadRest`, synchronously, from inside a call: src/ext/rest.rs), which
+// compiles it then. boot.js started fetching the first before this file was read. A status
+// request with no task saved (a panel opening) is answered by the first module alone;
+// everything else, restoring a saved task included, first waits for the rest's bytes
+// (`whenReady`), so that loading it never has to wait. A start that only answers the panel
+// never reads them, and one that restores a finished task compiles them only if the restore
+// needs a function the first module lacks.
+const rest = { bytes: null, instance: null, failure: null };
 let coreExports = null;
 globalThis.tabwrightCore = {
-  /** Instantiates the rest of the core with the first module's memory, tables and functions;
-   * throws (and the core then traps) if it cannot. */
+  /** Compiles and instantiates the rest of the core with the first module's memory, tables
+   * and functions; throws (and the core then traps) if it cannot. */
   loadRest() {
     if (rest.instance) return;
     try {
-      // Only a status request with no task saved runs before the rest is compiled, and it
-      // needs none of it unless scripts/split-core/startup-functions.txt lacks a function.
-      if (!coreExports || !rest.module) {
-        throw new Error('needed before it was compiled; scripts/split-core/startup-functions.txt misses a function (run scripts/profile-startup)');
+      // Only a status request with no task saved runs before the rest's bytes are here, and
+      // it needs none of it unless scripts/split-core/startup-functions.txt misses a function.
+      if (!coreExports || !rest.bytes) {
+        throw new Error('needed before it was fetched; scripts/split-core/startup-functions.txt misses a function (run scripts/profile-startup)');
       }
-      rest.instance = new WebAssembly.Instance(rest.module, { startup: coreExports });
+      rest.instance = new WebAssembly.Instance(new WebAssembly.Module(rest.bytes), { startup: coreExports });
+      rest.bytes = null;
       startup.restLoaded = performance.now();
     } catch (error) {
       rest.failure = `pkg/tabwright_rest.wasm: ${error?.message ?? error}`;
@@ -63,18 +66,18 @@ globalThis.tabwrightCore = {
 };
 const coreLoaded = init({ module_or_path: globalThis.tabwrightCoreResponse ?? chrome.runtime.getURL('pkg/tabwright_bg.wasm') })
   .then((exports) => { coreExports = exports; });
-let restCompiled = null;
-/** Settles once the core can run all of it: the first module in, the rest compiled. */
+let restFetched = null;
+/** Settles once the core can run all of it: the first module in, the rest's bytes here. */
 function whenReady() {
-  restCompiled ??= fetch(chrome.runtime.getURL('pkg/tabwright_rest.wasm'))
+  restFetched ??= fetch(chrome.runtime.getURL('pkg/tabwright_rest.wasm'))
     .then((response) => {
       if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-      return WebAssembly.compileStreaming(response);
+      return response.arrayBuffer();
     })
-    .then((module) => { rest.module = module; }, (error) => {
+    .then((bytes) => { rest.bytes = bytes; }, (error) => {
       throw new Error(`pkg/tabwright_rest.wasm: ${error?.message ?? error}`);
     });
-  return Promise.all([coreLoaded, restCompiled]);
+  return Promise.all([coreLoaded, restFetched]);
 }
 coreLoaded.then(() => { startup.ready = performance.now(); }, () => {});
 // Session storage as this worker found it, read while the core loads. With no task saved there
@@ -83,8 +86,8 @@ coreLoaded.then(() => { startup.ready = performance.now(); }, () => {});
 // it (src/ext/chrome.rs) need not wait for Chrome.
 const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
 // Settles once the core has started restoring a saved task, or there is none: requests wait
-// for this, and the core holds them until the restore is over. Restoring runs much of the
-// rest of the core, so with a task saved the rest is fetched at once, alongside the first.
+// for this, and the core holds them until the restore is over. Resuming a running task runs
+// much of the rest of the core, so with a task saved its bytes are fetched at once.
 const restoreBegun = sessionAtStart.then(async (items) => {
   if (items && items.task === undefined) {
     await coreLoaded;

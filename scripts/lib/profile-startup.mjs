@@ -2,18 +2,18 @@
 // cold start of the service worker runs. scripts/build keeps these in the module the worker
 // instantiates at once and moves every other function to the module loaded on first use
 // (scripts/split-core). The worker answers a status request with no task saved from that
-// module alone, so the list must hold every function that answer runs:
-// tests/e2e/core-split.test.mjs checks it does, and says to run scripts/profile-startup when
-// it does not.
+// module alone, so the list must hold every function that answer runs;
+// tests/e2e/core-split.test.mjs checks it does, and that restoring a finished task needs no
+// more, and says to run scripts/profile-startup when either needs the rest.
 //
 // How: the extension is loaded with the whole core (target/core-whole.wasm, which keeps its
 // names) in a Chromium whose V8 reports each wasm function as it compiles it. V8 compiles a
 // function the first time it is called, so the functions compiled after the worker starts
-// again are the ones its start runs. Cold starts recorded, each from a stopped worker with no
-// task saved: status requests (STATUS_REQUESTS), and the panel opening (it connects, then asks
-// for the status as its log stands). With a task saved the worker restores it, which runs much of the rest
-// of the core: that start loads the rest at once (extension/background.js), and is not
-// recorded.
+// again are the ones its start runs. Cold starts recorded, each from a stopped worker: status
+// requests (STATUS_REQUESTS) and the panel opening (it connects, then asks for the status as
+// its log stands), first with no task saved, then with a finished task saved, which the worker
+// restores first (tests/e2e/lib/startup-task.mjs). A worker stopped in the middle of a task
+// resumes it, which runs most of the core: that start loads the rest, and is not recorded.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,7 +33,8 @@ process.stderr.write = (chunk, ...rest) => {
   return writeStderr(chunk, ...rest);
 };
 const { ROOT, EXTENSION_DIR } = await import('./browser.mjs');
-const { startHarness } = await import('../../tests/e2e/lib/harness.mjs');
+const { startWithMockLlm, runTaskToEnd } = await import('../../tests/e2e/lib/harness.mjs');
+const { STARTUP_TASK, answerStartupTask } = await import('../../tests/e2e/lib/startup-task.mjs');
 
 const WHOLE = path.join(ROOT, 'target', 'core-whole.wasm');
 const LIST = path.join(ROOT, 'scripts', 'split-core', 'startup-functions.txt');
@@ -98,9 +99,13 @@ cpSync(EXTENSION_DIR, extensionDir, { recursive: true });
 cpSync(WHOLE, path.join(extensionDir, 'pkg', 'tabwright_bg.wasm'));
 writeFileSync(path.join(extensionDir, 'pkg', 'tabwright_rest.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]));
 
-const h = await startHarness({ browserOptions: { extensionDir, args: ['--js-flags=--trace-wasm-compilation-times'] } });
+const world = await startWithMockLlm(answerStartupTask, {
+  browserOptions: { extensionDir, args: ['--js-flags=--trace-wasm-compilation-times'] },
+});
+const { h, llm } = world;
 const found = new Set();
 try {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
   const page = await h.context.newPage();
   await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
 
@@ -123,8 +128,18 @@ try {
   let panel = null;
   await coldStart('the panel opening', async () => { panel = await h.openPanel(); });
   await panel.close();
+
+  const site = await h.openFixture('login.html');
+  panel = await h.openPanel();
+  await runTaskToEnd(panel, STARTUP_TASK);
+  await coldStart('status requests, a finished task saved', () => page.evaluate(async (requests) => {
+    for (const request of requests) await chrome.runtime.sendMessage({ to: 'core', request });
+  }, STATUS_REQUESTS));
+  await coldStart('the panel opening, a finished task saved', () => panel.reload());
+  await panel.close();
+  await site.close();
 } finally {
-  await h.close();
+  await world.close();
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -1,16 +1,16 @@
 //! Loading the rest of the core on first use.
 //!
 //! scripts/build splits the core's wasm in two (scripts/split-core): the functions a cold
-//! start of the worker runs to answer a status request stay in the module the worker
-//! instantiates at once; the others move to a second module. Chrome decodes every function of
+//! start of the worker runs to answer the panel (restoring a finished task included) stay in
+//! the module the worker instantiates at once; the others move to a second module. Chrome decodes every function of
 //! a module before instantiating it, so the split keeps most of the core out of a cold start's
 //! way.
 //!
 //! In the first module, each moved function is a stub that calls [`load_rest_of_core`] while
 //! the rest is not loaded, then calls the real function. The worker does the loading
 //! (`tabwrightCore.loadRest` in extension/background.js): it instantiates the second module,
-//! synchronously, with this module's memory, tables and functions. It has compiled it by then:
-//! everything but a status request with no task saved waits for that first.
+//! synchronously, with this module's memory, tables and functions. Its bytes are there by
+//! then: everything but a status request with no task saved waits for them first.
 
 use wasm_bindgen::prelude::*;
 

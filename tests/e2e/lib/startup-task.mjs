@@ -1,0 +1,12 @@
+// The task after which scripts/lib/profile-startup.mjs records a cold start with a finished
+// task saved, and core-split.test.mjs checks one: typing into login.html's user name field,
+// then done. The mock LLM's answers come from `answerStartupTask(state)`.
+import { answer } from './mock-llm.mjs';
+import { findIndex, stepsDone } from './state.mjs';
+
+export const STARTUP_TASK = 'Type into the user name field';
+
+export function answerStartupTask(state) {
+  if (stepsDone(state) >= 1) return answer('Finish', [{ done: { text: 'Typed the name.', success: true } }]);
+  return answer('Type the name', [{ input: { index: findIndex(state, 'placeholder=Username'), text: 'ada', clear: true } }]);
+}
