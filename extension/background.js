@@ -30,7 +30,7 @@ globalThis.tabwrightDebugger = {
 
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
 // core loaded, then (if anything needed it) the rest of the core. Read by scripts/bench step
-// and tests/e2e/worker-restart.test.mjs (over CDP); nothing here depends on it.
+// and tests/e2e/core-split.test.mjs (over CDP); nothing here depends on it.
 const startup = { evaluated: performance.now(), ready: null, restLoaded: null };
 globalThis.tabwrightStartup = startup;
 // The core comes in two modules (scripts/split-core): the part a cold start runs, which `init`
@@ -164,7 +164,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     return false;
   }
   // A status request needs only the first module (when a task is saved, restoreBegun waits
-  // for the rest); everything else may call into the rest at once.
+  // for the rest's bytes); everything else may call into the rest at once.
   (message.request?.type === 'get_status' ? coreLoaded : whenReady()).then(
     () => restoreBegun.then(() => answer_panel_message(message.request, broadcast)).then(sendResponse, (error) => {
       noteCrash(error);

@@ -28,8 +28,8 @@
 //     each start into Chrome starting the worker, the modules evaluating, the core loading and
 //     the answer; and the same browser gives two anchors: a do-nothing MV3 worker's cold start
 //     (its starts take turns with Tabwright's), and the time to compile the same wasm in a page
-//     (the first of the core's two modules, which a cold start with no task saved loads, and
-//     for reference the rest: scripts/split-core). Then, in the same browser, the same starts with the step task saved in session storage
+//     (the first of the core's two modules, which a cold start loads, and for reference the
+//     rest, which a task loads: scripts/split-core). Then, in the same browser, the same starts with the step task saved in session storage
 //     (as the worker finds it after any task, until the browser closes): it restores the task
 //     before answering, which loads the rest of the core too; reported, not a goal's figure;
 //   - in the Playwright browser that ran the step task, for reference: Playwright attaches to
@@ -585,7 +585,7 @@ row('  an empty worker\'s cold start', figures.empty_worker_cold_start_ms);
 row('  first start after launch (not counted)', figures.first_cold_start_after_launch_ms);
 row('    the empty worker\'s (not counted)', figures.empty_worker_first_cold_start_after_launch_ms);
 row(`  compiling its wasm (${(figures.wasm_bytes / 1024).toFixed(0)} KiB), in a page`, figures.wasm_compile_ms);
-row(`  compiling the rest (${(figures.wasm_rest_bytes / 1024).toFixed(0)} KiB), not in a cold start`, figures.wasm_rest_compile_ms);
+row(`  compiling the rest (${(figures.wasm_rest_bytes / 1024).toFixed(0)} KiB), at a task's start`, figures.wasm_rest_compile_ms);
 row('  cold start under Playwright', figures.cold_start_ms_playwright);
 console.log(`step overhead per step (ms): ${figures.step_overhead_ms.map((x) => x.toFixed(0)).join(' ')}`);
 console.log(`step overhead median per task (ms): ${figures.step_overhead_ms_median_per_task.map((x) => x.toFixed(1)).join(' ')}`);
