@@ -35,14 +35,14 @@ process.stderr.write = (chunk, ...rest) => {
 const { ROOT, EXTENSION_DIR } = await import('./browser.mjs');
 const { startWithMockLlm, runTaskToEnd } = await import('../../tests/e2e/lib/harness.mjs');
 const { STARTUP_TASK, answerStartupTask } = await import('../../tests/e2e/lib/startup-task.mjs');
+// The status requests a worker answers from its first module alone: as the panel sends them
+// (with the task it last showed, which a worker that has none ignores), and the malformed ones
+// it refuses. tests/e2e/core-split.test.mjs sends the same.
+const { STATUS_REQUESTS } = await import('../../tests/e2e/lib/status-requests.mjs');
 
 const WHOLE = path.join(ROOT, 'target', 'core-whole.wasm');
 const LIST = path.join(ROOT, 'scripts', 'split-core', 'startup-functions.txt');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// The status requests a worker with no task saved answers from its first module alone: as the
-// panel sends them (with the task it last showed, which a worker that has none ignores), and
-// the malformed ones it refuses. tests/e2e/core-split.test.mjs sends the same.
-const { STATUS_REQUESTS } = await import('../../tests/e2e/lib/status-requests.mjs');
 
 /** Function index → name, from a module's `name` section. */
 function functionNames(bytes) {
@@ -122,9 +122,11 @@ try {
     console.log(`${name}: ${compiled.size} functions`);
   }
 
-  await coldStart('status requests', () => page.evaluate(async (requests) => {
+  const sendStatusRequests = () => page.evaluate(async (requests) => {
     for (const request of requests) await chrome.runtime.sendMessage({ to: 'core', request });
-  }, STATUS_REQUESTS));
+  }, STATUS_REQUESTS);
+
+  await coldStart('status requests', sendStatusRequests);
   let panel = null;
   await coldStart('the panel opening', async () => { panel = await h.openPanel(); });
   await panel.close();
@@ -132,10 +134,10 @@ try {
   const site = await h.openFixture('login.html');
   panel = await h.openPanel();
   await runTaskToEnd(panel, STARTUP_TASK);
-  await coldStart('status requests, a finished task saved', () => page.evaluate(async (requests) => {
-    for (const request of requests) await chrome.runtime.sendMessage({ to: 'core', request });
-  }, STATUS_REQUESTS));
-  await coldStart('the panel opening, a finished task saved', () => panel.reload());
+  // Closed first: an open panel would reconnect, and so wake the worker, as soon as it stops.
+  await panel.close();
+  await coldStart('status requests, a finished task saved', sendStatusRequests);
+  await coldStart('the panel opening, a finished task saved', async () => { panel = await h.openPanel(); });
   await panel.close();
   await site.close();
 } finally {
@@ -144,7 +146,6 @@ try {
 }
 
 const names = functionNames(readFileSync(WHOLE));
-
 const listed = [...new Set([...found].map((f) => names.get(f)).filter(Boolean))].sort();
 writeFileSync(LIST, `# The core's functions a cold start of the service worker runs, by name,
 # written by scripts/profile-startup; scripts/build keeps them in the module the worker

@@ -137,8 +137,8 @@ fn split(bytes: &[u8], names: &HashSet<String>) -> Result<Split> {
 
     // What stays: the listed functions, those with no name (the list cannot name them), and
     // the loader with everything it calls directly. A listed name is matched whole; one that
-    // no function has any more (rustc's hash changes with the compiler or a dependency) is
-    // matched without its hash, which may keep a few more functions than the start needs.
+    // no function has any more (rustc's hashes change with the compiler or a dependency) is
+    // matched without them, which may keep a few more functions than the start needs.
     let local_names: Vec<(usize, Option<&str>)> = startup
         .funcs
         .iter()
@@ -186,7 +186,7 @@ fn split(bytes: &[u8], names: &HashSet<String>) -> Result<Split> {
     for &f in &moved {
         stub(&mut startup, f, slot_of[&f.index()], rest_table, loader);
     }
-    export_needs(&mut startup, &needs)?;
+    export_needs(&mut startup, &needs);
     walrus::passes::gc::run(&mut startup);
 
     Ok(Split { startup: startup.emit_wasm(), rest: rest.emit_wasm(), kept: keep.len(), moved: moved.len(), unmatched })
@@ -328,7 +328,7 @@ fn rename_import(module: &mut Module, import: walrus::ImportId, name: String) {
 
 /// Exports from the startup module everything the rest module imports, under the names the
 /// rest module asks for.
-fn export_needs(startup: &mut Module, needs: &Needs) -> Result<()> {
+fn export_needs(startup: &mut Module, needs: &Needs) {
     let funcs: Vec<FunctionId> = startup.funcs.iter().map(|f| f.id()).collect();
     for f in funcs.into_iter().filter(|f| needs.funcs.contains(&f.index())) {
         startup.exports.add(&format!("~f{}", f.index()), ExportItem::Function(f));
@@ -345,7 +345,6 @@ fn export_needs(startup: &mut Module, needs: &Needs) -> Result<()> {
     for m in memories.into_iter().filter(|m| needs.memories.contains(&m.index())) {
         startup.exports.add(&format!("~m{}", m.index()), ExportItem::Memory(m));
     }
-    Ok(())
 }
 
 /// Replaces `f`'s body with: load the rest if its slot is still empty, then call the real
