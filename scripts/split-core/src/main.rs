@@ -28,7 +28,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use walrus::ir::{Instr, Visitor};
 use walrus::{
-    ConstExpr, ElementItems, ElementKind, ExportItem, FunctionBuilder, FunctionId, FunctionKind, GlobalKind,
+    ConstExpr, ElementItems, ElementKind, ExportItem, FunctionBuilder, FunctionId, FunctionKind, GlobalKind, ImportId,
     ImportKind, ImportedFunction, LocalFunction, Module, ModuleConfig, RefType, TableId,
 };
 
@@ -192,20 +192,17 @@ fn split(bytes: &[u8], names: &HashSet<String>) -> Result<Split> {
     Ok(Split { startup: startup.emit_wasm(), rest: rest.emit_wasm(), kept: keep.len(), moved: moved.len(), unmatched })
 }
 
-/// What the rest module imports from the startup one, by index in the startup module.
-#[derive(Default)]
-struct Needs {
-    funcs: BTreeSet<usize>,
-    globals: BTreeSet<usize>,
-    tables: BTreeSet<usize>,
-    memories: BTreeSet<usize>,
+/// The name the startup module exports an item under for the rest module, and the rest module
+/// imports it by: `~`, the kind (`f`unction, `g`lobal, `t`able, `m`emory), the item's index.
+fn shared_name(kind: char, index: usize) -> String {
+    format!("~{kind}{index}")
 }
 
 /// Turns `rest` (a copy of the whole module) into the rest module: the functions in `slot_of`
 /// stay, placed in the imported `~rest` table at their slots; every other function, and every
 /// memory, table and global, is imported from the startup module; data, element segments,
 /// exports and the start function belong to the startup module and go.
-fn build_rest(rest: &mut Module, slot_of: &BTreeMap<usize, u32>, slots: u64) -> Result<Needs> {
+fn build_rest(rest: &mut Module, slot_of: &BTreeMap<usize, u32>, slots: u64) -> Result<HashSet<String>> {
     rest.start = None;
     let exports: Vec<_> = rest.exports.iter().map(|e| e.id()).collect();
     for e in exports {
@@ -227,7 +224,7 @@ fn build_rest(rest: &mut Module, slot_of: &BTreeMap<usize, u32>, slots: u64) -> 
     }
 
     // Everything the startup module defines or imports becomes an import from it.
-    let funcs: Vec<(FunctionId, Option<walrus::ImportId>, walrus::TypeId)> = rest
+    let funcs: Vec<(FunctionId, Option<ImportId>, walrus::TypeId)> = rest
         .funcs
         .iter()
         .filter(|f| !slot_of.contains_key(&f.id().index()))
@@ -237,52 +234,32 @@ fn build_rest(rest: &mut Module, slot_of: &BTreeMap<usize, u32>, slots: u64) -> 
         })
         .collect();
     for (f, import, ty) in funcs {
-        let name = format!("~f{}", f.index());
-        match import {
-            Some(import) => {
-                let import = rest.imports.get_mut(import);
-                import.module = FROM_STARTUP.to_string();
-                import.name = name;
-            }
-            None => {
-                let import = rest.imports.add(FROM_STARTUP, &name, ImportKind::Function(f));
-                rest.funcs.get_mut(f).kind = FunctionKind::Import(ImportedFunction { import, ty });
-            }
+        if let Some(import) = import_from_startup(rest, import, shared_name('f', f.index()), ImportKind::Function(f)) {
+            rest.funcs.get_mut(f).kind = FunctionKind::Import(ImportedFunction { import, ty });
         }
     }
-    let globals: Vec<_> = rest.globals.iter().map(|g| (g.id(), matches!(g.kind, GlobalKind::Import(_)))).collect();
-    for (g, imported) in globals {
-        let name = format!("~g{}", g.index());
-        match rest.globals.get(g).kind {
-            GlobalKind::Import(import) if imported => rename_import(rest, import, name),
-            _ => {
-                let import = rest.imports.add(FROM_STARTUP, &name, ImportKind::Global(g));
-                rest.globals.get_mut(g).kind = GlobalKind::Import(import);
-            }
+    let globals: Vec<_> = rest
+        .globals
+        .iter()
+        .map(|g| (g.id(), if let GlobalKind::Import(import) = g.kind { Some(import) } else { None }))
+        .collect();
+    for (g, import) in globals {
+        if let Some(import) = import_from_startup(rest, import, shared_name('g', g.index()), ImportKind::Global(g)) {
+            rest.globals.get_mut(g).kind = GlobalKind::Import(import);
         }
     }
     let tables: Vec<_> = rest.tables.iter().map(|t| (t.id(), t.import)).collect();
     for (t, import) in tables {
-        let name = format!("~t{}", t.index());
-        match import {
-            Some(import) => rename_import(rest, import, name),
-            None => {
-                let import = rest.imports.add(FROM_STARTUP, &name, ImportKind::Table(t));
-                let table = rest.tables.get_mut(t);
-                table.import = Some(import);
-                table.init = None;
-            }
+        if let Some(import) = import_from_startup(rest, import, shared_name('t', t.index()), ImportKind::Table(t)) {
+            let table = rest.tables.get_mut(t);
+            table.import = Some(import);
+            table.init = None;
         }
     }
     let memories: Vec<_> = rest.memories.iter().map(|m| (m.id(), m.import)).collect();
     for (m, import) in memories {
-        let name = format!("~m{}", m.index());
-        match import {
-            Some(import) => rename_import(rest, import, name),
-            None => {
-                let import = rest.imports.add(FROM_STARTUP, &name, ImportKind::Memory(m));
-                rest.memories.get_mut(m).import = Some(import);
-            }
+        if let Some(import) = import_from_startup(rest, import, shared_name('m', m.index()), ImportKind::Memory(m)) {
+            rest.memories.get_mut(m).import = Some(import);
         }
     }
 
@@ -300,50 +277,53 @@ fn build_rest(rest: &mut Module, slot_of: &BTreeMap<usize, u32>, slots: u64) -> 
     walrus::passes::gc::run(rest);
 
     // What is left imported is what the startup module must export.
-    let mut needs = Needs::default();
-    for import in rest.imports.iter() {
-        if import.name == REST_TABLE {
-            continue;
-        }
+    let mut needs = HashSet::new();
+    for import in rest.imports.iter().filter(|i| i.name != REST_TABLE) {
         if import.module != FROM_STARTUP {
             bail!("the rest module imports {}/{}, which is not the startup module's", import.module, import.name);
         }
-        let index: usize = import.name[2..].parse().context("an import's name")?;
-        match import.kind {
-            ImportKind::Function(_) => needs.funcs.insert(index),
-            ImportKind::Global(_) => needs.globals.insert(index),
-            ImportKind::Table(_) => needs.tables.insert(index),
-            ImportKind::Memory(_) => needs.memories.insert(index),
-            ImportKind::Tag(_) => bail!("the module uses exception tags, which the split does not carry"),
-        };
+        if let ImportKind::Tag(_) = import.kind {
+            bail!("the module uses exception tags, which the split does not carry");
+        }
+        needs.insert(import.name.clone());
     }
     Ok(needs)
 }
 
-fn rename_import(module: &mut Module, import: walrus::ImportId, name: String) {
-    let import = module.imports.get_mut(import);
-    import.module = FROM_STARTUP.to_string();
-    import.name = name;
+/// Makes an item of `rest` come from the startup module under `name`: its import, if it has
+/// one (`existing`), is renamed; otherwise an import of `kind` is added and returned, for the
+/// item to point to.
+fn import_from_startup(
+    rest: &mut Module,
+    existing: Option<ImportId>,
+    name: String,
+    kind: ImportKind,
+) -> Option<ImportId> {
+    match existing {
+        Some(import) => {
+            let import = rest.imports.get_mut(import);
+            import.module = FROM_STARTUP.to_string();
+            import.name = name;
+            None
+        }
+        None => Some(rest.imports.add(FROM_STARTUP, &name, kind)),
+    }
 }
 
 /// Exports from the startup module everything the rest module imports, under the names the
 /// rest module asks for.
-fn export_needs(startup: &mut Module, needs: &Needs) {
-    let funcs: Vec<FunctionId> = startup.funcs.iter().map(|f| f.id()).collect();
-    for f in funcs.into_iter().filter(|f| needs.funcs.contains(&f.index())) {
-        startup.exports.add(&format!("~f{}", f.index()), ExportItem::Function(f));
-    }
-    let globals: Vec<_> = startup.globals.iter().map(|g| g.id()).collect();
-    for g in globals.into_iter().filter(|g| needs.globals.contains(&g.index())) {
-        startup.exports.add(&format!("~g{}", g.index()), ExportItem::Global(g));
-    }
-    let tables: Vec<TableId> = startup.tables.iter().map(|t| t.id()).collect();
-    for t in tables.into_iter().filter(|t| needs.tables.contains(&t.index())) {
-        startup.exports.add(&format!("~t{}", t.index()), ExportItem::Table(t));
-    }
-    let memories: Vec<_> = startup.memories.iter().map(|m| m.id()).collect();
-    for m in memories.into_iter().filter(|m| needs.memories.contains(&m.index())) {
-        startup.exports.add(&format!("~m{}", m.index()), ExportItem::Memory(m));
+fn export_needs(startup: &mut Module, needs: &HashSet<String>) {
+    let items: Vec<(String, ExportItem)> = startup
+        .funcs
+        .iter()
+        .map(|f| (shared_name('f', f.id().index()), ExportItem::Function(f.id())))
+        .chain(startup.globals.iter().map(|g| (shared_name('g', g.id().index()), ExportItem::Global(g.id()))))
+        .chain(startup.tables.iter().map(|t| (shared_name('t', t.id().index()), ExportItem::Table(t.id()))))
+        .chain(startup.memories.iter().map(|m| (shared_name('m', m.id().index()), ExportItem::Memory(m.id()))))
+        .filter(|(name, _)| needs.contains(name))
+        .collect();
+    for (name, item) in items {
+        startup.exports.add(&name, item);
     }
 }
 
