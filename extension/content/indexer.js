@@ -153,7 +153,8 @@
     const text = textNode.data;
     if (!text.trim()) return;
     if (up.owner) {
-      if (isRendered(up.box, ctx)) tw.appendText(up.owner, text);
+      // A transparent element listed for clicking keeps the words a screen reader gives it.
+      if (isRendered(up.box, ctx) || ctx.transparent.has(up.ownerElement)) tw.appendText(up.owner, text);
       return;
     }
     if (!isVisibleText(up.box, up.boxRect, up.clip, ctx)) return;
@@ -197,12 +198,16 @@
     };
   }
 
-  /** Whether a candidate element is on screen for a person: rendered, with a box in the
-   * expanded viewport and inside the containers that clip it, reachable (not outside an open
-   * modal) and top-most. */
+  /** Whether a candidate element is on screen for a person: rendered (or transparent but where
+   * a click lands: visibility.js, isClickable), with a box in the expanded viewport and inside
+   * the containers that clip it, reachable (not outside an open modal) and top-most. */
   function onScreen(el, rect, clip, ctx) {
-    return tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && isRendered(el, ctx)
-      && !tw.outsideModal(el, ctx.modal) && tw.isTopMost(el, clipped(rect, clip));
+    if (!(tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip))) return false;
+    const transparent = !isRendered(el, ctx);
+    if (transparent && !tw.isClickable(el, rect)) return false;
+    if (tw.outsideModal(el, ctx.modal) || !tw.isTopMost(el, clipped(rect, clip))) return false;
+    if (transparent) ctx.transparent.add(el);
+    return true;
   }
 
   /** The part of a box its clip lets through: where a hit test should aim. */
@@ -318,6 +323,7 @@
       depth: entry ? up.depth + 1 : up.depth,
       // A container listed only because it scrolls does not own what is inside it.
       owner: entry && kind ? entry : up.owner,
+      ownerElement: entry && kind ? el : up.ownerElement,
       cursor,
       block: display.startsWith('inline') || contents ? up.block : el,
       box: contents ? up.box : el,
@@ -353,11 +359,12 @@
       shadowRoots: [],
       textParents: new Map(),
       rendered: new Map(),
+      transparent: new Set(), // elements listed though transparent (onScreen)
       openText: null,
       pageScroller: scroller,
     };
     const start = document.body ?? document.documentElement;
-    if (start) walk(start, { depth: 0, owner: null, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
+    if (start) walk(start, { depth: 0, owner: null, ownerElement: null, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
     return ctx;
   }
 

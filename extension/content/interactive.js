@@ -11,7 +11,13 @@
 //     the page itself or on a container most of a screen large is event delegation (React's
 //     root, "click outside to close"), not a button, and does not count.
 //   weak — only the mouse cursor says so: an "active" cursor (pointer, grab, move, resize…)
-//     that begins at this element rather than being inherited from its parent.
+//     that begins at this element rather than being inherited from its parent; or it is an <a>
+//     without href and without a name. The HTML standard calls such an anchor a placeholder,
+//     but on the web it is mostly a link or a menu toggle that a script drives: a React
+//     `<a onClick>` has no listener of its own (React listens at its root), and its pointer
+//     cursor comes from a stylesheet that may not say so. A named anchor (`<a name=…>`) is a
+//     place to jump to, not a control. Like the cursor, it counts only outside another
+//     indexed element.
 // Disabled controls (their own attribute or a disabled fieldset), aria-disabled elements and
 // anything inside an inert subtree are not interactive. A read-only text field counts only if
 // something else marks it clickable (date pickers are often read-only inputs that open a
@@ -78,12 +84,13 @@
       || (names.includes('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false')
       || (names.includes('data-toggle') && el.getAttribute('data-toggle') === 'dropdown');
     let native = isNativeControl(el, tag);
-    if (!native && !marked && !cursorStarts) return null;
+    const scriptedAnchor = tag === 'a' && !native && !names.includes('name');
+    if (!native && !marked && !cursorStarts && !scriptedAnchor) return null;
     if (isOff(el, tag)) return null;
     // A read-only text field is only worth a number if something else makes it clickable.
     const readOnlyText = (tag === 'textarea' || (tag === 'input' && TEXT_INPUTS.has(el.type))) && el.readOnly;
     if (readOnlyText && !marked && !cursorStarts) native = false;
     if (native || marked) return 'strong';
-    return cursorStarts ? 'weak' : null;
+    return cursorStarts || scriptedAnchor ? 'weak' : null;
   };
 })();

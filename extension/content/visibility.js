@@ -1,10 +1,14 @@
 // Can a person see this element, and would a click on it reach it?
 //
 //   isRendered(el)        — not hidden by CSS: display, visibility, opacity, content-visibility,
-//                           on the element or an ancestor (checkVisibility does the walk). One
-//                           exception: a transparent file input laid over a styled box is the
-//                           classic upload button — a click there reaches it — so opacity does
-//                           not hide a file input (it must still be top-most).
+//                           on the element or an ancestor (checkVisibility does the walk).
+//   isClickable(el)       — the same, opacity aside, for elements a click may reach: a transparent
+//                           element that is still top-most at its own box is what a click there
+//                           hits, so it is there for clicking — a "stretched" link laid over a
+//                           card with opacity 0, the transparent file input over a styled upload
+//                           button. Its box must be more than a sliver (MIN_CLICK_PX): a 1 px
+//                           transparent checkbox is the visually-hidden pattern, and its label is
+//                           what a person clicks (interactive.js).
 //   hasSize(rect)         — a box with area.
 //   inExpandedViewport    — within the viewport grown vertically by the viewport-expansion
 //                           setting (default 500 px; -1 = the whole page), so the model also
@@ -13,13 +17,17 @@
 //   isTopMost(el, rect)   — a hit test at the element's visible point(s) lands on the element or
 //                           inside it (in the flat tree: slotted content counts as inside its
 //                           slot's element), so a modal or sticky header covering it hides it.
-//                           Shadow aware: the test asks the element's own root. Elements outside
-//                           the real viewport cannot be hit-tested and count as top-most.
+//                           An inline element that wraps over lines (a long link in a paragraph)
+//                           is tested in each of its line boxes: the centre of its bounding box
+//                           may lie on the paragraph's own words. Shadow aware: the test asks the
+//                           element's own root. Elements outside the real viewport cannot be
+//                           hit-tested and count as top-most.
 //   isUncovered(el, rect) — the same for text: a hit on the element, inside it, or on one of its
 //                           ancestors (text in a pointer-events: none span is still seen).
 //   outsideModal(el)      — a modal dialog is open and the element is not in it: Chrome makes
 //                           everything else inert.
 //   visibleRegion()       — the visible part of the frame, in its own coordinates.
+//   lineBoxes(el)         — the line boxes of an element that wraps, for aiming a real click.
 //
 // "The viewport" is the part of this frame a person can see: the window, and for a frame inside
 // a page, only the part of it on the top window's screen (setScreen) — a tall embedded frame's
@@ -31,10 +39,17 @@
 
   const RENDER_CHECK_IGNORING_OPACITY = { visibilityProperty: true, contentVisibilityAuto: true };
 
+  // A transparent element smaller than this either way is not offered for clicking.
+  const MIN_CLICK_PX = 4;
+
   tw.isRendered = function isRendered(el) {
-    if (!el.checkVisibility) return true;
-    const fileInput = el.localName === 'input' && el.type === 'file';
-    return el.checkVisibility(fileInput ? RENDER_CHECK_IGNORING_OPACITY : RENDER_CHECK);
+    return !el.checkVisibility || el.checkVisibility(RENDER_CHECK);
+  };
+
+  /** For an element isRendered refuses: whether only its opacity (or an ancestor's) hides it,
+   * and its box is more than a sliver. */
+  tw.isClickable = function isClickable(el, rect) {
+    return rect.width >= MIN_CLICK_PX && rect.height >= MIN_CLICK_PX && !!el.checkVisibility?.(RENDER_CHECK_IGNORING_OPACITY);
   };
 
   tw.hasSize = function hasSize(rect) {
@@ -111,9 +126,36 @@
     ];
   }
 
+  /** The line boxes of an element that wraps over lines, cut to `clip` (null: none), when it
+   * has several; else an empty list. */
+  function lineBoxes(el, clip) {
+    const rects = el.getClientRects();
+    if (rects.length < 2) return [];
+    const boxes = [];
+    for (let i = 0; i < rects.length && boxes.length < 8; i++) {
+      const r = rects[i];
+      const box = clip
+        ? { left: Math.max(r.left, clip.left), top: Math.max(r.top, clip.top), right: Math.min(r.right, clip.right), bottom: Math.min(r.bottom, clip.bottom) }
+        : r;
+      if (box.right - box.left >= 1 && box.bottom - box.top >= 1) boxes.push(box);
+    }
+    return boxes;
+  }
+
+  /** The line boxes of an element that wraps over lines (executor.js aims real clicks at
+   * them); an empty list for an element of one box. */
+  tw.lineBoxes = (el) => lineBoxes(el, null);
+
   function hitTest(el, rect, accept) {
-    const points = probePoints(rect);
-    if (!points) return true; // outside the real viewport: nothing to test against
+    if (!probePoints(rect)) return true; // outside the real viewport: nothing to test against
+    // The box's own points first; an element that wraps over lines is tested in its line
+    // boxes only when those miss (most elements are one box, and one probe is cheaper).
+    if (hitAt(el, probePoints(rect), accept)) return true;
+    const lines = lineBoxes(el, rect).flatMap((box) => probePoints(box) ?? []);
+    return lines.length > 0 && hitAt(el, lines, accept);
+  }
+
+  function hitAt(el, points, accept) {
     const root = el.getRootNode();
     const tester = typeof root.elementFromPoint === 'function' ? root : document;
     for (const [x, y] of points) {

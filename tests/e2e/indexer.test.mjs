@@ -37,17 +37,60 @@ test('hidden, zero-size, disabled, inert and far-away elements are not indexed',
   const page = await o.open('hidden-elements.html');
   const state = await o.look(page);
   assertIndexed(state, 'Visible button');
-  for (const hidden of ['Display none button', 'Visibility hidden button', 'Opacity zero button', 'Zero size button',
-    'Hidden attribute button', 'Link in a hidden parent', 'Link in a transparent parent', 'Link in content-visibility hidden',
+  for (const hidden of ['Display none button', 'Visibility hidden button', 'Zero size button',
+    'Hidden attribute button', 'Link in a hidden parent', 'Link in content-visibility hidden',
     'secret-token', 'Far below link']) {
     assertAbsent(state, hidden);
   }
+  // Transparent, but a click at its place lands on it: there for clicking (visibility.js).
+  assertIndexed(state, 'Opacity zero button');
+  assertIndexed(state, 'Link in a transparent parent');
   assertNotIndexed(state, 'Disabled button');
   assertNotIndexed(state, 'Button in a disabled fieldset');
   assertNotIndexed(state, 'Inert button');
   assert.match(assertIndexed(state, 'Close panel'), /<svg role=button>Close panel \/>/, 'an svg icon button is a control, named by its label');
   assert.ok(lineWith(state, 'Some visible paragraph text.'), 'free text is shown');
   assertNotIndexed(state, 'Some visible paragraph text.');
+  await page.close();
+});
+
+test('a link that wraps over two lines is indexed, and a real click aimed at one of its lines follows it', async () => {
+  const page = await o.open('link-wrapping.html');
+  const state = await o.look(page);
+  assert.match(assertIndexed(state, 'the full quarterly summary'), /<a\b/);
+  assertIndexed(state, 'A short link');
+  assertIndexed(state, 'Why the river changed its course twice');
+  // This link answers only trusted clicks: the worker repeats the click through the debugger,
+  // at a point of the link (the middle of its box is the paragraph's own words).
+  const { states } = await o.actUntil(page, 'Open the long read', /Title: Opened the long read/,
+    (s) => [{ click: { index: findIndex(s, 'Why the river changed its course twice') } }]);
+  assert.equal(await page.title(), 'Opened the long read');
+  assert.match(states.at(-1), /repeated as a real mouse click/);
+  await page.close();
+});
+
+test('transparent links over cards are indexed with their words; a transparent link clicks pass through is not', async () => {
+  const page = await o.open('stretched-links.html');
+  const state = await o.look(page);
+  assertIndexed(state, 'Read about mountain cabins');
+  assertIndexed(state, 'Read about river walks');
+  assertIndexed(state, 'Continue reading');
+  assertAbsent(state, 'Unreachable ghost link');
+  await o.actUntil(page, 'Open the cabins article', /URL: .*\/cabins/,
+    (s) => [{ click: { index: findIndex(s, 'Read about mountain cabins') } }]);
+  assert.match(page.url(), /\/cabins$/);
+  await page.close();
+});
+
+test('anchors without href: a named anchor is a place, not a control; any other is offered', async () => {
+  const page = await o.open('anchors-without-href.html');
+  const state = await o.look(page);
+  assert.ok(lineWith(state, 'Named anchor heading'), 'its words are shown');
+  assertNotIndexed(state, 'Named anchor heading');
+  for (const text of ['Placeholder anchor text', 'Anchor with an onclick', 'Anchor with a button role', 'Focusable anchor',
+    'Anchor with a pointer cursor', 'Anchor with an href']) {
+    assertIndexed(state, text);
+  }
   await page.close();
 });
 

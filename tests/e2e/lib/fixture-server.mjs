@@ -1,15 +1,31 @@
 // Serves tests/e2e/fixtures/ on 127.0.0.1, plus the few server-side behaviours fixtures need
 // (a real form submit for the log-in page, generated large pages).
 //
+// The saved real pages of tests/fixtures/real-pages/ (brotli-compressed) are served at
+// /real/<name>.html, as the sites sent them but without running their scripts: the pages name
+// scripts, styles and images on their sites, which are not here, and inline scripts that find
+// their libraries missing would leave each load a little different. The tests' browsers abort
+// every request that would leave this machine.
+//
 // The same files are also served from a second, cross-site origin (http://localhost:<port2>),
 // so fixtures can embed cross-origin iframes that Chrome runs out of process. In HTML files,
 // {{OTHER_ORIGIN}} and {{MAIN_ORIGIN}} are replaced by the two origins.
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { brotliDecompress } from 'node:zlib';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+const REAL_PAGES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'real-pages');
+const unbrotli = promisify(brotliDecompress);
+
+/** The names of the saved real pages (`www.cnn.com.html`…), served at /real/<name>. */
+export function realPages() {
+  return readdirSync(REAL_PAGES).filter((f) => f.endsWith('.html.br')).map((f) => f.slice(0, -'.br'.length)).sort();
+}
 const NODE_MODULES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules');
 /** Libraries fixtures load, from the npm packages (real React for the React-controlled form). */
 const VENDOR = {
@@ -73,6 +89,17 @@ export async function startFixtureServer() {
     if (VENDOR[url.pathname]) {
       res.writeHead(200, { 'content-type': TYPES['.js'] });
       res.end(await readFile(path.join(NODE_MODULES, VENDOR[url.pathname])));
+      return;
+    }
+    if (url.pathname.startsWith('/real/')) {
+      const name = path.basename(url.pathname);
+      try {
+        const html = await unbrotli(await readFile(path.join(REAL_PAGES, `${name}.br`)));
+        res.writeHead(200, { 'content-type': TYPES['.html'], 'content-security-policy': "script-src 'none'" });
+        res.end(html);
+      } catch {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      }
       return;
     }
     if (url.pathname === '/results') {
