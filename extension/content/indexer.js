@@ -148,24 +148,39 @@
   }
 
   /** Text inside an indexed element is that element's (it passed its own checks); other text is
-   * kept one line per block (paragraph, list item, cell…), inline pieces of a block joined. */
+   * kept one line per block (paragraph, list item, cell…), inline pieces of a block joined —
+   * with a space only where the page has one: `Pull<span> request</span>s` reads "Pull
+   * requests". */
   function addText(textNode, up, ctx) {
     const text = textNode.data;
-    if (!text.trim()) return;
+    if (!text.trim()) {
+      if (ctx.lastText) ctx.lastText.spaced = true;
+      return;
+    }
+    const follows = (target) => ctx.lastText?.target === target && ctx.lastText.block === up.block
+      && !ctx.lastText.spaced && !/^\s/.test(text);
+    const appended = (target) => {
+      ctx.lastText = { target, block: up.block, spaced: /\s$/.test(text) };
+    };
     if (up.owner) {
       // A transparent element listed for clicking keeps the words a screen reader gives it.
-      if (isRendered(up.box, ctx) || ctx.transparent.has(up.ownerElement)) tw.appendText(up.owner, text);
+      if (isRendered(up.box, ctx) || ctx.transparent.has(up.ownerElement)) {
+        tw.appendText(up.owner, text, follows(up.owner));
+        appended(up.owner);
+      }
       return;
     }
     if (!isVisibleText(up.box, up.boxRect, up.clip, ctx)) return;
     const open = ctx.openText;
     if (open && ctx.nodes[ctx.nodes.length - 1] === open.node && open.block === up.block && open.node.d === up.depth) {
-      tw.appendText(open.node, text);
+      tw.appendText(open.node, text, follows(open.node));
+      appended(open.node);
     } else {
       const node = { d: up.depth, text: '' };
       tw.appendText(node, text);
       ctx.nodes.push(node);
       ctx.openText = { node, block: up.block };
+      appended(node);
     }
   }
 
@@ -264,6 +279,7 @@
     } else if (up.owner && isRendered(el, ctx)) {
       tw.appendText(up.owner, label);
     }
+    ctx.lastText = null;
   }
 
   /** Whether anything inside a far element may show in the expanded viewport. One measure of
@@ -311,7 +327,10 @@
       addFrame(el, box, up, ctx);
       return;
     }
-    if (tag === 'img' && up.owner && isRendered(el, ctx)) tw.appendText(up.owner, el.getAttribute('alt') || '');
+    if (tag === 'img' && up.owner && isRendered(el, ctx)) {
+      tw.appendText(up.owner, el.getAttribute('alt') || '');
+      ctx.lastText = null;
+    }
 
     const cursor = style.cursor;
     const overflowY = style.overflowY;
@@ -361,6 +380,7 @@
       rendered: new Map(),
       transparent: new Set(), // elements listed though transparent (onScreen)
       openText: null,
+      lastText: null, // where the last text went: {target, block, spaced}, to join inline pieces
       pageScroller: scroller,
     };
     const start = document.body ?? document.documentElement;

@@ -6,6 +6,8 @@
 
   const MAX_VALUE = 200;
   const MAX_TEXT = 2 * MAX_VALUE;
+  // Pieces of text at least this long are not repeated within one element's text.
+  const MIN_REPEAT = 4;
   // Attributes that help a model tell elements apart and use them.
   const USEFUL_ATTRIBUTES = [
     'type', 'name', 'role', 'aria-label', 'placeholder', 'title', 'alt', 'href', 'aria-expanded',
@@ -46,13 +48,24 @@
     return out;
   };
 
+  // The pieces each node's text was made of, spaces left out, to say none twice.
+  const pieces = new WeakMap();
+
   /** Appends text to an element's or a free-text node's text, folding whitespace, up to a few
-   * hundred characters (the prompt shows less; a 1 MB text node must not cross the channel). */
-  tw.appendText = function appendText(node, text) {
+   * hundred characters (the prompt shows less; a 1 MB text node must not cross the channel):
+   * after a space, or joined to the last piece when `joined` (the page put none between them).
+   * A piece of a few letters already there is not said twice, whatever its spacing: a card link
+   * often holds its picture's alt and then the same words as its caption. */
+  tw.appendText = function appendText(node, text, joined = false) {
     const room = MAX_TEXT - (node.text?.length ?? 0);
     if (room <= 0) return;
     const folded = text.slice(0, room * 4).replace(/\s+/g, ' ').trim().slice(0, room);
     if (!folded) return;
-    node.text = node.text ? `${node.text} ${folded}` : folded;
+    const bare = folded.replace(/ /g, '');
+    let seen = pieces.get(node);
+    if (!joined && bare.length >= MIN_REPEAT && seen?.has(bare)) return;
+    if (!seen) pieces.set(node, (seen = new Set()));
+    seen.add(bare);
+    node.text = node.text ? `${node.text}${joined ? '' : ' '}${folded}` : folded;
   };
 })();

@@ -10,10 +10,10 @@
 //                           transparent checkbox is the visually-hidden pattern, and its label is
 //                           what a person clicks (interactive.js).
 //   hasSize(rect)         — a box with area.
-//   inExpandedViewport    — within the viewport grown vertically by the viewport-expansion
-//                           setting (default 500 px; -1 = the whole page), so the model also
-//                           sees what is just above or below; sideways it must overlap the
-//                           viewport (an off-canvas drawer is not on screen).
+//   inExpandedViewport    — within the viewport, grown vertically by the viewport-expansion
+//                           setting when the user wants the model to see what is just above or
+//                           below (default 0: what is on screen; -1 = the whole page); sideways
+//                           it must overlap the viewport (an off-canvas drawer is not on screen).
 //   isTopMost(el, rect)   — a hit test at the element's visible point(s) lands on the element or
 //                           inside it (in the flat tree: slotted content counts as inside its
 //                           slot's element), so a modal or sticky header covering it hides it.

@@ -63,7 +63,7 @@ impl Stitcher {
         let mut entered = HashSet::new();
         self.add_frame(0, top, 0, (0.0, 0.0), frames, &mut nodes, &mut entered);
         self.stitches += 1;
-        Snapshot { url: top.url.clone(), title: top.title.clone(), scroll: top.scroll, nodes }
+        Snapshot { url: top.url.clone(), title: top.title.clone(), scroll: top.scroll, nodes: fold_wrappers(nodes) }
     }
 
     /// Where the page-wide `index` points in the last stitched page.
@@ -141,6 +141,55 @@ impl Stitcher {
             }
         }
     }
+}
+
+/// What an element may carry and still say nothing of its own: a wrapper's role or type.
+const WRAPPER_ATTRIBUTES: &[&str] = &["role", "type", "tabindex", "class", "id"];
+
+/// Whether an element says nothing a person would tell it apart by: no text, no name, no state
+/// (it may have a role), does not scroll, and is not a field.
+fn says_nothing(el: &Element) -> bool {
+    el.text.trim().is_empty()
+        && el.scroll.is_none()
+        && !matches!(el.tag.as_str(), "input" | "select" | "textarea" | "iframe" | "frame")
+        && el.attributes.keys().all(|name| WRAPPER_ATTRIBUTES.contains(&name.as_str()))
+}
+
+/// Leaves out controls that only wrap one other control: an `<li role=menuitem>` around its
+/// `<a>`, a clickable `<div>` around a `<button>`. Saying nothing of its own, the wrapper is
+/// the control inside it to a person (a click on it lands on that control), and listing both
+/// gives the model two numbers for one thing. The control inside moves up a level.
+fn fold_wrappers(nodes: Vec<Node>) -> Vec<Node> {
+    let depth_of = |n: &Node| match n {
+        Node::Element(e) => e.depth,
+        Node::Text { depth, .. } | Node::Frame { depth, .. } => *depth,
+    };
+    let mut out: Vec<Node> = Vec::with_capacity(nodes.len());
+    // Depths above which the nodes being copied sit one level higher (their wrapper left out).
+    let mut lifted: Vec<u16> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        let depth = depth_of(node);
+        while lifted.last().is_some_and(|&d| depth <= d) {
+            lifted.pop();
+        }
+        if let Node::Element(el) = node {
+            // The wrapper's whole content is one element and what lies inside that element.
+            let only_child = matches!(nodes.get(i + 1), Some(Node::Element(child)) if child.depth == depth + 1)
+                && nodes[i + 2..].iter().take_while(|n| depth_of(n) > depth).all(|n| depth_of(n) > depth + 1);
+            if only_child && says_nothing(el) {
+                lifted.push(depth);
+                continue;
+            }
+        }
+        let mut node = node.clone();
+        let lift = lifted.len() as u16;
+        match &mut node {
+            Node::Element(e) => e.depth -= lift,
+            Node::Text { depth, .. } | Node::Frame { depth, .. } => *depth -= lift,
+        }
+        out.push(node);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -235,6 +284,47 @@ mod tests {
         assert!(page.elements().filter(|e| e.tag != "input").all(|e| !e.is_new));
         let page = stitcher.stitch(&later);
         assert!(page.elements().all(|e| !e.is_new));
+    }
+
+    #[test]
+    fn a_control_that_only_wraps_another_is_left_out() {
+        let top = frame(
+            "top",
+            "https://a/",
+            json!([
+                {"d": 0, "i": 1, "tag": "li", "attrs": {"role": "menuitem"}, "text": "Programme"},
+                {"d": 1, "i": 2, "tag": "li", "attrs": {"role": "menuitem"}},
+                {"d": 2, "i": 3, "tag": "a", "text": "What we stand for"},
+                {"d": 1, "i": 4, "tag": "li", "attrs": {"role": "menuitem"}},
+                {"d": 2, "i": 5, "tag": "a", "text": "Topics"},
+                {"d": 3, "text": "A to Z"},
+                {"d": 0, "i": 6, "tag": "div", "attrs": {"aria-label": "Account"}},
+                {"d": 1, "i": 7, "tag": "button", "text": "Log in"},
+                {"d": 0, "i": 8, "tag": "div"},
+                {"d": 1, "i": 9, "tag": "a", "text": "One"},
+                {"d": 1, "i": 10, "tag": "a", "text": "Two"},
+                {"d": 0, "i": 11, "tag": "span"},
+                {"d": 1, "text": "Caption"},
+                {"d": 1, "i": 12, "tag": "a", "text": "Three"}
+            ]),
+        );
+        let page = Stitcher::new().stitch(&FrameSet { top: Some(top), ..Default::default() });
+        assert_eq!(
+            indices(&page),
+            [
+                (1, "li", 0), // it has words of its own
+                (3, "a", 1),  // its wrapper said nothing
+                (5, "a", 1),
+                (6, "div", 0), // a name is something to tell it by
+                (7, "button", 1),
+                (8, "div", 0), // it wraps two
+                (9, "a", 1),
+                (10, "a", 1),
+                (11, "span", 0), // and this one some text too
+                (12, "a", 1),
+            ]
+        );
+        assert!(matches!(&page.nodes[3], Node::Text { depth: 2, text } if text == "A to Z"), "{:?}", page.nodes[3]);
     }
 
     #[test]

@@ -152,10 +152,10 @@ test('a click on a link in full view leaves the page where it is; a link cut by 
   }, text);
   const seen = [];
   await runScript(page, 'Open row 15, then the row at the bottom', [
-    (s) => answer('Open row 15', [{ click: { index: mustFind(s, 'Row link 15 />'), x: null, y: null } }]),
+    (s) => answer('Open row 15', [{ click: { index: mustFind(s, />Row link 15$/), x: null, y: null } }]),
     async (s) => {
       seen.push(await whereRow('Row link 15'));
-      return answer('Open the cut row', [{ click: { index: mustFind(s, `${cut} />`), x: null, y: null } }]);
+      return answer('Open the cut row', [{ click: { index: mustFind(s, new RegExp(`>${cut}$`)), x: null, y: null } }]);
     },
     async () => {
       seen.push(await whereRow(cut));
@@ -242,7 +242,7 @@ test('send_keys presses a real Enter that submits a form without a button, and E
 test('scroll moves the page and a scrolling container, and is offered only when something scrolls', async () => {
   const page = await o.open('actions/long-page.html');
   const { states, agent } = await runScript(page, 'Read the end of the article and the last message', [
-    (s) => answer('Scroll the inbox', [{ scroll: { down: true, pages: 10, index: mustFind(s, 'Message 1 />') } }]),
+    (s) => answer('Scroll the inbox', [{ scroll: { down: true, pages: 10, index: mustFind(s, />Message 1$/) } }]),
     () => answer('Scroll the page', [{ scroll: { down: true, pages: 10, index: null } }]),
   ]);
   assert.ok(offeredActions(agent[0]).includes('scroll'));

@@ -31,7 +31,7 @@ async function loginWithScreenshot(state) {
     ]);
   }
   if (done === 1) return answer('Look at the filled form', [{ screenshot: {} }]);
-  return answer('Submit the form', [{ click: { index: findIndex(state, />Submit \/>$/) } }]);
+  return answer('Submit the form', [{ click: { index: findIndex(state, />Submit$/) } }]);
 }
 
 before(async () => {

@@ -48,7 +48,7 @@ test('hidden, zero-size, disabled, inert and far-away elements are not indexed',
   assertNotIndexed(state, 'Disabled button');
   assertNotIndexed(state, 'Button in a disabled fieldset');
   assertNotIndexed(state, 'Inert button');
-  assert.match(assertIndexed(state, 'Close panel'), /<svg role=button>Close panel \/>/, 'an svg icon button is a control, named by its label');
+  assert.match(assertIndexed(state, 'Close panel'), /<svg role=button>Close panel$/, 'an svg icon button is a control, named by its label');
   assert.ok(lineWith(state, 'Some visible paragraph text.'), 'free text is shown');
   assertNotIndexed(state, 'Some visible paragraph text.');
   await page.close();
@@ -114,7 +114,7 @@ test('a cursor-pointer card is one element; a link inside it is its own; inherit
   assert.match(details, /^\t\[/, 'the nested link is indented under the card');
   assertIndexed(state, 'Only a pointer cursor');
   assertNotIndexed(state, 'Plain box without pointer');
-  assert.match(assertIndexed(state, 'Span inside a link'), /<a href=#nested>Span inside a link/);
+  assert.match(assertIndexed(state, 'Span inside a link'), /<a>Span inside a link$/);
   await page.close();
 });
 
@@ -171,7 +171,7 @@ test('a sticky header hides the row under it', async () => {
   const state = await o.look(page);
   assertIndexed(state, 'Header home');
   assertIndexed(state, 'Header cart');
-  for (const text of covered) assertAbsent(state, `${text} />`);
+  for (const text of covered) assert.ok(!new RegExp(`>${text}$`, 'm').test(pageOf(state)), `${text} is under the header`);
   assertIndexed(state, 'Row link 30');
   await page.close();
 });
@@ -180,7 +180,7 @@ test('a scrollable container is indexed with how far it scrolls, and does not sw
   const page = await o.open('scroll-container.html');
   const state = await o.look(page);
   assert.match(assertIndexed(state, "aria-label=Messages"), /\|scroll: 0 px above, \d+ px below\|/);
-  assert.match(assertIndexed(state, 'Message 1 '), /^\t\[/, 'items are nested under the list');
+  assert.match(assertIndexed(state, '>Message 1'), /^\t\[/, 'items are nested under the list');
   assert.match(lineWith(state, 'You have 3 unread messages.'), /^\tYou have 3 unread messages\.$/, 'its text stays free text, nested');
   assertIndexed(state, 'Message from Alice');
   await page.close();
@@ -189,15 +189,15 @@ test('a scrollable container is indexed with how far it scrolls, and does not sw
 test('an infinite-scroll list: indices stay, new items are marked new, scroll is reported', async () => {
   const page = await o.open('infinite-scroll.html');
   const first = await o.look(page);
-  assert.match(pageOf(first), /\d+ pixels below — scroll down to see more/);
-  const post1 = assertIndexed(first, 'Post number 1 ');
+  assert.match(pageOf(first), /^\.\.\. \d+ px below \.\.\.$/m);
+  const post1 = assertIndexed(first, '>Post number 1');
   await page.evaluate(() => scrollTo(0, document.body.scrollHeight));
   await page.waitForFunction(() => document.querySelectorAll('.post').length >= 20);
   const second = await o.look(page);
-  assert.match(pageOf(second), /\d+ pixels above — scroll up to see more/);
-  const post11 = assertIndexed(second, 'Post number 11 ');
+  assert.match(pageOf(second), /^\.\.\. \d+ px above \.\.\.$/m);
+  const post11 = assertIndexed(second, '>Post number 11');
   assert.match(post11, /^\*\[/, 'a post loaded since the last step is marked new');
-  const post1Again = lineWith(second, 'Post number 1 ');
+  const post1Again = pageOf(second).split('\n').find((l) => l.endsWith('>Post number 1'));
   if (post1Again) assert.equal(post1Again.replace(/^\*/, ''), post1.replace(/^\*/, ''), 'post 1 keeps its index');
   await page.close();
 });
@@ -206,8 +206,8 @@ test('a page with 20,000 elements is indexed around the viewport and the prompt 
   const page = await o.h.context.newPage();
   await page.goto(`${o.h.fixtures.url}/large?n=20000`);
   const state = await o.look(page);
-  assertIndexed(state, 'Item 0 ');
-  assertAbsent(state, 'Action 1997 ');
+  assertIndexed(state, '>Item 0');
+  assert.ok(!/>Action 1997$/m.test(pageOf(state)), 'far below is not listed');
   assert.ok(pageOf(state).length < 40_000, `bounded: ${pageOf(state).length} chars`);
   await page.close();
 });
@@ -290,8 +290,8 @@ test('event delegation: a click listener on the app root or the body is not a bu
 test('an open modal dialog makes the rest of the page unreachable, even below the fold', async () => {
   const page = await o.open('dialog-modal.html');
   const state = await o.look(page);
-  assertIndexed(state, '>Delete />');
-  assertIndexed(state, '>Cancel />');
+  assert.match(pageOf(state), /^\t*\[\d+\]<[^>]*>Delete$/m);
+  assert.match(pageOf(state), /^\t*\[\d+\]<[^>]*>Cancel$/m);
   assert.ok(lineWith(state, 'Delete this file?'));
   assertAbsent(state, 'Top button behind the dialog');
   assertAbsent(state, 'Lower button behind the dialog');

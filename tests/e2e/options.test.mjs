@@ -27,7 +27,7 @@ function model(state, body) {
       { input: { index: pass, text: '<secret>alice_password</secret>', clear: true } },
     ]);
   }
-  return answer('Submit', [{ click: { index: findIndex(state, />Submit \/>$/) } }]);
+  return answer('Submit', [{ click: { index: findIndex(state, />Submit$/) } }]);
 }
 
 before(async () => {

@@ -23,7 +23,7 @@ before(async () => {
     }
     const user = findIndex(state, 'placeholder=Username');
     const pass = findIndex(state, 'placeholder=Password');
-    const submit = findIndex(state, />Submit \/>$/);
+    const submit = findIndex(state, />Submit$/);
     return answer('Sign in', [
       { input: { index: user, text: 'alice', clear: null } },
       { input: { index: pass, text: 'hunter2', clear: null } },

@@ -42,7 +42,7 @@ test('a secret typed by name reaches the page but never the model, the panel or 
     return answer('Log in with the stored password', [
       { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
       { input: { index: findIndex(state, 'placeholder=Password'), text: '<secret>alice_password</secret>', clear: true } },
-      { click: { index: findIndex(state, />Submit \/>$/), x: null, y: null } },
+      { click: { index: findIndex(state, />Submit$/), x: null, y: null } },
     ]);
   };
   const before = llm.requests.length;

@@ -34,7 +34,7 @@ function model(state, body) {
     if (title.startsWith('Weather for Lisbon')) return answer('Report', [{ done: { text: 'Sunny in Lisbon.', success: true } }]);
     return answer('Ask for Lisbon', [
       { input: { index: findIndex(state, 'placeholder=City'), text: 'Lisbon', clear: true } },
-      { click: { index: findIndex(state, />Show weather \/>$/) } },
+      { click: { index: findIndex(state, />Show weather$/) } },
     ]);
   }
   const told = state.split('\n').find((line) => line.includes(`The skill "${SKILL}"`));

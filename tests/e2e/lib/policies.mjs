@@ -7,7 +7,7 @@ import { findIndex, field } from './state.mjs';
 export function loginPolicy(state) {
   const user = findIndex(state, 'placeholder=Username');
   const pass = findIndex(state, 'placeholder=Password');
-  const submit = findIndex(state, />Submit \/>$/);
+  const submit = findIndex(state, />Submit$/);
   if (field(state, 'Title').startsWith('Welcome, alice')) {
     return answer('Report that alice is logged in', [{ done: { text: 'Logged in as alice.', success: true } }]);
   }
