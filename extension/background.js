@@ -28,6 +28,26 @@ globalThis.tabwrightDebugger = {
   },
 };
 
+// Frame tokens (extension/content/frames.js): a frame's content script asks for one when its
+// parent wants to know which frame it is, and posts it up; the core turns the tokens in a
+// parent's snapshot back into frame ids. A token is issued to the frame Chrome says sent the
+// request, so no page can claim another frame's. They last as long as this worker, which says
+// who it is with each snapshot request so that frames drop tokens from an earlier one.
+const MAX_FRAME_TOKENS = 5_000;
+const frameTokens = new Map(); // token → {tabId, frameId}, oldest first
+const workerInstance = randomToken();
+function randomToken() {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+globalThis.tabwrightFrames = {
+  workerInstance: () => workerInstance,
+  /** The frame of tab `tabId` that `token` was issued to, or -1. */
+  frameIdOf(tabId, token) {
+    const issued = frameTokens.get(token);
+    return issued && issued.tabId === tabId ? issued.frameId : -1;
+  },
+};
+
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
 // core loaded, then (if anything needed it) the rest of the core. Read by scripts/bench step
 // and tests/e2e/core-split.test.mjs (over CDP); nothing here depends on it.
@@ -153,9 +173,12 @@ chrome.runtime.onConnect.addListener((port) => {
 });
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  // A content script asks which frame it is in (frames.js); the answer is the sender's own id.
-  if (message?.to === 'frame-id' && sender.id === chrome.runtime.id && sender.tab) {
-    sendResponse(sender.frameId);
+  // A frame's content script asks for a token to tell its parent which frame it is (frames.js).
+  if (message?.to === 'frame-token' && sender.id === chrome.runtime.id && sender.tab && Number.isInteger(sender.frameId)) {
+    const token = randomToken();
+    frameTokens.set(token, { tabId: sender.tab.id, frameId: sender.frameId });
+    if (frameTokens.size > MAX_FRAME_TOKENS) frameTokens.delete(frameTokens.keys().next().value);
+    sendResponse({ token });
     return false;
   }
   if (!fromOwnPage(sender) || message?.to !== 'core') return false;

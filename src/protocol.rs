@@ -370,11 +370,13 @@ pub enum ContentRequest {
     /// Index the frame; the reply carries a `dom::FrameSnapshot`. `viewport_expansion` is in CSS
     /// pixels, -1 for the whole page. For a child frame, `screen` is the top window's screen in
     /// the frame's own coordinates, so "in view" means on the person's screen, not merely inside
-    /// the frame.
+    /// the frame. `worker` names this worker's instance: frame tokens the frame learned under
+    /// another (extension/content/frames.js) are forgotten.
     Snapshot {
         v: u32,
         viewport_expansion: i32,
         screen: Option<ScreenRegion>,
+        worker: String,
     },
     /// Draw numbered boxes: `(local index, page-wide index)` pairs. The frame draws them a
     /// moment later (extension/content/highlight.js) and answers once they are painted, or

@@ -7,19 +7,20 @@
 //     viewport and are top-most at their visible point (visibility.js), each with a local index;
 //   - scrollable containers, with how far they scroll;
 //   - free text that belongs to no indexed element;
-//   - a placeholder for each visible child frame, named by Chrome's exact frame id (frames.js),
-//     which the worker fills with that frame's own snapshot.
+//   - a placeholder for each visible child frame, with the token its content script got from
+//     the worker (frames.js), which the worker turns into the frame's id and fills with that
+//     frame's own snapshot.
 // Text inside an indexed element belongs to it, except the text of its indexed descendants. An element
 // inside an indexed one gets its own index only when it is a distinct interaction (a 'strong'
 // classification): a link inside a clickable card does, a span inside a link does not.
 //
 // Indices are stable: an element keeps its number while it stays in the document; numbers not
-// in this document's previous snapshot are marked new. The format (version 2) is documented in
+// in this document's previous snapshot are marked new. The format (version 3) is documented in
 // src/dom/frame.rs, which validates it.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
-  const SNAPSHOT_VERSION = 2;
+  const SNAPSHOT_VERSION = 3;
   const SKIP = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title', 'math', 'canvas', 'video', 'audio', 'object', 'embed']);
   const FRAMES = new Set(['iframe', 'frame']);
   // Elements that may host a shadow root (besides custom elements, whose names have a dash).
@@ -237,7 +238,7 @@
 
   function addFrame(el, rect, up, ctx) {
     if (!onScreen(el, rect, up.clip, ctx)) return;
-    const node = { d: up.depth, frame: -1, at: [rect.left + el.clientLeft, rect.top + el.clientTop] };
+    const node = { d: up.depth, token: '', at: [rect.left + el.clientLeft, rect.top + el.clientTop] };
     ctx.nodes.push(node);
     ctx.frames.push([node, el]);
     ctx.openText = null;
@@ -409,7 +410,7 @@
     return { ok: true, result: { added } };
   };
 
-  tw.snapshot = async function snapshot({ viewportExpansion = 500, screen = null } = {}) {
+  tw.snapshot = async function snapshot({ viewportExpansion = 0, screen = null, worker = null } = {}) {
     tw.clearHighlights?.({ keepLayer: true });
     tw.setScreen(screen);
     const scroller = document.scrollingElement || document.documentElement;
@@ -435,8 +436,8 @@
       for (const [index, ref] of registry.byIndex) if (!ref.deref()) registry.byIndex.delete(index);
     }
     for (const node of ctx.nodes) if (node.text === '') delete node.text;
-    const ids = await tw.frameIdsFor(ctx.frames.map(([, el]) => el));
-    ctx.frames.forEach(([node], i) => { node.frame = ids[i]; });
+    const tokens = await tw.frameTokens(ctx.frames.map(([, el]) => el), worker);
+    ctx.frames.forEach(([node], i) => { node.token = tokens[i]; });
     watchAdditions();
     const url = location.href;
     return {

@@ -73,7 +73,7 @@
   function readAfterClick(clicked, readAfter) {
     Promise.resolve(clicked).then((reply) => {
       if (!reply?.ok || !reply.result?.effect || reply.result.navigating) return;
-      setTimeout(() => tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 500) }), 0);
+      setTimeout(() => tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 0) }), 0);
     }, () => {});
   }
 
@@ -85,8 +85,8 @@
     if (message.type !== 'snapshot') tw.dropAhead?.();
     switch (message.type) {
       case 'snapshot': {
-        const wanted = { viewportExpansion: Number(message.viewport_expansion ?? 500), screen: message.screen ?? null };
-        return (tw.takeAhead?.(wanted) ?? tw.snapshot(wanted))
+        const wanted = { viewportExpansion: Number(message.viewport_expansion ?? 0), screen: message.screen ?? null };
+        return (tw.takeAhead?.(wanted) ?? tw.snapshot({ ...wanted, worker: typeof message.worker === 'string' ? message.worker : null }))
           .then((snapshot) => ({ ok: true, snapshot_json: JSON.stringify(snapshot), result: { ...historyState(), dialogs: takeDialogs() } }));
       }
       case 'highlight': {

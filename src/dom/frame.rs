@@ -1,4 +1,4 @@
-//! The snapshot one frame's content script sends (format version 2), and its validation.
+//! The snapshot one frame's content script sends (format version 3), and its validation.
 //!
 //! On the wire a snapshot is
 //! `{"version": 2, "doc": "…", "url": "…", "title": "…", "scroll": {"above_px", "below_px"},
@@ -8,8 +8,10 @@
 //! one of:
 //! - an element: `{"d", "i": local index, "tag", "attrs"?, "text"?, "new"?, "scroll"?}`
 //! - free text: `{"d", "text"}`
-//! - a child frame: `{"d", "frame": frameId, "at": [x, y]}` (the frame's content box in this
-//!   frame's viewport).
+//! - a child frame: `{"d", "token", "at": [x, y]}`: the token the child's content script got from
+//!   the worker and posted up (empty when it did not answer: see extension/content/frames.js),
+//!   which the worker turns into the child's frame id, and where the frame's content box lies in
+//!   this frame's viewport.
 //!
 //! Keys are short because a snapshot crosses a message channel every step.
 
@@ -18,7 +20,9 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 
 /// The snapshot format version this core understands.
-pub const SNAPSHOT_VERSION: u32 = 2;
+pub const SNAPSHOT_VERSION: u32 = 3;
+/// A frame token is at most this long (extension/background.js issues 32 hex characters).
+const MAX_TOKEN_LEN: usize = 64;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameSnapshot {
@@ -48,7 +52,11 @@ pub enum FrameNode {
     },
     Frame {
         depth: u16,
+        /// Chrome's id of the child frame, once the worker has turned the token into it; -1 until
+        /// then, and for a frame whose token is unknown.
         frame_id: i64,
+        /// What the child's content script posted up (empty: it did not answer).
+        token: String,
         at: (f64, f64),
     },
 }
@@ -93,7 +101,7 @@ struct WireNode {
     #[serde(default)]
     scroll: Option<ScrollInfo>,
     #[serde(default)]
-    frame: Option<i64>,
+    token: Option<String>,
     #[serde(default)]
     at: Option<(f64, f64)>,
 }
@@ -151,7 +159,7 @@ impl FrameSnapshot {
             if text.len() > limits::MAX_TEXT_LEN {
                 return invalid(format!("node {position} has {} bytes of text", text.len()));
             }
-            let parsed = match (node.i, node.tag, node.frame) {
+            let parsed = match (node.i, node.tag, node.token) {
                 (Some(local), Some(tag), None) => {
                     if local == 0 || !seen.insert(local) {
                         return invalid(format!("element index {local} is zero or appears twice"));
@@ -178,16 +186,19 @@ impl FrameSnapshot {
                         scroll: node.scroll,
                     }
                 }
-                (None, None, Some(frame_id)) => {
+                (None, None, Some(token)) => {
                     frames += 1;
                     if frames > limits::MAX_FRAMES {
                         return invalid(format!("more than {} frames", limits::MAX_FRAMES));
                     }
+                    if token.len() > MAX_TOKEN_LEN || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                        return invalid(format!("node {position} has an unusable frame token"));
+                    }
                     let at = node.at.unwrap_or((0.0, 0.0));
                     if !(at.0.is_finite() && at.1.is_finite()) {
-                        return invalid(format!("frame {frame_id} has a non-finite position"));
+                        return invalid(format!("node {position}, a frame, has a non-finite position"));
                     }
-                    FrameNode::Frame { depth, frame_id, at }
+                    FrameNode::Frame { depth, frame_id: -1, token, at }
                 }
                 (None, None, None) if !text.is_empty() => FrameNode::Text { depth, text },
                 _ => return invalid(format!("node {position} is neither an element, a text nor a frame")),
@@ -196,6 +207,26 @@ impl FrameSnapshot {
         }
         let viewport = wire.viewport.filter(|(w, h)| w.is_finite() && h.is_finite() && *w >= 0.0 && *h >= 0.0);
         Ok(FrameSnapshot { doc: wire.doc, url: wire.url, title: wire.title, scroll: wire.scroll, viewport, nodes })
+    }
+}
+
+impl FrameSnapshot {
+    /// The tokens of the child frames this frame shows, in page order (empty ones left out).
+    pub fn frame_tokens(&self) -> impl Iterator<Item = &str> {
+        self.nodes.iter().filter_map(|n| match n {
+            FrameNode::Frame { token, .. } if !token.is_empty() => Some(token.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Names each child frame by the id its token stands for (`id_of`); a token it does not
+    /// know leaves the frame unnamed (-1), shown as unread.
+    pub fn resolve_frames(&mut self, id_of: impl Fn(&str) -> Option<i64>) {
+        for node in &mut self.nodes {
+            if let FrameNode::Frame { frame_id, token, .. } = node {
+                *frame_id = if token.is_empty() { -1 } else { id_of(token).filter(|id| *id > 0).unwrap_or(-1) };
+            }
+        }
     }
 }
 
@@ -213,14 +244,14 @@ mod tests {
 
     fn frame() -> serde_json::Value {
         json!({
-            "version": 2, "doc": "d1", "url": "http://127.0.0.1/login", "title": "Log in",
+            "version": 3, "doc": "d1", "url": "http://127.0.0.1/login", "title": "Log in",
             "scroll": {"above_px": 0, "below_px": 40},
             "nodes": [
                 {"d": 0, "text": "Sign in"},
                 {"d": 0, "i": 1, "tag": "input", "attrs": {"name": "username"}},
                 {"d": 0, "i": 2, "tag": "div", "attrs": {"role": "list"}, "scroll": {"above_px": 0, "below_px": 300}},
                 {"d": 1, "i": 3, "tag": "button", "text": "Submit", "new": true},
-                {"d": 1, "frame": 7, "at": [10, 200]}
+                {"d": 1, "token": "a1b2c3", "at": [10, 200]}
             ]
         })
     }
@@ -232,7 +263,7 @@ mod tests {
         assert_eq!(f.nodes[0], FrameNode::Text { depth: 0, text: "Sign in".into() });
         assert!(matches!(&f.nodes[2], FrameNode::Element { scroll: Some(ScrollInfo { below_px: 300, .. }), .. }));
         assert!(matches!(&f.nodes[3], FrameNode::Element { local: 3, is_new: true, depth: 1, .. }));
-        assert_eq!(f.nodes[4], FrameNode::Frame { depth: 1, frame_id: 7, at: (10.0, 200.0) });
+        assert_eq!(f.nodes[4], FrameNode::Frame { depth: 1, frame_id: -1, token: "a1b2c3".into(), at: (10.0, 200.0) });
     }
 
     #[test]
@@ -251,7 +282,7 @@ mod tests {
     fn another_version_is_refused_naming_both() {
         let mut v = frame();
         v["version"] = json!(1);
-        assert_eq!(FrameSnapshot::from_json(v).unwrap_err(), SnapshotError::Version { found: 1, expected: 2 });
+        assert_eq!(FrameSnapshot::from_json(v).unwrap_err(), SnapshotError::Version { found: 1, expected: 3 });
     }
 
     #[test]
@@ -283,8 +314,11 @@ mod tests {
         v["nodes"][1]["attrs"] = json!({"a>b": "x"});
         assert!(FrameSnapshot::from_json(v).is_err());
         let mut v = frame();
-        v["nodes"][1]["frame"] = json!(3);
+        v["nodes"][1]["token"] = json!("abc");
         assert!(FrameSnapshot::from_json(v).is_err(), "an element that is also a frame");
+        let mut v = frame();
+        v["nodes"][4]["token"] = json!("x'><script>");
+        assert!(FrameSnapshot::from_json(v).is_err(), "a token that could break out of anything");
         let mut v = frame();
         v["nodes"][0] = json!({"d": 0});
         assert!(FrameSnapshot::from_json(v).is_err(), "an empty node");

@@ -13,11 +13,13 @@
 
 mod fingerprint;
 mod frame;
+mod frame_waits;
 mod serialize;
 mod stitch;
 
 pub use fingerprint::{find as find_element, ElementFingerprint, Found};
 pub use frame::{FrameNode, FrameSnapshot, SNAPSHOT_VERSION};
+pub use frame_waits::{ChildFrame, FrameWaits};
 pub use serialize::{element_line, page_text, untrusted, untrusted_block};
 pub use stitch::{FrameSet, Stitcher, Target};
 

@@ -198,7 +198,12 @@ mod tests {
     use serde_json::json;
 
     fn frame(doc: &str, url: &str, nodes: serde_json::Value) -> FrameSnapshot {
-        FrameSnapshot::from_json(json!({"version": 2, "doc": doc, "url": url, "title": "", "nodes": nodes})).unwrap()
+        let mut snapshot =
+            FrameSnapshot::from_json(json!({"version": 3, "doc": doc, "url": url, "title": "", "nodes": nodes}))
+                .unwrap();
+        // Token "f5" stands for frame 5.
+        snapshot.resolve_frames(|token| token.strip_prefix('f')?.parse().ok());
+        snapshot
     }
 
     fn top_with_frame() -> FrameSnapshot {
@@ -207,7 +212,7 @@ mod tests {
             "https://shop.example/",
             json!([
                 {"d": 0, "i": 1, "tag": "a", "text": "Home"},
-                {"d": 0, "frame": 5, "at": [100, 300]},
+                {"d": 0, "token": "f5", "at": [100, 300]},
                 {"d": 0, "i": 2, "tag": "button", "text": "Buy"}
             ]),
         )
@@ -219,7 +224,7 @@ mod tests {
             "https://pay.example/card",
             json!([
                 {"d": 0, "i": 1, "tag": "input", "attrs": {"name": "card"}},
-                {"d": 0, "frame": 9, "at": [5, 5]}
+                {"d": 0, "token": "f9", "at": [5, 5]}
             ]),
         )
     }
@@ -266,7 +271,7 @@ mod tests {
         let twice = frame(
             "top",
             "https://a/",
-            json!([{"d": 0, "frame": 5, "at": [0, 0]}, {"d": 0, "frame": 5, "at": [0, 300]}]),
+            json!([{"d": 0, "token": "f5", "at": [0, 0]}, {"d": 0, "token": "f5", "at": [0, 300]}]),
         );
         let mut frames = FrameSet { top: Some(twice), ..Default::default() };
         frames.children.insert(5, card_frame("c1"));
@@ -333,7 +338,7 @@ mod tests {
         let page = Stitcher::new().stitch(&frames);
         assert!(matches!(&page.nodes[1], Node::Frame { url, .. } if url.is_empty()));
         let mut looping = FrameSet { top: Some(top_with_frame()), ..Default::default() };
-        looping.children.insert(5, frame("x", "https://a/", json!([{"d": 0, "frame": 5, "at": [0, 0]}])));
+        looping.children.insert(5, frame("x", "https://a/", json!([{"d": 0, "token": "f5", "at": [0, 0]}])));
         let page = Stitcher::new().stitch(&looping);
         assert_eq!(page.nodes.len(), 4, "the frame is entered once: {:?}", page.nodes);
     }

@@ -21,12 +21,12 @@ use crate::browser::{
     ActionEffect, Browser, BrowserError, DropdownOption, KeyPress, PageMarkdown, PageMatches, PageState, Screenshot,
     ScrollOutcome, TabInfo,
 };
-use crate::dom::{FrameNode, FrameSet, FrameSnapshot, Snapshot, Stitcher};
+use crate::dom::{ChildFrame, FrameSet, FrameSnapshot, FrameWaits, Snapshot, Stitcher};
 use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
 use gloo_timers::future::TimeoutFuture;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// How long a page may take to load before the step goes on without it.
@@ -80,6 +80,8 @@ pub struct ChromeBrowser {
     tabs: Vec<i32>,
     options: PageOptions,
     stitcher: Stitcher,
+    /// Which child frames are not waited for again (they did not answer in time).
+    frame_waits: FrameWaits,
     /// Frames that show highlights, by tab, to clear when the task ends or moves on.
     highlighted: Vec<(i32, i64)>,
     /// Highlight requests sent and not yet answered (a frame answers once the boxes are
@@ -150,6 +152,7 @@ impl ChromeBrowser {
             tabs: vec![tab_id],
             options,
             stitcher: Stitcher::new(),
+            frame_waits: FrameWaits::new(),
             highlighted: Vec::new(),
             highlights_pending: Default::default(),
             history: (false, false),
@@ -256,6 +259,7 @@ impl ChromeBrowser {
         if !self.tabs.contains(&self.tab_id) {
             self.tab_id = *self.tabs.last().ok_or(BrowserError::TabClosed)?;
             self.stitcher = Stitcher::new();
+            self.frame_waits.forget();
         }
         Ok(joined)
     }
@@ -271,6 +275,7 @@ impl ChromeBrowser {
         if tab_id != self.tab_id {
             self.tab_id = tab_id;
             self.stitcher = Stitcher::new();
+            self.frame_waits.forget();
         }
         let _ = chrome::update_tab(tab_id, &serde_json::json!({"active": true})).await;
     }
@@ -512,18 +517,19 @@ impl ChromeBrowser {
         Ok(reply)
     }
 
-    /// One frame's snapshot, checked. The top frame's also tells where the tab's history can go.
-    async fn frame_snapshot(
-        &mut self,
-        frame_id: i64,
-        screen: Option<ScreenRegion>,
-    ) -> Result<FrameSnapshot, BrowserError> {
-        let request = ContentRequest::Snapshot {
+    /// The request for a frame's snapshot.
+    fn snapshot_request(&self, screen: Option<ScreenRegion>, worker: &str) -> ContentRequest {
+        ContentRequest::Snapshot {
             v: PROTOCOL_VERSION,
             viewport_expansion: self.options.viewport_expansion,
             screen,
-        };
-        let reply = self.ask_frame(frame_id, &request).await?;
+            worker: worker.to_string(),
+        }
+    }
+
+    /// Takes in what a frame's snapshot reply says besides the snapshot: the dialogs it
+    /// answered, and for the top frame where the tab's history can go.
+    fn note_reply(&mut self, frame_id: i64, reply: &ContentReply) {
         if let Some(dialogs) = reply.result.as_ref().and_then(|r| r.get("dialogs")).and_then(|d| d.as_array()) {
             self.dialogs.extend(dialogs.iter().filter_map(describe_dialog));
         }
@@ -532,42 +538,70 @@ impl ChromeBrowser {
             let flag = |name| result.and_then(|r| r.get(name)).and_then(serde_json::Value::as_bool).unwrap_or(false);
             self.history = (flag("can_go_back"), flag("can_go_forward"));
         }
-        match (reply.ok, reply.snapshot_json) {
-            (true, Some(text)) => {
-                FrameSnapshot::from_json_text(&text).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
-            }
-            _ => Err(BrowserError::ContentScript {
-                reason: reply.message.unwrap_or_else(|| "the page could not be indexed".into()),
-            }),
-        }
     }
 
-    /// The whole page: the top frame, then every frame it (or a frame inside it) shows, read
-    /// breadth-first and stitched in page order. A child frame that cannot be read is shown
-    /// empty; the top frame's errors are the page's.
+    /// The whole page: the top frame, then every frame it (or a frame inside it) shows, all the
+    /// frames of a level asked at once and each frame inside one asked as soon as that one has
+    /// answered, stitched in page order. A child frame that cannot be read is shown empty; one
+    /// that did not answer in time is not waited for again until it loads a document
+    /// (`dom::FrameWaits`). The top frame's errors are the page's.
     async fn read_page(&mut self) -> Result<Snapshot, BrowserError> {
-        let top = self.frame_snapshot(0, None).await?;
+        let worker = chrome::worker_instance();
+        let request = self.snapshot_request(None, &worker);
+        let reply = self.ask_frame(0, &request).await?;
+        self.note_reply(0, &reply);
+        let mut top = snapshot_of(reply)?;
+        top.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
         // Each child frame is told where the top window's screen lies in its own coordinates:
         // its content box starts at the sum of the placeholders' positions on the way down.
         let top_size = top.viewport;
-        let mut queue: VecDeque<(i64, (f64, f64))> = child_frames(&top, (0.0, 0.0)).collect();
-        let mut frames = FrameSet { top: Some(top), ..Default::default() };
         let mut asked = std::collections::HashSet::new();
+        let reading = super::join::JoinSet::new();
         let deadline = now_ms() + CHILD_FRAMES_BUDGET_MS;
-        while let Some((frame_id, (x, y))) = queue.pop_front() {
-            if !asked.insert(frame_id) || asked.len() > MAX_FRAMES || now_ms() > deadline {
-                continue;
+        let (tab_id, viewport_expansion) = (self.tab_id, self.options.viewport_expansion);
+        let ask = |child: ChildFrame, asked: &mut std::collections::HashSet<i64>| {
+            if asked.len() >= MAX_FRAMES || now_ms() > deadline {
+                return;
             }
+            asked.insert(child.frame_id);
+            let (x, y) = child.origin;
             let screen = top_size.map(|(width, height)| ScreenRegion {
                 top: -y,
                 left: -x,
                 bottom: height - y,
                 right: width - x,
             });
-            if let Ok(snapshot) = self.frame_snapshot(frame_id, screen).await {
-                queue.extend(child_frames(&snapshot, (x, y)));
-                frames.children.insert(frame_id, snapshot);
+            let request =
+                ContentRequest::Snapshot { v: PROTOCOL_VERSION, viewport_expansion, screen, worker: worker.clone() };
+            let budget = (deadline - now_ms()).clamp(0.0, f64::from(CHILD_FRAME_TIMEOUT_MS)) as u32;
+            reading.spawn(async move {
+                let reply =
+                    super::timeout::within(budget, chrome::send_to_frame(tab_id, child.frame_id, &request)).await;
+                (child, reply)
+            });
+        };
+        for child in self.frame_waits.to_ask(&top, (0.0, 0.0), &asked) {
+            ask(child, &mut asked);
+        }
+        let mut frames = FrameSet { top: Some(top), ..Default::default() };
+        while let Some((child, reply)) = reading.next().await {
+            let reply = match reply {
+                // Out of time: not waited for again until it loads a document.
+                None => {
+                    self.frame_waits.did_not_answer(&child);
+                    continue;
+                }
+                Some(reply) => reply,
+            };
+            self.frame_waits.answered(child.frame_id);
+            let Ok(reply) = reply.and_then(from_js::<ContentReply>) else { continue };
+            self.note_reply(child.frame_id, &reply);
+            let Ok(mut snapshot) = snapshot_of(reply) else { continue };
+            snapshot.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
+            for grandchild in self.frame_waits.to_ask(&snapshot, child.origin, &asked) {
+                ask(grandchild, &mut asked);
             }
+            frames.children.insert(child.frame_id, snapshot);
         }
         let page = self.stitcher.stitch(&frames);
         if self.options.highlights {
@@ -644,6 +678,18 @@ impl ChromeBrowser {
     }
 }
 
+/// The snapshot in a frame's reply, checked.
+fn snapshot_of(reply: ContentReply) -> Result<FrameSnapshot, BrowserError> {
+    match (reply.ok, reply.snapshot_json) {
+        (true, Some(text)) => {
+            FrameSnapshot::from_json_text(&text).map_err(|e| BrowserError::ContentScript { reason: e.to_string() })
+        }
+        _ => Err(BrowserError::ContentScript {
+            reason: reply.message.unwrap_or_else(|| "the page could not be indexed".into()),
+        }),
+    }
+}
+
 /// Removes a frame's boxes. Best effort, and never injects anything into a page that moved on.
 async fn clear_highlights(tab_id: i32, frame_id: i64) {
     let request = ContentRequest::ClearHighlights { v: PROTOCOL_VERSION };
@@ -703,15 +749,6 @@ fn describe_dialog(dialog: &serde_json::Value) -> Option<String> {
             format!("The page asked for text \"{}\"; Tabwright answered \"{}\".", text("message"), text("answer"))
         }
         _ => return None,
-    })
-}
-
-/// The child frames a frame snapshot shows, with where each one's content starts in the top
-/// window, given where this frame's starts.
-fn child_frames(snapshot: &FrameSnapshot, origin: (f64, f64)) -> impl Iterator<Item = (i64, (f64, f64))> + '_ {
-    snapshot.nodes.iter().filter_map(move |n| match n {
-        FrameNode::Frame { frame_id, at, .. } if *frame_id > 0 => Some((*frame_id, (origin.0 + at.0, origin.1 + at.1))),
-        _ => None,
     })
 }
 

@@ -78,6 +78,11 @@ extern "C" {
     fn content_ask(tab_id: i32, frame_id: f64, message: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightContent, js_name = closeAll, catch)]
     fn content_close_all() -> Result<(), JsValue>;
+    // The tokens the worker issued to frames' content scripts (extension/content/frames.js).
+    #[wasm_bindgen(js_namespace = tabwrightFrames, js_name = workerInstance, catch)]
+    fn frames_worker_instance() -> Result<String, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightFrames, js_name = frameIdOf, catch)]
+    fn frames_frame_id_of(tab_id: i32, token: &str) -> Result<f64, JsValue>;
 }
 
 /// A tab as far as Tabwright cares.
@@ -275,6 +280,17 @@ pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<(), String> {
 /// the port kept open to the frame: see extension/content-channel.js).
 pub async fn send_to_frame<T: Serialize>(tab_id: i32, frame_id: i64, message: &T) -> Result<JsValue, String> {
     settle(content_ask(tab_id, frame_id as f64, &to_js(message))).await
+}
+
+/// This worker's instance: frame tokens issued by an earlier one mean nothing to it.
+pub fn worker_instance() -> String {
+    frames_worker_instance().unwrap_or_default()
+}
+
+/// The frame of tab `tab_id` the worker issued `token` to, if it did.
+pub fn frame_id_of(tab_id: i32, token: &str) -> Option<i64> {
+    let id = frames_frame_id_of(tab_id, token).ok()?;
+    (id.is_finite() && id > 0.0).then_some(id as i64)
 }
 
 /// Closes the ports to the content scripts (the task is over).

@@ -7,12 +7,14 @@
 //! - [`transport`]: `FetchTransport`, the LLM transport over fetch (gloo-net).
 //! - [`exports`]: the functions the background module calls.
 //! - [`timeout`]: bounding waits on pages that may never answer.
+//! - [`join`]: waiting on several requests at once (a page's frames).
 //! - [`rest`]: loading the part of the core a cold start does not run, on first use.
 
 mod browser;
 mod chrome;
 mod debugger;
 mod exports;
+mod join;
 mod rest;
 mod timeout;
 mod transport;

@@ -70,6 +70,41 @@ test('nested iframes across origins are stitched two levels deep with unique num
   await page.close();
 });
 
+test('frames that never answer are shown unread; the live one is read; the page is whole', async () => {
+  const page = await o.open('iframe-dead.html');
+  await page.waitForLoadState('load');
+  for (let look = 0; look < 2; look++) {
+    const all = lines(await o.look(page));
+    const live = indexOfLine(all, `<iframe src='${o.h.fixtures.otherUrl}/frame-content.html'>`);
+    assert.match(all[live + 2], /^\t\[\d+\]<button>Button inside the frame$/, all.join('\n'));
+    const unread = all.filter((l) => l === '<iframe> (its content could not be read)');
+    assert.equal(unread.length, 3, `a script-written document, a 204 and an error page:\n${all.join('\n')}`);
+    assert.match(all[indexOfLine(all, 'Link below the frames')], /^\[\d+\]<a>/);
+  }
+  await page.close();
+});
+
+test('an ad frame that answers for another cannot take its place: the payment frame is read where it is, and a real click lands in it', async () => {
+  const page = await o.open('iframe-hostile.html');
+  await page.waitForLoadState('load');
+  const { states } = await o.actUntil(page, 'Pay', /Paid/, (s) => [{ click: { index: findIndex(s, 'Pay 20 euros') } }]);
+  const all = lines(states[0]);
+  const pay = indexOfLine(all, 'Pay 20 euros');
+  const payFrame = indexOfLine(all, `<iframe src='${o.h.fixtures.otherUrl}/frame-pay.html'>`);
+  assert.equal(pay, payFrame + 1, `the payment button is under the payment frame:\n${all.join('\n')}`);
+  const adFrame = all.findIndex((l) => l.startsWith('<iframe'));
+  assert.ok(adFrame < payFrame, all.join('\n'));
+  assert.ok(!/frame-pay/.test(all[adFrame]), `the ad's place does not show the payment frame: ${all[adFrame]}`);
+  // The button takes only a person's click: the worker clicked it through the debugger, at the
+  // payment frame's place in the window.
+  const payFrameHandle = page.frames().find((f) => f.url().endsWith('/frame-pay.html'));
+  assert.equal(await payFrameHandle.textContent('#paid'), 'Paid');
+  assert.match(states.at(-1), /repeated as a real mouse click/);
+  const adHandle = page.frames().find((f) => f.url().endsWith('/frame-hostile.html'));
+  assert.notEqual(await adHandle.title(), 'Ad clicked');
+  await page.close();
+});
+
 test('open and closed shadow roots and slotted content are indexed in place', async () => {
   const page = await o.open('shadow-dom.html');
   const state = await o.look(page);

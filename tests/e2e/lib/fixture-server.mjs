@@ -102,6 +102,15 @@ export async function startFixtureServer() {
       }
       return;
     }
+    if (url.pathname === '/no-content') {
+      res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === '/download') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="file.bin"' });
+      res.end('bytes');
+      return;
+    }
     if (url.pathname === '/results') {
       const q = escapeHtml(url.searchParams.get('q') ?? '');
       res.writeHead(200, { 'content-type': TYPES['.html'] });
