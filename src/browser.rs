@@ -100,6 +100,8 @@ pub struct ActionEffect {
     /// Set when a click had no visible effect as a script event and was repeated as a trusted
     /// (debugger) click.
     pub trusted_fallback: bool,
+    /// Set when a click was made as a trusted (debugger) click from the start.
+    pub trusted: bool,
     /// Set when the action's tab closed itself (a popup done with its work) and the task moved
     /// to another of its tabs.
     pub tab_closed_to: Option<TabInfo>,
@@ -266,6 +268,11 @@ pub trait Browser {
     }
     async fn go_forward(&mut self) -> Result<ActionEffect, BrowserError> {
         Err(BrowserError::Unsupported("go forward"))
+    }
+    /// Clicks the element with this index with trusted input (a real mouse click at a point a
+    /// click would reach), for a page that may ignore a script's click while seeming to react.
+    async fn click_trusted(&mut self, _index: u32) -> Result<ActionEffect, BrowserError> {
+        Err(BrowserError::Unsupported("click with trusted input"))
     }
     /// Clicks the point (CSS pixels from the top-left of the tab's viewport) with a trusted click.
     async fn click_at(&mut self, _x: f64, _y: f64) -> Result<ActionEffect, BrowserError> {

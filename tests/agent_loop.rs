@@ -64,6 +64,35 @@ const PAGE_ACTIONS: [&str; 13] = [
     "done",
 ];
 
+/// Clicks the form's button by its text without filling the form, three steps in a row (as a
+/// model does when the page seemed to take its click and nothing came of it), then gives up.
+fn press_submit_again(state: &str, _body: &Value) -> Reply {
+    let history = state.split("<history>").nth(1).and_then(|h| h.split("</history>").next()).unwrap_or("");
+    let steps = history.lines().filter(|l| l.starts_with("Step ")).count();
+    match index_of(state, ">Submit") {
+        Some(submit) if steps < 3 => output("Press the button again", json!([{"click": {"index": submit}}])),
+        _ => output("Give up", json!([{"done": {"text": "The button does nothing.", "success": false}}])),
+    }
+}
+
+#[test]
+fn an_element_clicked_again_within_a_few_steps_gets_a_real_mouse_click_and_the_result_says_so() {
+    let site = FakeSite::at(LOGIN_URL);
+    let run = run_task(site.clone(), ScriptedLlm::new(press_submit_again), 10, StopSignal::new());
+    let results: Vec<&str> = run.history.steps.iter().take(3).map(|s| s.actions[0].result.message.as_str()).collect();
+    assert_eq!(site.state.borrow().trusted_clicks, [58, 58], "the second and third clicks: {results:?}");
+    assert_eq!(site.state.borrow().clicks, [58, 58, 58], "each click reached the page");
+    assert!(!results[0].contains("real mouse click"), "{}", results[0]);
+    assert!(results[1].contains("with a real mouse click, as it was clicked in a recent step too"), "{}", results[1]);
+
+    // Once the debugger cannot be used on the tab, the script's click is the one there is.
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().debugger_unavailable = true;
+    let run = run_task(site.clone(), ScriptedLlm::new(press_submit_again), 10, StopSignal::new());
+    assert!(site.state.borrow().trusted_clicks.is_empty());
+    assert!(!run.history.steps[1].actions[0].result.message.contains("real mouse click"));
+}
+
 #[test]
 fn logs_in_by_reading_the_page_and_stops_on_done() {
     let site = FakeSite::at("https://app.example.com/");

@@ -2,8 +2,12 @@
 //!
 //! By index is the normal way: the content script scrolls the element into view and replays a
 //! person's pointer and mouse events; if the page shows no reaction (some pages ignore events
-//! that are not `isTrusted`), the browser repeats it as a trusted debugger click. A point is for
-//! what has no index (a canvas, a map) and is always a trusted click.
+//! that are not `isTrusted`), the browser repeats it as a trusted debugger click. A page can
+//! also answer a script's click with a change ("please use a real click") and do nothing else,
+//! which looks like a click that worked; the model then clicks the same element again. So an
+//! element clicked in one of the last few steps is clicked with trusted input at once, and the
+//! result says so. A point is for what has no index (a canvas, a map) and is always a trusted
+//! click.
 
 use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
@@ -30,6 +34,18 @@ impl ClickParams {
 }
 
 pub struct Click;
+
+/// How many steps back a click on the same element counts as clicking it again.
+const REPEAT_STEPS: usize = 3;
+
+/// Whether the element was clicked by index in one of the last `REPEAT_STEPS` steps. Indices
+/// stay with their elements for a whole task, so the same index is the same element.
+fn clicked_lately(history: &[crate::agent::StepRecord], index: u32) -> bool {
+    history.iter().rev().take(REPEAT_STEPS).flat_map(|step| &step.actions).any(|action| {
+        action.name == "click"
+            && action.params.get("index").and_then(serde_json::Value::as_u64) == Some(u64::from(index))
+    })
+}
 
 impl ActionDef for Click {
     type Params = ClickParams;
@@ -75,7 +91,18 @@ impl ActionDef for Click {
                     Ok(line) => line,
                     Err(result) => return Ok(result),
                 };
-                let effect = ctx.browser.click(index).await?;
+                let effect = if clicked_lately(ctx.history, index) && ctx.page.debugger_available {
+                    match ctx.browser.click_trusted(index).await {
+                        // No debugger here after all (another one is attached, the page refuses
+                        // it): the script's click is the one there is.
+                        Err(BrowserError::Unsupported(_) | BrowserError::Debugger { .. }) => {
+                            ctx.browser.click(index).await?
+                        }
+                        other => other?,
+                    }
+                } else {
+                    ctx.browser.click(index).await?
+                };
                 Ok(ActionResult::ok(format!("Clicked {line}")).with_effect(effect))
             }
             (None, Some(x), Some(y)) => {

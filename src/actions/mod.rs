@@ -147,6 +147,8 @@ pub struct ActionContext<'a, B, T> {
     pub step: u32,
     /// The user's secrets, to keep their values out of what actions send elsewhere (`extract`).
     pub secrets: &'a crate::safety::Secrets,
+    /// The task's steps so far (`click` looks for the same element clicked lately).
+    pub history: &'a [crate::agent::StepRecord],
 }
 
 /// What an action did, in words for the LLM and the user.
@@ -203,6 +205,11 @@ impl ActionResult {
     fn with_effect(mut self, effect: crate::browser::ActionEffect) -> Self {
         if effect.trusted_fallback {
             self.message.push_str(" (the page ignored a script click, so it was repeated as a real mouse click)");
+        }
+        if effect.trusted {
+            self.message.push_str(
+                " with a real mouse click, as it was clicked in a recent step too (a page can answer a script's click as if it worked and still ignore it)",
+            );
         }
         if let Some(tab) = &effect.tab_closed_to {
             self.message.push_str(&format!(

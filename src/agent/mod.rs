@@ -605,6 +605,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             options: &self.options,
             step,
             secrets: &self.safety.secrets,
+            history: &self.history,
         };
         let limit = time_limit(action.spec(), &self.limits);
         let work = within(&self.clock, limit, action.execute(&mut ctx));

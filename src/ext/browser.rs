@@ -951,6 +951,16 @@ impl Browser for ChromeBrowser {
         Ok(ActionEffect { trusted_fallback: true, ..effect })
     }
 
+    async fn click_trusted(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
+        if !self.debugger.available(self.tab_id) {
+            return Err(BrowserError::Unsupported("click with trusted input once the debugging bar was closed"));
+        }
+        let before = self.before_action().await?;
+        self.trusted_click(index).await?;
+        let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
+        Ok(ActionEffect { trusted: true, ..effect })
+    }
+
     async fn click_at(&mut self, x: f64, y: f64) -> Result<ActionEffect, BrowserError> {
         let before = self.before_action().await?;
         self.debugger.click_at(self.tab_id, x, y).await?;

@@ -197,6 +197,21 @@ test('click falls back to a trusted click on a page that ignores script clicks',
   assert.match(reattach, /^released; .*already attached/, 'no debugger stays attached after the task');
 });
 
+test('a page that answers a script click with a change fools the first click; the same element clicked again gets a real click', async () => {
+  const page = await o.open('actions/trusted-or-scold.html');
+  const { states } = await runScript(page, 'Send the form', [
+    (s) => answer('Send', [{ click: { index: mustFind(s, />Send the form$/), x: null, y: null } }]),
+    (s) => {
+      assert.match(pageOf(s), /Please use a real click/, 'the page answered the first click');
+      return answer('Send again', [{ click: { index: mustFind(s, />Send the form$/), x: null, y: null } }]);
+    },
+  ]);
+  assert.equal(await page.locator('#status').innerText(), 'Sent by a real click');
+  assert.doesNotMatch(lastResults(states[1]), /real mouse click/);
+  assert.match(lastResults(states[2]), /with a real mouse click, as it was clicked in a recent step too/);
+  assert.match(pageOf(states[2]), /Sent by a real click/);
+});
+
 test('input and select_dropdown drive a real React-controlled form, and dropdown_options lists a select', async () => {
   const page = await o.open('actions/react-form.html');
   const { states, agent } = await runScript(page, 'Order a large for Ada Lovelace', [

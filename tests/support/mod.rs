@@ -40,6 +40,10 @@ pub struct SiteState {
     pub fields: BTreeMap<u32, String>,
     pub logged_in_as: Option<String>,
     pub clicks: Vec<u32>,
+    /// The elements clicked with trusted input (`click_trusted`).
+    pub trusted_clicks: Vec<u32>,
+    /// The user closed the debugging bar: actions that need the debugger are not offered.
+    pub debugger_unavailable: bool,
     /// Indices the page has removed since the last observe (to test stale indices).
     pub removed: Vec<u32>,
     pub observations: u32,
@@ -143,7 +147,8 @@ impl Browser for FakeSite {
         if url == BROKEN_URL {
             return Err(BrowserError::ContentScript { reason: "the page failed to load".into() });
         }
-        Ok(PageState::new(1, self.snapshot()))
+        let debugger_available = !self.state.borrow().debugger_unavailable;
+        Ok(PageState { debugger_available, ..PageState::new(1, self.snapshot()) })
     }
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
@@ -184,6 +189,12 @@ impl Browser for FakeSite {
             }
             _ => Ok(ActionEffect::default()),
         }
+    }
+
+    async fn click_trusted(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {
+        self.state.borrow_mut().trusted_clicks.push(index);
+        let effect = self.click(index).await?;
+        Ok(ActionEffect { trusted: true, ..effect })
     }
 
     async fn input(&mut self, index: u32, text: &str, clear: bool) -> Result<ActionEffect, BrowserError> {
