@@ -13,11 +13,14 @@ import init, { answer_panel_message, resume_interrupted_task } from './pkg/tabwr
 import { network } from './network.js';
 import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
+import { readFileBase64 } from './files-store.js';
 import { t } from './i18n.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
 globalThis.tabwrightNetwork = network;
 globalThis.tabwrightContent = contentChannel;
+// The files attached to a task, as the panel kept them (files-store.js): base64, or null.
+globalThis.tabwrightFiles = { read: (id) => readFileBase64(id) };
 const debuggerDetached = new Map(); // tabId → why Chrome detached the debugger
 globalThis.tabwrightDebugger = {
   /** Why the debugger was detached from the tab since the last ask (e.g. canceled_by_user), or null. */

@@ -176,6 +176,103 @@ pub struct PageMarkdown {
     pub url: String,
 }
 
+/// A file the person attached to the task, for `upload_file`. The model reads its name, type
+/// and size, never its bytes; the browser reads the bytes where the panel kept them, by `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFile {
+    /// Where the panel kept its bytes (extension/files-store.js).
+    pub id: String,
+    pub name: String,
+    /// Its MIME type, as the browser gave it (may be empty).
+    #[serde(default, rename = "type")]
+    pub mime: String,
+    /// In bytes.
+    pub size: u64,
+}
+
+/// Bounds on what a task may carry: a page takes a file whole, in one message.
+pub mod file_limits {
+    pub const MAX_FILES: usize = 10;
+    pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+    pub const MAX_TOTAL_BYTES: u64 = 25 * 1024 * 1024;
+    pub const MAX_NAME_CHARS: usize = 200;
+}
+
+impl TaskFile {
+    /// The files a task was given, checked: at most `MAX_FILES`, each named (uniquely, without
+    /// path or control characters) and within the size bounds.
+    pub fn check_all(files: &[TaskFile]) -> Result<(), String> {
+        use file_limits::*;
+        if files.len() > MAX_FILES {
+            return Err(format!("{} files were attached; a task takes at most {MAX_FILES}", files.len()));
+        }
+        let mut names = std::collections::HashSet::new();
+        for file in files {
+            let name = file.name.trim();
+            if name.is_empty()
+                || name.chars().count() > MAX_NAME_CHARS
+                || name.chars().any(|c| c.is_control() || c == '/' || c == '\\')
+            {
+                return Err(format!("the file name {:?} cannot be used", file.name));
+            }
+            if !names.insert(name) {
+                return Err(format!("two files are named {name:?}; rename one"));
+            }
+            if file.id.is_empty() || file.id.len() > 64 {
+                return Err(format!("the file {name:?} was not kept"));
+            }
+            if file.size > MAX_FILE_BYTES {
+                return Err(format!(
+                    "{name:?} is {} MB; a file may be at most {} MB",
+                    file.size.div_ceil(1 << 20),
+                    MAX_FILE_BYTES >> 20
+                ));
+            }
+        }
+        let total: u64 = files.iter().map(|f| f.size).sum();
+        if total > MAX_TOTAL_BYTES {
+            return Err(format!(
+                "the files come to {} MB; a task may carry at most {} MB",
+                total.div_ceil(1 << 20),
+                MAX_TOTAL_BYTES >> 20
+            ));
+        }
+        Ok(())
+    }
+
+    /// How the model reads it: `report.pdf (application/pdf, 120 KB)`.
+    pub fn describe(&self) -> String {
+        let size = if self.size < 1024 {
+            format!("{} B", self.size)
+        } else if self.size < 1024 * 1024 {
+            format!("{} KB", self.size.div_ceil(1024))
+        } else {
+            format!("{:.1} MB", self.size as f64 / (1024.0 * 1024.0))
+        };
+        let mime = if self.mime.is_empty() { String::new() } else { format!("{}, ", self.mime) };
+        format!("{} ({mime}{size})", self.name)
+    }
+}
+
+/// Where `upload_file` put the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UploadTarget {
+    /// Into a file field (the element, or the one it holds or labels), as if picked.
+    Input,
+    /// Dropped on the element, as if dragged there from the desktop.
+    Drop,
+}
+
+/// How `upload_file` went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UploadOutcome {
+    pub target: UploadTarget,
+    /// Whether the page took it: a field kept the file; a drop zone handled the drop.
+    pub accepted: bool,
+    pub effect: ActionEffect,
+}
+
 /// A screenshot of the visible part of the tab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Screenshot {
@@ -211,6 +308,8 @@ pub enum BrowserError {
     LastTab { tab_id: i32 },
     #[error("This browser cannot {0}.")]
     Unsupported(&'static str),
+    #[error("The attached file {name} is no longer kept by the browser ({reason}). Ask the person to attach it again in the side panel.")]
+    FileMissing { name: String, reason: String },
 }
 
 impl BrowserError {
@@ -282,6 +381,11 @@ pub trait Browser {
     async fn send_keys(&mut self, _keys: &[KeyPress]) -> Result<ActionEffect, BrowserError> {
         Err(BrowserError::Unsupported("press keys"))
     }
+    /// Puts `file` into the file field element `index` is (or holds, or labels), or drops it on
+    /// the element when it is a drop zone.
+    async fn upload_file(&mut self, _index: u32, _file: &TaskFile) -> Result<UploadOutcome, BrowserError> {
+        Err(BrowserError::Unsupported("upload files"))
+    }
     /// Scrolls the page, or the container holding element `index`, by `pages` screens.
     async fn scroll(&mut self, _down: bool, _pages: f64, _index: Option<u32>) -> Result<ScrollOutcome, BrowserError> {
         Err(BrowserError::Unsupported("scroll"))
@@ -332,4 +436,38 @@ pub trait Browser {
     /// The task is over: remove whatever the browser shows for it (highlights) and let go of
     /// what it holds (the debugger). Best effort; never fails.
     async fn finish(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, size: u64) -> TaskFile {
+        TaskFile { id: format!("id-{name}"), name: name.into(), mime: String::new(), size }
+    }
+
+    #[test]
+    fn attached_files_are_checked_for_names_sizes_and_count() {
+        assert!(TaskFile::check_all(&[file("cv.pdf", 1_000), file("photo.png", 2_000)]).is_ok());
+        let err = |files: &[TaskFile]| TaskFile::check_all(files).unwrap_err();
+        assert!(err(&[file("a.txt", 1), file("a.txt", 2)]).contains("two files are named"));
+        assert!(err(&[file("../etc/passwd", 1)]).contains("cannot be used"));
+        assert!(err(&[file("  ", 1)]).contains("cannot be used"));
+        assert!(err(&[file("big.bin", 11 << 20)]).contains("at most 10 MB"));
+        let three: Vec<TaskFile> = (0..3).map(|i| file(&format!("{i}.bin"), 9 << 20)).collect();
+        assert!(err(&three).contains("at most 25 MB"));
+        let many: Vec<TaskFile> = (0..11).map(|i| file(&format!("{i}.txt"), 1)).collect();
+        assert!(err(&many).contains("at most 10"));
+        assert!(err(&[TaskFile { id: String::new(), ..file("x.txt", 1) }]).contains("was not kept"));
+    }
+
+    #[test]
+    fn a_file_is_described_by_name_type_and_size() {
+        assert_eq!(
+            TaskFile { mime: "application/pdf".into(), ..file("cv.pdf", 48_213) }.describe(),
+            "cv.pdf (application/pdf, 48 KB)"
+        );
+        assert_eq!(file("notes", 900).describe(), "notes (900 B)");
+        assert_eq!(file("film.mp4", 5 << 20).describe(), "film.mp4 (5.0 MB)");
+    }
 }

@@ -194,6 +194,7 @@ pub(crate) mod tests {
             Refusal::EmptyTask,
             Refusal::EmptyReplay,
             Refusal::BadOutputSchema,
+            Refusal::BadFiles("two files are named \"cv.pdf\"; rename one".into()),
             Refusal::Restoring,
             Refusal::TaskRunning,
             Refusal::SettingsUnreadable("QUOTA_BYTES exceeded".into()),

@@ -31,6 +31,9 @@ pub enum PanelRequest {
         /// Start in a new tab (in the "Tabwright" tab group) instead of the user's tab.
         #[serde(default)]
         new_tab: bool,
+        /// The files the person attached (their bytes are kept by the panel: files-store.js).
+        #[serde(default)]
+        files: Vec<crate::browser::TaskFile>,
     },
     /// The user's answer to the running task's `ask_human` question.
     AnswerQuestion {
@@ -119,6 +122,8 @@ pub enum Refusal {
     EmptyReplay,
     #[error("The output schema must be a JSON Schema object, e.g. {{\"type\": \"object\", \"properties\": {{…}}}}.")]
     BadOutputSchema,
+    #[error("The attached files cannot be used: {0}.")]
+    BadFiles(String),
     #[error("Tabwright is restoring the task that was running; try again in a moment.")]
     Restoring,
     #[error("A task is already running. Stop it before starting another.")]
@@ -166,6 +171,7 @@ impl crate::message::Localize for Refusal {
             Refusal::EmptyTask => L::plain("empty_task"),
             Refusal::EmptyReplay => L::plain("empty_replay"),
             Refusal::BadOutputSchema => L::plain("bad_output_schema"),
+            Refusal::BadFiles(why) => L::new("bad_files", [why]),
             Refusal::Restoring => L::plain("restoring"),
             Refusal::TaskRunning => L::plain("task_running"),
             Refusal::SettingsUnreadable(why) => L::new("settings_not_read", [why]),
@@ -378,6 +384,15 @@ pub enum ContentRequest {
         screen: Option<ScreenRegion>,
         worker: String,
     },
+    /// Give element `index` a file: into the file field it is (or holds, or labels), else
+    /// dropped on it. `data` is the file's bytes as base64.
+    Upload {
+        v: u32,
+        index: u32,
+        name: String,
+        mime: String,
+        data: String,
+    },
     /// Draw numbered boxes: `(local index, page-wide index)` pairs. The frame draws them a
     /// moment later (extension/content/highlight.js) and answers once they are painted, or
     /// once a snapshot or other boxes came first and they never will be.
@@ -520,6 +535,7 @@ mod tests {
                 output_schema: None,
                 follow_up: false,
                 new_tab: false,
+                files: Vec::new(),
             }
         );
         let r = read(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": null,

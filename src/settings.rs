@@ -138,6 +138,8 @@ pub struct ActionOptions {
     /// When not empty, only these actions (and `done`) are offered.
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    /// The files the person attached to the task (`upload_file`); not a setting, but the task's.
+    pub files: Vec<crate::browser::TaskFile>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -551,6 +553,7 @@ impl StoredSettings {
             evaluate_domains,
             include: names("include", &self.include_actions)?,
             exclude: names("exclude", &self.exclude_actions)?,
+            files: Vec::new(),
         })
     }
 }

@@ -93,6 +93,67 @@ fn an_element_clicked_again_within_a_few_steps_gets_a_real_mouse_click_and_the_r
     assert!(!run.history.steps[1].actions[0].result.message.contains("real mouse click"));
 }
 
+/// Gives the attached file named in the state to the username field, then finishes.
+fn upload_the_cv(state: &str, body: &Value) -> Reply {
+    if state.contains("Put cv.pdf into") {
+        return output("Finish", json!([{"done": {"text": "Uploaded.", "success": true}}]));
+    }
+    assert!(offered_actions(body).contains(&"upload_file".to_string()), "upload_file is offered with files");
+    let field = index_of(state, "placeholder=Username").expect("the field");
+    output("Give the CV", json!([{"upload_file": {"index": field, "file": "cv.pdf"}}]))
+}
+
+#[test]
+fn attached_files_are_listed_by_name_and_given_to_a_page_by_upload_file_only_when_there_are_some() {
+    let files = vec![
+        tabwright::browser::TaskFile {
+            id: "k1".into(),
+            name: "cv.pdf".into(),
+            mime: "application/pdf".into(),
+            size: 48_213,
+        },
+        tabwright::browser::TaskFile { id: "k2".into(), name: "photo.png".into(), mime: "image/png".into(), size: 900 },
+    ];
+    let site = FakeSite::at(LOGIN_URL);
+    let run = run_configured(
+        site.clone(),
+        ScriptedLlm::new(upload_the_cv),
+        settings(5),
+        ("t1", "Apply"),
+        StopSignal::new(),
+        |a| a.with_files(files.clone()),
+    );
+    assert_eq!(site.state.borrow().uploads, [(41, "cv.pdf".to_string(), "k1".to_string())]);
+    let first = run.requests[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        first.contains(
+            "<attached_files>\n- cv.pdf (application/pdf, 48 KB)\n- photo.png (image/png, 900 B)\n</attached_files>"
+        ),
+        "{first}"
+    );
+    let schema = &run.requests[0]["response_format"]["json_schema"]["schema"];
+    let names = serde_json::to_string(schema).unwrap();
+    assert!(names.contains(r#""enum":["cv.pdf","photo.png"]"#), "the model may name only these files: {names}");
+
+    // A name that is not attached is refused before anything runs.
+    let invented = |state: &str, _: &Value| match index_of(state, "placeholder=Username") {
+        Some(field) if !state.contains("not an attached file") => {
+            output("Give a file", json!([{"upload_file": {"index": field, "file": "passwords.txt"}}]))
+        }
+        _ => output("Finish", json!([{"done": {"text": "No.", "success": false}}])),
+    };
+    let site = FakeSite::at(LOGIN_URL);
+    run_configured(site.clone(), ScriptedLlm::new(invented), settings(5), ("t2", "Apply"), StopSignal::new(), |a| {
+        a.with_files(files.clone())
+    });
+    assert!(site.state.borrow().uploads.is_empty());
+
+    // Without files the action is not offered at all.
+    let run = run_task(FakeSite::at(LOGIN_URL), ScriptedLlm::new(login_policy), 3, StopSignal::new());
+    assert!(!offered_actions(&run.requests[0]).contains(&"upload_file".to_string()));
+    assert!(!run.requests[0]["messages"][1]["content"].as_str().unwrap().contains("<attached_files>"));
+}
+
 #[test]
 fn logs_in_by_reading_the_page_and_stops_on_done() {
     let site = FakeSite::at("https://app.example.com/");

@@ -15,7 +15,8 @@ use tabwright::llm::schema::{
 };
 
 /// The agent's answer schema on a page that offers every action: a button, a dropdown, a
-/// scrolling page, two tabs, history both ways, and scripts allowed on its host. The only place
+/// scrolling page, two tabs, history both ways, scripts allowed on its host, and a task with
+/// attached files. The only place
 /// the test builds it, so that a change to these constructors is fixed here once.
 fn agent_schema() -> Value {
     use tabwright::dom::{Element, ScrollInfo, Snapshot};
@@ -29,10 +30,20 @@ fn agent_schema() -> Value {
     page.tabs.push(tabwright::browser::TabInfo { id: 2, url: "https://example.org/".into(), title: "Other".into() });
     page.can_go_back = true;
     page.can_go_forward = true;
-    let options =
-        tabwright::settings::ActionOptions { evaluate_domains: vec!["example.com".into()], ..Default::default() };
-    let union = tabwright::actions::ActionUnion::for_page(&tabwright::actions::registered(), &page, &options, false);
-    assert_eq!(union.names().len(), 21, "every action but the structured done: {:?}", union.names());
+    let files = vec![tabwright::browser::TaskFile {
+        id: "f1".into(),
+        name: "report.pdf".into(),
+        mime: "application/pdf".into(),
+        size: 120_000,
+    }];
+    let options = tabwright::settings::ActionOptions {
+        evaluate_domains: vec!["example.com".into()],
+        files: files.clone(),
+        ..Default::default()
+    };
+    let registry = tabwright::actions::with_files(tabwright::actions::registered(), &files);
+    let union = tabwright::actions::ActionUnion::for_page(&registry, &page, &options, false);
+    assert_eq!(union.names().len(), 22, "every action but the structured done: {:?}", union.names());
     tabwright::agent::AgentOutput::schema(&union, true, 5)
 }
 

@@ -1,5 +1,5 @@
-// The hands inside the page: click, aim at, type into and choose from elements found by their
-// index.
+// The hands inside the page: click, aim at, type into, give files to and choose from elements
+// found by their index.
 //
 // Clicks replay the event sequence a person's click produces (pointer and mouse down/up, then
 // click) so pages that listen for any of them react. Some pages ignore events that are not
@@ -27,6 +27,7 @@
   const EFFECT_WAIT_MS = 120;
   // Input types that a person clicks rather than types into.
   const CLICKED_INPUTS = new Set(['checkbox', 'radio', 'submit', 'button', 'reset', 'image']);
+  const FILE_FIELD = 'it is a file field, which opens the computer\'s file picker; give it a file the person attached with upload_file (with none attached, ask the person to attach one in the side panel)';
   // Longest value sent back after typing: enough to check the typed text, without carrying a
   // whole document across the channel.
   const MAX_VALUE = 10_000;
@@ -287,7 +288,7 @@
     if (!el) return gone(index);
     if (el.matches(':disabled')) return unsuitable('it is disabled');
     if (el instanceof HTMLInputElement && el.type === 'file') {
-      return unsuitable('it is a file upload field; file uploads are not supported, so ask the user to choose the file');
+      return unsuitable(FILE_FIELD);
     }
     tw.lateClick?.watch.check();
     tw.lateClick = null;
@@ -341,7 +342,7 @@
       return unsuitable('it is a dropdown (<select>), which does not take typed text; use select_dropdown with the text of the option (dropdown_options lists them)');
     }
     if (el instanceof HTMLInputElement) {
-      if (el.type === 'file') return unsuitable('it is a file upload field; file uploads are not supported');
+      if (el.type === 'file') return unsuitable(FILE_FIELD);
       if (CLICKED_INPUTS.has(el.type)) return unsuitable(`a ${el.type} input does not take text; click it instead`);
     }
     if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) {
@@ -368,6 +369,67 @@
       return typed(el, el.innerText);
     }
     return unsuitable(`a <${el.localName}> does not take text; choose an input, text area or editable element`);
+  };
+
+  // --- Files -------------------------------------------------------------------------------
+
+  /** The file field a file for `el` goes into: the element itself, the field a label is for,
+   * one inside it (a drop zone that holds its hidden field, as react-dropzone does), or, for a
+   * button, the one field beside it in the same small container (a "Choose file" button next
+   * to the hidden field it opens). Anything else is dropped on. */
+  function fileFieldOf(el) {
+    const isField = (n) => n instanceof HTMLInputElement && n.type === 'file';
+    if (isField(el)) return el;
+    if (el instanceof HTMLLabelElement && isField(el.control)) return el.control;
+    const inside = el.querySelectorAll('input[type=file]');
+    if (inside.length === 1) return inside[0];
+    const isButton = el.localName === 'button' || el.getAttribute('role') === 'button';
+    const box = el.parentElement;
+    if (isButton && inside.length === 0 && box && box !== document.body && box.children.length <= 4) {
+      const beside = box.querySelectorAll(':scope > input[type=file]');
+      if (beside.length === 1) return beside[0];
+    }
+    return null;
+  }
+
+  /** Gives element `index` a file (`data`: its bytes as base64), as a person would: picked in
+   * its file field (a file input cannot be set from a script but through a DataTransfer's
+   * list, and the page hears `input` and `change`), or dragged from the desktop and dropped
+   * on it (dragenter, dragover, drop, with the file in the event's dataTransfer). The reply
+   * says which, and whether the page took it: the field kept the file, or the page handled
+   * the drop (a drop area cancels dragover or drop; nothing else does). */
+  tw.upload = function upload(index, name, mime, data) {
+    const el = tw.elementAt(index);
+    if (!el) return gone(index);
+    let bytes;
+    try {
+      bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+    } catch {
+      return unsuitable('the file could not be read');
+    }
+    const file = new File([bytes], name, { type: mime });
+    const transfer = new DataTransfer();
+    transfer.items.add(file);
+    const field = fileFieldOf(el);
+    if (field) {
+      if (field.matches(':disabled')) return unsuitable('its file field is disabled');
+      field.files = transfer.files;
+      field.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+      field.dispatchEvent(new Event('change', { bubbles: true }));
+      return { ok: true, result: { target: 'input', accepted: [...(field.files ?? [])].some((f) => f.name === name) } };
+    }
+    bringIntoView(el);
+    const r = el.getBoundingClientRect();
+    const at = { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
+    const drag = (type) => {
+      const event = new DragEvent(type, { bubbles: true, cancelable: true, composed: true, dataTransfer: transfer, ...at });
+      el.dispatchEvent(event);
+      return event.defaultPrevented;
+    };
+    drag('dragenter');
+    const over = drag('dragover');
+    const dropped = drag('drop');
+    return { ok: true, result: { target: 'drop', accepted: over || dropped } };
   };
 
   // --- Dropdowns ---------------------------------------------------------------------------

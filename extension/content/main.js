@@ -5,7 +5,8 @@
 //   highlight, clear_highlights, draw_highlights_now — numbered boxes over elements
 //                       (highlight.js): drawn a moment after they are asked for, at once for
 //                       a screenshot
-//   click, point, input, dropdown_options, select_option — element actions (executor.js); a
+//   click, point, input, dropdown_options, select_option, upload — element actions
+//                       (executor.js); a
 //                       click with `read_after` reads the frame ahead of the next snapshot
 //                       request (indexer.js)
 //   scroll, find_text, search_page — page tools (page-tools.js)
@@ -107,6 +108,7 @@
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
       case 'dropdown_options': return tw.dropdownOptions(message.index);
       case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''));
+      case 'upload': return tw.upload(message.index, String(message.name ?? ''), String(message.mime ?? ''), String(message.data ?? ''));
       case 'scroll': return tw.scroll(message.down !== false, message.pages ?? 1, message.index ?? null);
       case 'find_text': return tw.findText(String(message.text ?? ''));
       case 'search_page': return tw.searchPage(message.pattern, message.regex === true, message.max_matches, message.context);

@@ -14,6 +14,7 @@ import { HistoryView, downloadSessionJson, downloadSessionReport } from './histo
 import { download } from '../download.js';
 import { askCore as ask } from '../core-client.js';
 import { SkillForm } from './skill-form.js';
+import { Attachments } from './attachments.js';
 
 localize();
 
@@ -28,6 +29,10 @@ const statusPill = $('status');
 const notice = $('notice');
 // Tasks typed after another one build on it (a follow-up) until the user starts over.
 let conversationOpen = false;
+// The files attached to the conversation, sent with each of its tasks.
+const attachments = new Attachments({
+  list: $('attachments'), input: $('attach-input'), button: $('attach'), dropZone: $('composer'), notice: (text) => showNotice(text),
+});
 // Whether the running task is paused (or asked to pause); the pause button then resumes.
 let paused = false;
 let running = false;
@@ -179,6 +184,7 @@ async function startTask() {
     const tabId = await targetTabId();
     const reply = await ask({
       type: 'start_task', task, tab_id: tabId, start_url: null, follow_up: conversationOpen, new_tab: newTabBox.checked,
+      files: attachments.forTask(),
     });
     if (reply.type === 'refused') {
       showNotice(coreText(reply));
@@ -239,6 +245,7 @@ newConversationButton.addEventListener('click', () => {
   drawWaiting();
   conversationOpen = false;
   newConversationButton.hidden = true;
+  attachments.clear();
   live.reset();
   $('log').replaceChildren(el('p', 'empty', t('newConversationNote')));
 });

@@ -33,6 +33,7 @@ mod send_keys;
 mod skill;
 mod tabs;
 mod union;
+mod upload_file;
 pub mod url;
 mod wait;
 
@@ -54,6 +55,7 @@ pub use send_keys::{SendKeys, SendKeysParams};
 pub use skill::{skill_action, SkillCall, UseSkill};
 pub use tabs::{CloseTab, OpenTab, OpenTabParams, SwitchTab, TabParams};
 pub use union::{ActionUnion, ValidationError};
+pub use upload_file::{UploadFile, UploadFileParams};
 pub use wait::{Wait, WaitParams};
 
 use crate::agent::EventSink;
@@ -370,6 +372,7 @@ registry![
     FindText,
     DropdownOptions,
     SelectDropdown,
+    UploadFile,
     SwitchTab,
     OpenTab,
     CloseTab,
@@ -400,6 +403,14 @@ impl Action {
 /// the skill action, which is registered once per saved skill: [`skill_action`]).
 pub fn registered() -> Vec<RegisteredAction> {
     all_actions().into_iter().filter(|a| a.def != "StructuredDone" && a.def != "UseSkill").collect()
+}
+
+/// Gives `upload_file` the task's files: its `file` parameter is one of their names.
+pub fn with_files(mut registry: Vec<RegisteredAction>, files: &[crate::browser::TaskFile]) -> Vec<RegisteredAction> {
+    for action in registry.iter_mut().filter(|a| a.def == "UploadFile") {
+        action.params_schema = upload_file::schema_for(files);
+    }
+    registry
 }
 
 /// The actions of a task. When the task asks for its result in a shape (a JSON Schema),

@@ -219,8 +219,16 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// Asks for the task's result in the shape of this JSON Schema: `done` then takes
     /// `{data, success}` with `data` checked against it.
     pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
-        self.registry = registered_for(schema);
+        self.registry = crate::actions::with_files(registered_for(schema), &self.options.files);
         self.registry.extend(self.skills.iter().map(crate::actions::skill_action));
+        self
+    }
+
+    /// The files the person attached: listed to the model by name, and given to pages by
+    /// `upload_file`, which is offered only when there are some.
+    pub fn with_files(mut self, files: Vec<crate::browser::TaskFile>) -> Self {
+        self.registry = crate::actions::with_files(std::mem::take(&mut self.registry), &files);
+        self.options.files = files;
         self
     }
 
@@ -704,6 +712,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),
             firewall: self.safety.firewall.summary().as_deref(),
             summary: self.summary.as_ref(),
+            files: &self.options.files,
             detail,
         })
     }

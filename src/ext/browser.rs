@@ -19,7 +19,7 @@ use super::debugger::Debugger;
 use crate::actions::url::{is_blank_page, is_restricted};
 use crate::browser::{
     ActionEffect, Browser, BrowserError, DropdownOption, KeyPress, PageMarkdown, PageMatches, PageState, Screenshot,
-    ScrollOutcome, TabInfo,
+    ScrollOutcome, TabInfo, TaskFile, UploadOutcome, UploadTarget,
 };
 use crate::dom::{ChildFrame, FrameSet, FrameSnapshot, FrameWaits, Snapshot, Stitcher};
 use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
@@ -949,6 +949,31 @@ impl Browser for ChromeBrowser {
         self.trusted_click(index).await?;
         let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
         Ok(ActionEffect { trusted_fallback: true, ..effect })
+    }
+
+    async fn upload_file(&mut self, index: u32, file: &TaskFile) -> Result<UploadOutcome, BrowserError> {
+        let missing = |reason: String| BrowserError::FileMissing { name: file.name.clone(), reason };
+        let data = match chrome::read_task_file(&file.id).await {
+            Ok(Some(data)) => data,
+            Ok(None) => return Err(missing("it was removed, or kept longer than 30 days".into())),
+            Err(e) => return Err(missing(e)),
+        };
+        let look = self.start_action();
+        let given = self
+            .ask_element(index, |local| ContentRequest::Upload {
+                v: PROTOCOL_VERSION,
+                index: local,
+                name: file.name.clone(),
+                mime: file.mime.clone(),
+                data,
+            })
+            .await;
+        let before = self.tabs_before_action(look.await).await?;
+        let result = given?;
+        let target = if result["target"].as_str() == Some("drop") { UploadTarget::Drop } else { UploadTarget::Input };
+        let accepted = result["accepted"].as_bool() == Some(true);
+        let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
+        Ok(UploadOutcome { target, accepted, effect })
     }
 
     async fn click_trusted(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {

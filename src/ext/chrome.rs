@@ -78,6 +78,9 @@ extern "C" {
     fn content_ask(tab_id: i32, frame_id: f64, message: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightContent, js_name = closeAll, catch)]
     fn content_close_all() -> Result<(), JsValue>;
+    // The files attached to a task, kept by the panel (extension/files-store.js).
+    #[wasm_bindgen(js_namespace = tabwrightFiles, js_name = read, catch)]
+    fn files_read(id: &str) -> Result<Promise, JsValue>;
     // The tokens the worker issued to frames' content scripts (extension/content/frames.js).
     #[wasm_bindgen(js_namespace = tabwrightFrames, js_name = workerInstance, catch)]
     fn frames_worker_instance() -> Result<String, JsValue>;
@@ -280,6 +283,12 @@ pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<(), String> {
 /// the port kept open to the frame: see extension/content-channel.js).
 pub async fn send_to_frame<T: Serialize>(tab_id: i32, frame_id: i64, message: &T) -> Result<JsValue, String> {
     settle(content_ask(tab_id, frame_id as f64, &to_js(message))).await
+}
+
+/// The bytes of a file attached to the task, as base64; `Ok(None)` when it is no longer kept.
+pub async fn read_task_file(id: &str) -> Result<Option<String>, String> {
+    let value = settle(files_read(id)).await?;
+    Ok(value.as_string())
 }
 
 /// This worker's instance: frame tokens issued by an earlier one mean nothing to it.

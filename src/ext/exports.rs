@@ -84,6 +84,9 @@ struct SavedTask {
     /// A replay's saved steps (all of them; a restored replay skips those it completed).
     #[serde(default)]
     script: Option<Vec<crate::agent::replay::ReplayStep>>,
+    /// The files the person attached (names and where their bytes are kept).
+    #[serde(default)]
+    files: Vec<crate::browser::TaskFile>,
 }
 
 impl SavedTask {
@@ -212,8 +215,18 @@ fn write_reply(reply: &PanelReply) -> JsValue {
 
 /// A request that waits on Chrome or the model, taken out of its `PanelRequest`.
 enum Later {
-    Start { task: String, start: Start, output_schema: Option<serde_json::Value>, follow_up: bool },
-    Replay { title: String, start_url: String, steps: Vec<crate::agent::replay::ReplayStep> },
+    Start {
+        task: String,
+        start: Start,
+        output_schema: Option<serde_json::Value>,
+        follow_up: bool,
+        files: Vec<crate::browser::TaskFile>,
+    },
+    Replay {
+        title: String,
+        start_url: String,
+        steps: Vec<crate::agent::replay::ReplayStep>,
+    },
     TestConnection(serde_json::Value),
     SaveSkill(crate::agent::skill::SkillDraft),
 }
@@ -222,13 +235,13 @@ enum Later {
 #[inline(never)]
 fn answer_now(request: PanelRequest) -> Result<PanelReply, Later> {
     Ok(match request {
-        PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, .. } => {
+        PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, files, .. } => {
             let start = match (start_url, new_tab) {
                 (Some(url), _) => Start::NewTabAt(url),
                 (None, true) => Start::NewTab { beside: tab_id },
                 (None, false) => Start::Tab(tab_id),
             };
-            return Err(Later::Start { task, start, output_schema, follow_up });
+            return Err(Later::Start { task, start, output_schema, follow_up, files });
         }
         PanelRequest::ReplayTask { title, start_url, steps, .. } => {
             if steps.is_empty() {
@@ -311,7 +324,7 @@ fn answer_later(
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = PanelReply>>> {
     Box::pin(async move {
         match later {
-            Later::Start { task, start, output_schema, follow_up } => {
+            Later::Start { task, start, output_schema, follow_up, files } => {
                 let earlier = if follow_up {
                     CURRENT.with_borrow(|slot| {
                         slot.as_ref().map(|s| (s.conversation.borrow().clone(), s.conversation_id.clone()))
@@ -319,10 +332,17 @@ fn answer_later(
                 } else {
                     None
                 };
-                start_task(task, start, output_schema, earlier, None, broadcast).await
+                start_task(TaskRequest { task, start, output_schema, files, script: None }, earlier, broadcast).await
             }
             Later::Replay { title, start_url, steps } => {
-                start_task(title, Start::NewTabAt(start_url), None, None, Some(steps), broadcast).await
+                let request = TaskRequest {
+                    task: title,
+                    start: Start::NewTabAt(start_url),
+                    output_schema: None,
+                    files: Vec::new(),
+                    script: Some(steps),
+                };
+                start_task(request, None, broadcast).await
             }
             Later::TestConnection(settings) => test_connection(settings).await,
             Later::SaveSkill(draft) => save_skill(draft).await,
@@ -393,17 +413,28 @@ enum Start {
     NewTabAt(String),
 }
 
-async fn start_task(
+/// What a task is asked to do: its text, where it starts, the shape of its answer, the files
+/// attached to it, or (a replay) the saved steps that stand in for the model.
+struct TaskRequest {
     task: String,
     start: Start,
     output_schema: Option<serde_json::Value>,
-    earlier: Option<(Vec<PreviousTask>, String)>,
+    files: Vec<crate::browser::TaskFile>,
     script: Option<Vec<crate::agent::replay::ReplayStep>>,
+}
+
+async fn start_task(
+    request: TaskRequest,
+    earlier: Option<(Vec<PreviousTask>, String)>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
+    let TaskRequest { task, start, output_schema, files, script } = request;
     let task = task.trim().to_string();
     if task.is_empty() {
         return refused(Refusal::EmptyTask);
+    }
+    if let Err(why) = crate::browser::TaskFile::check_all(&files) {
+        return refused(Refusal::BadFiles(why));
     }
     if let Some(schema) = &output_schema {
         if !schema.is_object() {
@@ -435,6 +466,7 @@ async fn start_task(
         earlier,
         conversation_id,
         script,
+        files,
     };
     let skills = skills_for(&saved).await;
     let browser = ChromeBrowser::new(tab_id, settings.page);
@@ -533,7 +565,8 @@ fn launch(
         .with_output_schema(saved.output_schema.as_ref())
         .following(saved.earlier.clone())
         .in_conversation(saved.conversation_id())
-        .with_skills(skills);
+        .with_skills(skills)
+        .with_files(saved.files.clone());
     if let Some((history, usage, why)) = restored {
         // The latest summary of old steps, so a restored task does not condense them again.
         let summary = saved.events.iter().rev().find_map(|e| match e {

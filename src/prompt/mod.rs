@@ -202,6 +202,8 @@ pub struct StateInput<'a> {
     pub firewall: Option<&'a str>,
     /// The model's summary of old steps, shown instead of them.
     pub summary: Option<&'a HistorySummary>,
+    /// The files the person attached to the task (names, types and sizes only).
+    pub files: &'a [crate::browser::TaskFile],
     pub detail: Detail,
 }
 
@@ -232,6 +234,14 @@ pub fn state_message(input: &StateInput<'_>) -> String {
         out.push_str("</earlier_tasks>\n\n");
     }
     let _ = writeln!(out, "<task>\n{}\n</task>\n", input.task.trim());
+    if !input.files.is_empty() {
+        // Names the person chose, so escaped like page text; the bytes never reach the model.
+        out.push_str("<attached_files>\n");
+        for file in input.files {
+            let _ = writeln!(out, "- {}", untrusted(&file.describe(), 300));
+        }
+        out.push_str("</attached_files>\n\n");
+    }
 
     out.push_str("<history>\n");
     write_history(&mut out, input);

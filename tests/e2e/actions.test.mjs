@@ -212,6 +212,54 @@ test('a page that answers a script click with a change fools the first click; th
   assert.match(pageOf(states[2]), /Sent by a real click/);
 });
 
+/** Attaches files in the side panel as a person would pick them, runs `steps`, then starts a
+ * new conversation (which takes the files off). */
+async function withFiles(files, run) {
+  await o.panel.setInputFiles('#attach-input', files);
+  await o.panel.locator('#attachments .chip').nth(files.length - 1).waitFor();
+  try {
+    return await run();
+  } finally {
+    await o.panel.locator('#new-conversation').click();
+    assert.equal(await o.panel.locator('#attachments .chip').count(), 0, 'a new conversation has no files');
+  }
+}
+
+const CV = { name: 'cv.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4 a short CV\n') };
+const PHOTO = { name: 'photo.png', mimeType: 'image/png', buffer: Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]) };
+
+test('upload_file puts an attached file into a file field and drops another on a drop area; the model sees names only', async () => {
+  const page = await o.open('actions/upload.html');
+  const { states, agent } = await withFiles([CV, PHOTO], () => runScript(page, 'Upload my CV and my photo', [
+    (s, body) => {
+      assert.ok(offeredActions(body).includes('upload_file'));
+      return answer('Upload both', [
+        { upload_file: { index: mustFind(s, 'name=resume'), file: 'cv.pdf' } },
+        { upload_file: { index: mustFind(s, 'Drop a photo here'), file: 'photo.png' } },
+      ]);
+    },
+  ]));
+  assert.match(states[0], /<attached_files>\n- cv\.pdf \(application\/pdf, 20 B\)\n- photo\.png \(image\/png, 7 B\)\n<\/attached_files>/);
+  assert.ok(!states[0].includes('a short CV'), 'the model never reads a file');
+  assert.equal(await page.locator('#resume-state').innerText(), 'Résumé: cv.pdf, 20 bytes, starts "%PDF-1.4 a s"');
+  assert.equal(await page.locator('#photo-state').innerText(), 'Photo: photo.png, image/png, 7 bytes');
+  assert.match(lastResults(states[1]), /Put cv\.pdf into the file field of \[\d+\] <input>/);
+  assert.match(lastResults(states[1]), /Dropped photo\.png on \[\d+\] <div>; the page took it/);
+  // A task without files is not offered the action.
+  const { agent: without } = await runScript(page, 'Look', [() => answer('Done', [{ done: { text: 'ok', success: true } }])]);
+  assert.ok(!offeredActions(without[0]).includes('upload_file'));
+  assert.ok(offeredActions(agent[0]).includes('upload_file'));
+});
+
+test('upload_file gives a react-dropzone area (from npm) the file through its hidden field', async () => {
+  const page = await o.open('widgets/dropzone.html');
+  await page.locator('.dropzone').waitFor();
+  await withFiles([CV], () => runScript(page, 'Upload my CV', [
+    (s) => answer('Upload the CV', [{ upload_file: { index: mustFind(s, 'Drag your CV here'), file: 'cv.pdf' } }]),
+  ]));
+  assert.equal(await page.locator('#taken').innerText(), 'Uploaded: cv.pdf (20 bytes)');
+});
+
 test('input and select_dropdown drive a real React-controlled form, and dropdown_options lists a select', async () => {
   const page = await o.open('actions/react-form.html');
   const { states, agent } = await runScript(page, 'Order a large for Ada Lovelace', [

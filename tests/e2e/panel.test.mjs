@@ -115,3 +115,37 @@ test('a keyboard shortcut opens the side panel as the toolbar button does', asyn
   const behavior = await o.panel.evaluate(() => chrome.sidePanel.getPanelBehavior());
   assert.equal(behavior.openPanelOnActionClick, true);
 });
+
+test('files are attached by picking them or dropping them on the task box, shown by name and size, taken off with ×, and refused past the bounds', async () => {
+  const panel = o.panel;
+  const chips = panel.locator('#attachments .chip');
+  await panel.setInputFiles('#attach-input', [{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
+  await chips.first().waitFor();
+  // Dropped on the task box, as from the desktop.
+  await panel.evaluate(() => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([new Uint8Array(3000)], 'scan.pdf', { type: 'application/pdf' }));
+    const composer = document.getElementById('composer');
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      composer.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer }));
+    }
+  });
+  await chips.nth(1).waitFor();
+  const shown = async () => (await chips.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  assert.deepEqual(await shown(), ['notes.txt 5 B ×', 'scan.pdf 3 KB ×']);
+  await h.screenshot(panel, 'panel-attachments');
+  // Too large: refused with a word why, the others kept.
+  await panel.evaluate(() => {
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([new Uint8Array(11 * 1024 * 1024)], 'film.mp4', { type: 'video/mp4' }));
+    document.getElementById('composer').dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: transfer }));
+  });
+  await panel.locator('#notice').filter({ hasText: 'film.mp4 is larger than 10 MB' }).waitFor();
+  assert.equal(await chips.count(), 2);
+  // Taken off one by one.
+  await panel.getByRole('button', { name: 'Remove notes.txt' }).click();
+  assert.deepEqual(await shown(), ['scan.pdf 3 KB ×']);
+  await panel.getByRole('button', { name: 'Remove scan.pdf' }).click();
+  assert.equal(await chips.count(), 0);
+  assert.equal(await panel.locator('#attachments').isHidden(), true);
+});

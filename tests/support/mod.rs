@@ -12,7 +12,9 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use tabwright::browser::{ActionEffect, Browser, BrowserError, PageMarkdown, PageState, Screenshot};
+use tabwright::browser::{
+    ActionEffect, Browser, BrowserError, PageMarkdown, PageState, Screenshot, TaskFile, UploadOutcome, UploadTarget,
+};
 use tabwright::dom::{Element, Snapshot};
 use tabwright::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
 use tabwright::settings::{Limits, LlmSettings, Settings};
@@ -44,6 +46,8 @@ pub struct SiteState {
     pub trusted_clicks: Vec<u32>,
     /// The user closed the debugging bar: actions that need the debugger are not offered.
     pub debugger_unavailable: bool,
+    /// Files given to elements: (index, file name, its id).
+    pub uploads: Vec<(u32, String, String)>,
     /// Indices the page has removed since the last observe (to test stale indices).
     pub removed: Vec<u32>,
     pub observations: u32,
@@ -189,6 +193,11 @@ impl Browser for FakeSite {
             }
             _ => Ok(ActionEffect::default()),
         }
+    }
+
+    async fn upload_file(&mut self, index: u32, file: &TaskFile) -> Result<UploadOutcome, BrowserError> {
+        self.state.borrow_mut().uploads.push((index, file.name.clone(), file.id.clone()));
+        Ok(UploadOutcome { target: UploadTarget::Input, accepted: true, effect: ActionEffect::default() })
     }
 
     async fn click_trusted(&mut self, index: u32) -> Result<ActionEffect, BrowserError> {

@@ -1,5 +1,5 @@
 // Serves tests/e2e/fixtures/ on 127.0.0.1, plus the few server-side behaviours fixtures need
-// (a real form submit for the log-in page, generated large pages).
+// (a real form submit for the log-in page, generated large pages, widget bundles).
 //
 // The saved real pages of tests/fixtures/real-pages/ (brotli-compressed) are served at
 // /real/<name>.html, as the sites sent them but without running their scripts: the pages name
@@ -21,6 +21,30 @@ import { fileURLToPath } from 'node:url';
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const REAL_PAGES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'real-pages');
 const unbrotli = promisify(brotliDecompress);
+const WIDGETS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'widgets');
+
+// Pages built from real component libraries (tests/e2e/widgets/<name>.jsx), bundled at test
+// time with esbuild from the npm packages in package-lock.json, once per server: served at
+// /widgets/<name>.js (and the CSS they import at /widgets/<name>.css).
+const bundles = new Map();
+async function bundleWidget(name) {
+  if (!bundles.has(name)) {
+    const { build } = await import('esbuild');
+    bundles.set(name, build({
+      entryPoints: [path.join(WIDGETS, `${name}.jsx`)],
+      bundle: true,
+      write: false,
+      outdir: '/widgets',
+      format: 'iife',
+      jsx: 'automatic',
+      minify: true,
+      logLevel: 'silent',
+      define: { 'process.env.NODE_ENV': '"production"' },
+      loader: { '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty', '.svg': 'dataurl' },
+    }).then((result) => Object.fromEntries(result.outputFiles.map((f) => [path.extname(f.path), f.contents]))));
+  }
+  return bundles.get(name);
+}
 
 /** The names of the saved real pages (`www.cnn.com.html`…), served at /real/<name>. */
 export function realPages() {
@@ -89,6 +113,19 @@ export async function startFixtureServer() {
     if (VENDOR[url.pathname]) {
       res.writeHead(200, { 'content-type': TYPES['.js'] });
       res.end(await readFile(path.join(NODE_MODULES, VENDOR[url.pathname])));
+      return;
+    }
+    const widget = /^\/widgets\/([a-z0-9-]+)\.(js|css)$/.exec(url.pathname);
+    if (widget) {
+      try {
+        const outputs = await bundleWidget(widget[1]);
+        const body = outputs[`.${widget[2]}`];
+        if (!body) throw new Error(`no ${widget[2]} output`);
+        res.writeHead(200, { 'content-type': TYPES[`.${widget[2]}`] });
+        res.end(body);
+      } catch (error) {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`could not bundle ${widget[1]}: ${error.message}`);
+      }
       return;
     }
     if (url.pathname.startsWith('/real/')) {
