@@ -273,6 +273,23 @@ pub struct UploadOutcome {
     pub effect: ActionEffect,
 }
 
+/// Where `drag_and_drop` lets go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DropPoint {
+    /// On the element with this index (its middle).
+    Element(u32),
+    /// At this point of the viewport, in CSS pixels.
+    Point(f64, f64),
+}
+
+/// How a drag went.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DragOutcome {
+    /// Whether the page changed while and after the element was dragged.
+    pub changed: bool,
+    pub effect: ActionEffect,
+}
+
 /// A screenshot of the visible part of the tab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Screenshot {
@@ -385,6 +402,10 @@ pub trait Browser {
     /// the element when it is a drop zone.
     async fn upload_file(&mut self, _index: u32, _file: &TaskFile) -> Result<UploadOutcome, BrowserError> {
         Err(BrowserError::Unsupported("upload files"))
+    }
+    /// Drags element `index` and lets go at `to`, as a person's mouse would.
+    async fn drag_and_drop(&mut self, _index: u32, _to: DropPoint) -> Result<DragOutcome, BrowserError> {
+        Err(BrowserError::Unsupported("drag and drop"))
     }
     /// Scrolls the page, or the container holding element `index`, by `pages` screens.
     async fn scroll(&mut self, _down: bool, _pages: f64, _index: Option<u32>) -> Result<ScrollOutcome, BrowserError> {

@@ -384,6 +384,15 @@ pub enum ContentRequest {
         screen: Option<ScreenRegion>,
         worker: String,
     },
+    /// Drag element `index` and let go on element `to_index`, or at `to_point` (this frame's
+    /// viewport coordinates): pointer and mouse events, and HTML5 drag events when it is
+    /// draggable. The reply says whether the page changed (`effect`).
+    Drag {
+        v: u32,
+        index: u32,
+        to_index: Option<u32>,
+        to_point: Option<(f64, f64)>,
+    },
     /// Give element `index` a file: into the file field it is (or holds, or labels), else
     /// dropped on it. `data` is the file's bytes as base64.
     Upload {

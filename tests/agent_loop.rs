@@ -48,11 +48,12 @@ fn login_policy(state: &str, _body: &Value) -> Reply {
 
 /// The actions a readable page with elements offers (no dropdown, one tab, no history, no
 /// scrolling, no script permission).
-const PAGE_ACTIONS: [&str; 13] = [
+const PAGE_ACTIONS: [&str; 14] = [
     "search",
     "navigate",
     "click",
     "input",
+    "drag_and_drop",
     "send_keys",
     "find_text",
     "open_tab",

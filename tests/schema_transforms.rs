@@ -43,7 +43,7 @@ fn agent_schema() -> Value {
     };
     let registry = tabwright::actions::with_files(tabwright::actions::registered(), &files);
     let union = tabwright::actions::ActionUnion::for_page(&registry, &page, &options, false);
-    assert_eq!(union.names().len(), 22, "every action but the structured done: {:?}", union.names());
+    assert_eq!(union.names().len(), 23, "every action but the structured done: {:?}", union.names());
     tabwright::agent::AgentOutput::schema(&union, true, 5)
 }
 

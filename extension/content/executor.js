@@ -371,6 +371,90 @@
     return unsuitable(`a <${el.localName}> does not take text; choose an input, text area or editable element`);
   };
 
+  // --- Dragging ----------------------------------------------------------------------------
+
+  // A drag moves in this many steps, a frame apart: libraries that wait for the pointer to
+  // travel a few pixels before a drag starts (dnd-kit's activation distance) see it travel,
+  // and those that react on the next tick (SortableJS) have had it.
+  const DRAG_STEPS = 12;
+
+  /** The middle of the visible part of an element's box. */
+  function middleOf(el) {
+    const r = el.getBoundingClientRect();
+    const left = Math.max(r.left, 0);
+    const right = Math.min(r.right, innerWidth);
+    const top = Math.max(r.top, 0);
+    const bottom = Math.min(r.bottom, innerHeight);
+    return right > left && bottom > top ? [(left + right) / 2, (top + bottom) / 2] : [r.left + r.width / 2, r.top + r.height / 2];
+  }
+
+  /** Drags element `index` to element `toIndex` or to the point `toPoint`, as a person's mouse
+   * would: press on it, move in steps, let go. Pointer and mouse events all the way (pointer-
+   * driven libraries such as dnd-kit follow those), and when the element (or one it is in) is
+   * draggable once pressed, the HTML5 drag events with one dataTransfer (SortableJS, native
+   * drop areas). The reply says whether the page changed. */
+  tw.drag = async function drag(index, toIndex, toPoint) {
+    const source = tw.elementAt(index);
+    if (!source) return gone(index);
+    const target = toIndex === null ? null : tw.elementAt(toIndex);
+    if (toIndex !== null && !target) return gone(toIndex);
+    if (!target && !(toPoint && toPoint.every(Number.isFinite))) return unsuitable('say where to drop it: an element or a point');
+    bringIntoView(source);
+    const from = middleOf(source);
+    const to = target ? middleOf(target) : toPoint;
+    const watch = watchEffects(source);
+    const under = ([x, y], fallback) => document.elementFromPoint(x, y) ?? fallback;
+    const base = { bubbles: true, cancelable: true, composed: true, view: window, button: 0 };
+    const at = ([x, y], buttons) => ({ ...base, clientX: x, clientY: y, screenX: x, screenY: y, buttons });
+    const pointer = (type, el, point, buttons) => {
+      el.dispatchEvent(new PointerEvent(type, { ...at(point, buttons), pointerId: 1, pointerType: 'mouse', isPrimary: true }));
+    };
+    const mouse = (type, el, point, buttons) => el.dispatchEvent(new MouseEvent(type, at(point, buttons)));
+    const transfer = new DataTransfer();
+    const dragEvent = (type, el, point) => {
+      const event = new DragEvent(type, { ...at(point, 1), dataTransfer: transfer });
+      el.dispatchEvent(event);
+      return event;
+    };
+
+    pointer('pointerdown', source, from, 1);
+    mouse('mousedown', source, from, 1);
+    await nextFrame();
+    // Draggable now (SortableJS makes the pressed item draggable on pointerdown).
+    const draggable = source.closest('[draggable=true]');
+    let dragging = false;
+    if (draggable) {
+      dragging = !dragEvent('dragstart', draggable, from).defaultPrevented;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    let over = source;
+    for (let step = 1; step <= DRAG_STEPS; step++) {
+      const f = step / DRAG_STEPS;
+      const point = [from[0] + (to[0] - from[0]) * f, from[1] + (to[1] - from[1]) * f];
+      const el = under(point, target ?? source);
+      pointer('pointermove', el, point, 1);
+      mouse('mousemove', el, point, 1);
+      if (dragging) {
+        if (el !== over) {
+          dragEvent('dragleave', over, point);
+          dragEvent('dragenter', el, point);
+        }
+        dragEvent('dragover', el, point);
+      }
+      over = el;
+      await nextFrame();
+    }
+    const end = under(to, target ?? source);
+    if (dragging) {
+      dragEvent('drop', end, to);
+      dragEvent('dragend', draggable, to);
+    }
+    pointer('pointerup', end, to, 0);
+    mouse('mouseup', end, to, 0);
+    const effect = await watch.settle();
+    return { ok: true, result: { effect, html5: dragging } };
+  };
+
   // --- Files -------------------------------------------------------------------------------
 
   /** The file field a file for `el` goes into: the element itself, the field a label is for,

@@ -26,6 +26,9 @@
   // Elements that may host a shadow root (besides custom elements, whose names have a dash).
   const SHADOW_HOSTS = new Set(['article', 'aside', 'blockquote', 'body', 'div', 'footer', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'main', 'nav', 'p', 'section', 'span']);
   const MAX_DEPTH = 400;
+  // An element listed for a click listener alone that holds this many controls is a container
+  // listening for them (event delegation), not a control.
+  const DELEGATION_MIN = 2;
   const { ELEMENT_NODE, TEXT_NODE } = Node;
   // Bounds the core also enforces; staying inside them keeps one odd page from being refused.
   const MAX_NODES = 150_000;
@@ -335,15 +338,25 @@
 
     const cursor = style.cursor;
     const overflowY = style.overflowY;
-    const kind = tw.classify(el, cursor, up.cursor, ctx.listeners.has(el));
+    const listened = ctx.listeners.has(el);
+    const kind = tw.classify(el, cursor, up.cursor, listened);
+    // An element whose only sign is a click listener may be a control, or the container a
+    // script listens on for all the items inside it (event delegation: SortableJS's list,
+    // React's root). Its weak items are looked for inside it, and if it turns out to hold
+    // several controls it is taken out again (`unlessDelegating`).
+    const listenerOnly = kind === 'strong' && listened && tw.classify(el, cursor, up.cursor, false) === null;
     const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, overflowY) : null;
-    const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, box, scroll, up, ctx) : null;
+    const ownedWeak = kind === 'weak' && up.owner && !up.ownerListenerOnly;
+    const at = ctx.nodes.length;
+    const indexedBefore = ctx.indexed.length;
+    const entry = kind === 'strong' || (kind === 'weak' && !ownedWeak) || scroll ? addElement(el, box, scroll, up, ctx) : null;
     const contents = display === 'contents';
     const below = {
       depth: entry ? up.depth + 1 : up.depth,
       // A container listed only because it scrolls does not own what is inside it.
       owner: entry && kind ? entry : up.owner,
       ownerElement: entry && kind ? el : up.ownerElement,
+      ownerListenerOnly: entry && kind ? listenerOnly : up.ownerListenerOnly,
       cursor,
       block: display.startsWith('inline') || contents ? up.block : el,
       box: contents ? up.box : el,
@@ -358,7 +371,23 @@
       if (type === ELEMENT_NODE) walk(child, below, level + 1, ctx);
       else if (type === TEXT_NODE) addText(child, below, ctx);
     }
+    if (entry && listenerOnly && !scroll) unlessDelegating(entry, at, ctx.indexed.length - indexedBefore - 1, ctx);
     if (entry) ctx.openText = null;
+  }
+
+  /** Takes out the entry at `at` (listed for a click listener alone) when it holds two
+   * controls or more: it is the container a script listens on for them, not a control of its
+   * own, and its line would swallow theirs. What it held moves up a level; the words it owned
+   * stay as free text. */
+  function unlessDelegating(entry, at, held, ctx) {
+    if (held < DELEGATION_MIN || ctx.nodes[at] !== entry) return;
+    const nodes = ctx.nodes;
+    let end = at + 1;
+    while (end < nodes.length && nodes[end].d > entry.d) nodes[end++].d -= 1;
+    if (entry.text) nodes[at] = { d: entry.d, text: entry.text };
+    else nodes.splice(at, 1);
+    const i = ctx.indexed.findIndex(([index]) => index === entry.i);
+    if (i >= 0) ctx.indexed.splice(i, 1);
   }
 
   function walkPage(expansion, scroller) {
@@ -385,7 +414,7 @@
       pageScroller: scroller,
     };
     const start = document.body ?? document.documentElement;
-    if (start) walk(start, { depth: 0, owner: null, ownerElement: null, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
+    if (start) walk(start, { depth: 0, owner: null, ownerElement: null, ownerListenerOnly: false, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
     return ctx;
   }
 

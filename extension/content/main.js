@@ -5,7 +5,7 @@
 //   highlight, clear_highlights, draw_highlights_now — numbered boxes over elements
 //                       (highlight.js): drawn a moment after they are asked for, at once for
 //                       a screenshot
-//   click, point, input, dropdown_options, select_option, upload — element actions
+//   click, point, input, dropdown_options, select_option, upload, drag — element actions
 //                       (executor.js); a
 //                       click with `read_after` reads the frame ahead of the next snapshot
 //                       request (indexer.js)
@@ -108,6 +108,8 @@
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
       case 'dropdown_options': return tw.dropdownOptions(message.index);
       case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''));
+      case 'drag': return tw.drag(message.index, Number.isInteger(message.to_index) ? message.to_index : null,
+        Array.isArray(message.to_point) ? message.to_point.map(Number) : null);
       case 'upload': return tw.upload(message.index, String(message.name ?? ''), String(message.mime ?? ''), String(message.data ?? ''));
       case 'scroll': return tw.scroll(message.down !== false, message.pages ?? 1, message.index ?? null);
       case 'find_text': return tw.findText(String(message.text ?? ''));

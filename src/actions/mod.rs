@@ -16,6 +16,7 @@
 mod ask_human;
 mod click;
 mod done;
+mod drag_and_drop;
 mod dropdown;
 mod evaluate;
 mod extract;
@@ -40,6 +41,7 @@ mod wait;
 pub use ask_human::{AskHuman, AskHumanParams};
 pub use click::{Click, ClickParams};
 pub use done::{Done, DoneParams, StructuredDone, StructuredDoneParams};
+pub use drag_and_drop::{DragAndDrop, DragAndDropParams};
 pub use dropdown::{DropdownOptions, DropdownOptionsParams, SelectDropdown, SelectDropdownParams};
 pub use evaluate::{Evaluate, EvaluateParams};
 pub use extract::{Extract, ExtractParams};
@@ -367,6 +369,7 @@ registry![
     GoForward,
     Click,
     Input,
+    DragAndDrop,
     SendKeys,
     Scroll,
     FindText,

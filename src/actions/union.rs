@@ -194,11 +194,12 @@ mod tests {
     }
 
     /// What every ordinary page offers: no dropdown, one tab, no history, nothing scrolls.
-    const BASE: [&str; 10] = [
+    const BASE: [&str; 11] = [
         "search",
         "navigate",
         "click",
         "input",
+        "drag_and_drop",
         "send_keys",
         "find_text",
         "open_tab",

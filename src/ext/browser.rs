@@ -18,8 +18,8 @@ use super::chrome::{self, from_js, Tab};
 use super::debugger::Debugger;
 use crate::actions::url::{is_blank_page, is_restricted};
 use crate::browser::{
-    ActionEffect, Browser, BrowserError, DropdownOption, KeyPress, PageMarkdown, PageMatches, PageState, Screenshot,
-    ScrollOutcome, TabInfo, TaskFile, UploadOutcome, UploadTarget,
+    ActionEffect, Browser, BrowserError, DragOutcome, DropPoint, DropdownOption, KeyPress, PageMarkdown, PageMatches,
+    PageState, Screenshot, ScrollOutcome, TabInfo, TaskFile, UploadOutcome, UploadTarget,
 };
 use crate::dom::{ChildFrame, FrameSet, FrameSnapshot, FrameWaits, Snapshot, Stitcher};
 use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
@@ -949,6 +949,33 @@ impl Browser for ChromeBrowser {
         self.trusted_click(index).await?;
         let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
         Ok(ActionEffect { trusted_fallback: true, ..effect })
+    }
+
+    async fn drag_and_drop(&mut self, index: u32, to: DropPoint) -> Result<DragOutcome, BrowserError> {
+        let source = self.target(index)?;
+        let (to_index, to_point) = match to {
+            DropPoint::Element(target) => {
+                let target = self.target(target)?;
+                if target.frame_id != source.frame_id {
+                    return Err(BrowserError::ElementUnsuitable {
+                        index,
+                        reason: "it and the element to drop it on are in different frames, and a drag stays within one"
+                            .into(),
+                    });
+                }
+                (Some(target.local), None)
+            }
+            // The point is in the top window; the drag happens in the element's own frame.
+            DropPoint::Point(x, y) => (None, Some((x - source.offset.0, y - source.offset.1))),
+        };
+        let look = self.start_action();
+        let dragged = self
+            .ask_element(index, |local| ContentRequest::Drag { v: PROTOCOL_VERSION, index: local, to_index, to_point })
+            .await;
+        let before = self.tabs_before_action(look.await).await?;
+        let changed = dragged?["effect"].as_bool() == Some(true);
+        let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
+        Ok(DragOutcome { changed, effect })
     }
 
     async fn upload_file(&mut self, index: u32, file: &TaskFile) -> Result<UploadOutcome, BrowserError> {

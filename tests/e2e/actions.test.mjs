@@ -46,7 +46,7 @@ async function runScript(page, task, steps, extractor) {
   try {
     const { final } = await o.run(page, task);
     if (process.env.DEBUG_ACTIONS) {
-      for (const b of o.llm.requests.slice(before).map((r) => r.body)) console.log("STATE:", textOf(b).replace(/<task>[\s\S]*<\/history>/, "").slice(0, 900));
+      for (const b of o.llm.requests.slice(before).map((r) => r.body)) console.log("STATE:", textOf(b).replace(/<task>[\s\S]*<\/history>/, "").slice(0, 1500));
     }
     const bodies = o.llm.requests.slice(before).map((r) => r.body);
     const agent = bodies.filter((b) => b.response_format?.json_schema?.name !== 'extraction');
@@ -258,6 +258,38 @@ test('upload_file gives a react-dropzone area (from npm) the file through its hi
     (s) => answer('Upload the CV', [{ upload_file: { index: mustFind(s, 'Drag your CV here'), file: 'cv.pdf' } }]),
   ]));
   assert.equal(await page.locator('#taken').innerText(), 'Uploaded: cv.pdf (20 bytes)');
+});
+
+test('drag_and_drop reorders a SortableJS list (from npm) by dragging an item onto another', async () => {
+  const page = await o.open('widgets/sortable.html');
+  await page.locator('#order').filter({ hasText: 'Order:' }).waitFor();
+  const { states } = await runScript(page, 'Put buying milk first', [
+    (s) => answer('Move it up', [{ drag_and_drop: { index: mustFind(s, />Buy milk$/), target: mustFind(s, />Write report$/), x: null, y: null } }]),
+  ]);
+  assert.equal(await page.locator('#order').innerText(), 'Order: Buy milk, Write report, Call the bank, Water plants');
+  assert.match(lastResults(states[1]), /Dragged \[\d+\] <li> onto \[\d+\] <li>/);
+});
+
+test('drag_and_drop reorders a dnd-kit list (from npm), which follows pointer events alone', async () => {
+  const page = await o.open('widgets/dndkit.html');
+  await page.locator('#order').waitFor();
+  await runScript(page, 'Play All Blues last but one', [
+    (s) => answer('Move it', [{ drag_and_drop: { index: mustFind(s, />So What$/), target: mustFind(s, />All Blues$/), x: null, y: null } }]),
+  ]);
+  assert.equal(await page.locator('#order').innerText(), 'Order: Blue in Green, Freddie Freeloader, All Blues, So What');
+});
+
+test('drag_and_drop to a point moves a slider made of divs there', async () => {
+  const page = await o.open('actions/slider.html');
+  // Where 75% of the track is, as a model reads it off a screenshot.
+  const [x, y] = await page.evaluate(() => {
+    const r = document.getElementById('track').getBoundingClientRect();
+    return [r.left + r.width * 0.75, r.top + r.height / 2];
+  });
+  await runScript(page, 'Set the volume to three quarters', [
+    (s) => answer('Drag the knob', [{ drag_and_drop: { index: mustFind(s, "aria-label=Volume"), target: null, x, y } }]),
+  ]);
+  assert.equal(await page.locator('#volume').innerText(), 'Volume: 75');
 });
 
 test('input and select_dropdown drive a real React-controlled form, and dropdown_options lists a select', async () => {
