@@ -84,10 +84,12 @@ impl PageState {
     }
 }
 
-/// A native `<select>` or an element with an ARIA dropdown role.
+/// A native `<select>`, an element with an ARIA dropdown role, or a control that says it
+/// opens a listbox (Headless UI's listbox button).
 pub fn is_dropdown(element: &crate::dom::Element) -> bool {
     element.tag == "select"
         || element.attributes.get("role").is_some_and(|r| matches!(r.as_str(), "listbox" | "combobox"))
+        || element.attributes.get("aria-haspopup").is_some_and(|p| p == "listbox")
 }
 
 /// What a page-changing action led to, so the result text can tell the LLM.

@@ -518,25 +518,129 @@
 
   // --- Dropdowns ---------------------------------------------------------------------------
 
-  const NOT_A_DROPDOWN = 'it is not a dropdown (neither a <select> nor an ARIA listbox); click it and read the options from the page';
+  const NOT_A_DROPDOWN = 'it is not a dropdown (neither a <select> nor an ARIA listbox or combobox); click it and read the options from the page';
 
-  /** The ARIA listbox behind an element: itself, the one it sits in (an option's index was
-   * given), or the one a combobox controls, owns or contains. Null when there is none. */
+  /** Whether a person can see `el`: rendered, with a box. An accessibility listbox kept at
+   * 0 × 0 beside the real list (Ant Design's) is not one. */
+  function shown(el) {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && tw.isRendered(el);
+  }
+
+  /** Whether `el` opens a list of options when clicked: a combobox, or a control saying it has
+   * a listbox or menu popup. */
+  function opensList(el) {
+    const popup = el.getAttribute('aria-haspopup');
+    return el.getAttribute('role') === 'combobox' || (popup !== null && popup !== 'false' && popup !== 'dialog');
+  }
+
+  /** The ARIA listbox behind an element, when a person can see it: the element itself, the
+   * one it sits in (an option's index was given), or the one it controls, owns or contains
+   * (in its own tree scope, so a web component's list is found). Null when there is none. */
   function listboxOf(el) {
     const role = el.getAttribute('role');
-    if (role === 'listbox') return el;
-    if (role === 'option') return el.closest('[role=listbox]');
-    if (role !== 'combobox') return null;
+    const visible = (box) => (box && shown(box) ? box : null);
+    if (role === 'listbox') return visible(el);
+    if (role === 'option') return visible(el.closest('[role=listbox]'));
+    if (!opensList(el)) return null;
     const scope = el.getRootNode();
     const ids = `${el.getAttribute('aria-controls') ?? ''} ${el.getAttribute('aria-owns') ?? ''}`.split(/\s+/).filter(Boolean);
     for (const id of ids) {
       const target = scope.getElementById?.(id) ?? document.getElementById(id);
       if (!target) continue;
-      if (target.getAttribute('role') === 'listbox') return target;
-      const inner = target.querySelector('[role=listbox]');
-      if (inner) return inner;
+      const box = target.getAttribute('role') === 'listbox' ? target : target.querySelector('[role=listbox]');
+      if (visible(box)) return box;
     }
-    return el.querySelector('[role=listbox]');
+    return visible(el.querySelector('[role=listbox]'));
+  }
+
+  /** The options inside `root` in the flat tree, as a person sees them: slotted options of a
+   * web component (`<sl-option>` in `<sl-select>`) included, hidden ones left out. */
+  function optionsUnder(root, isOption) {
+    const found = [];
+    const visit = (node, depth) => {
+      if (depth > 40) return;
+      for (const child of tw.renderedChildren(node)) {
+        if (child.nodeType !== Node.ELEMENT_NODE) continue;
+        if (isOption(child)) {
+          if (shown(child)) found.push(child);
+        } else {
+          visit(child, depth + 1);
+        }
+      }
+    };
+    visit(root, 0);
+    return found;
+  }
+
+  const isAriaOption = (el) => el.getAttribute('role') === 'option';
+
+  /** Elements that look like the options of a list a click just opened, when the list says
+   * nothing in ARIA (Ant Design's visible items): marked selected-or-not, or named option or
+   * item by their class. */
+  const looksLikeOption = (el) => isAriaOption(el) || el.hasAttribute('aria-selected')
+    || /(^|[-_\s])(option|item)(?![a-z])/i.test(el.getAttribute('class') ?? '');
+
+  /** Waits (at most `maxMs`) for the page's running transitions and animations that end
+   * (indexer.js, settleAnimations). */
+  async function animationsEnded(maxMs) {
+    await tw.settleAnimations?.(maxMs);
+  }
+
+  // How long an opened list may take to show its options (a menu that grows in).
+  const LIST_OPEN_MS = 600;
+
+  /** Opens the list behind `el` with a person's click and waits (briefly) for its options to
+   * show and its opening animation to end. Returns the elements the page added meanwhile (a
+   * list rendered in a portal is among them). */
+  async function openList(el) {
+    const added = [];
+    const observer = new MutationObserver((records) => {
+      for (const record of records) for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) added.push(node);
+    });
+    observer.observe(document, { childList: true, subtree: true });
+    const roots = new Set();
+    for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) roots.add(root);
+    for (const root of roots) observer.observe(root, { childList: true, subtree: true });
+    try {
+      bringIntoView(el);
+      dispatchClick(el);
+      const take = () => {
+        for (const record of observer.takeRecords()) for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) added.push(node);
+      };
+      const deadline = performance.now() + LIST_OPEN_MS;
+      while (performance.now() < deadline) {
+        await nextFrame();
+        take();
+        if (visibleOptions(el, added).options.length) break;
+      }
+      await animationsEnded(LIST_OPEN_MS);
+      take();
+    } finally {
+      observer.disconnect();
+    }
+    return added;
+  }
+
+  /** The options a person can see for `el`: its ARIA listbox's, else (after `opened`, what a
+   * click added) those of the list it opened. */
+  function visibleOptions(el, opened = []) {
+    const listbox = listboxOf(el);
+    if (listbox) {
+      const options = optionsUnder(listbox, isAriaOption);
+      if (options.length) return { listbox, options };
+    }
+    for (const root of opened) {
+      if (!root.isConnected) continue;
+      const aria = optionsUnder(root, isAriaOption);
+      if (aria.length) return { listbox: root, options: aria };
+    }
+    for (const root of opened) {
+      if (!root.isConnected) continue;
+      const like = optionsUnder(root, looksLikeOption).filter((o) => fold(o.textContent));
+      if (like.length) return { listbox: root, options: like };
+    }
+    return { listbox, options: [] };
   }
 
   /** A group's name: its label, or the text of the element its aria-labelledby names. */
@@ -548,21 +652,39 @@
     return named ? fold(named.textContent) : '';
   }
 
-  function ariaOptions(listbox) {
-    return [...listbox.querySelectorAll('[role=option]')].map((option, index) => {
-      const text = fold(option.textContent);
+  function optionEntries(listbox, options) {
+    return options.map((option, index) => {
+      const text = fold(option.getAttribute('label') || option.textContent);
       const entry = {
         index,
         text,
-        value: option.dataset.value ?? text,
+        value: option.dataset?.value ?? option.getAttribute('value') ?? text,
         selected: option.getAttribute('aria-selected') === 'true',
-        disabled: option.getAttribute('aria-disabled') === 'true',
+        disabled: option.getAttribute('aria-disabled') === 'true' || option.hasAttribute('disabled'),
       };
       const group = option.parentElement?.closest('[role=group]');
       const name = group && listbox.contains(group) ? groupName(group) : '';
       if (name) entry.group = name;
       return { entry, option };
     });
+  }
+
+  /** Whether the control now shows `text` as its choice: in its value, its own text or that of
+   * the small box around it (where libraries show the chosen option), or the option says it is
+   * selected. */
+  function showsChoice(el, option, text) {
+    if (option.getAttribute('aria-selected') === 'true' && option.isConnected) return true;
+    const wanted = text.toLowerCase();
+    const says = (node) => node && typeof node.value === 'string' && node.value.toLowerCase().includes(wanted);
+    if (says(el)) return true;
+    let node = el;
+    for (let up = 0; node && up < 5; up++, node = node.parentElement ?? node.getRootNode().host ?? null) {
+      if (says(node)) return true;
+      const words = fold(node.textContent);
+      if (words.length > 300) break;
+      if (words.toLowerCase().includes(wanted) && !(node.contains(option) || tw.flatContains(node, option))) return true;
+    }
+    return false;
   }
 
   function selectOptions(select) {
@@ -577,25 +699,29 @@
     });
   }
 
-  tw.dropdownOptions = function dropdownOptions(index) {
+  tw.dropdownOptions = async function dropdownOptions(index) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el instanceof HTMLSelectElement) {
       return { ok: true, result: { kind: 'select', multiple: el.multiple, options: selectOptions(el).map(({ entry }) => entry) } };
     }
-    const listbox = listboxOf(el);
-    if (!listbox) {
-      if (el.getAttribute('role') === 'combobox') {
-        return unsuitable('its list of options is not on the page; click it to open the list, then read or click the options');
-      }
-      return unsuitable(NOT_A_DROPDOWN);
+    let found = visibleOptions(el);
+    let opened = false;
+    if (!found.options.length) {
+      if (!opensList(el)) return unsuitable(NOT_A_DROPDOWN);
+      found = visibleOptions(el, await openList(el));
+      opened = true;
+    }
+    if (!found.options.length) {
+      return unsuitable('no options showed when it was opened; click it, and read or click the options on the page');
     }
     return {
       ok: true,
       result: {
         kind: 'aria',
-        multiple: listbox.getAttribute('aria-multiselectable') === 'true',
-        options: ariaOptions(listbox).map(({ entry }) => entry),
+        opened,
+        multiple: found.listbox?.getAttribute?.('aria-multiselectable') === 'true',
+        options: optionEntries(found.listbox, found.options).map(({ entry }) => entry),
       },
     };
   };
@@ -643,23 +769,30 @@
     return { ok: true, result };
   }
 
-  tw.selectOption = function selectOption(index, text) {
+  tw.selectOption = async function selectOption(index, text) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el instanceof HTMLSelectElement) return chooseInSelect(el, text);
-    const listbox = listboxOf(el);
-    if (!listbox) {
-      if (el.getAttribute('role') === 'combobox') {
-        return unsuitable('its list of options is not on the page; click it to open the list, then click the option');
-      }
-      return unsuitable(NOT_A_DROPDOWN);
+    let found = visibleOptions(el);
+    if (!found.options.length) {
+      if (!opensList(el)) return unsuitable(NOT_A_DROPDOWN);
+      found = visibleOptions(el, await openList(el));
     }
-    const { found, why } = pick(ariaOptions(listbox), text);
-    if (!found) return unsuitable(why);
-    const { entry, option } = found;
+    if (!found.options.length) return unsuitable('no options showed when it was opened; click it, then click the option on the page');
+    const { found: chosen, why } = pick(optionEntries(found.listbox, found.options), text);
+    if (!chosen) return unsuitable(why);
+    const { entry, option } = chosen;
     if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
     bringIntoView(option);
     dispatchClick(option);
+    for (let waited = 0; waited < 8 && !showsChoice(el, option, entry.text); waited++) await nextFrame();
+    if (!showsChoice(el, option, entry.text)) {
+      return unsuitable(`the option ${JSON.stringify(entry.text)} was clicked, but the control does not show it as chosen; look at the page, and click the option itself if it is still open`);
+    }
+    // The list closes on the next frame, often with an animation (MUI's menu, Shoelace's
+    // popup): the next look waits for it, so the form is not shown still covered.
+    await nextFrame();
+    await animationsEnded(LIST_OPEN_MS);
     return { ok: true, result: { selected: entry.text, value: entry.value } };
   };
 })();

@@ -144,7 +144,9 @@
     let visible = ctx.textParents.get(boxParent);
     if (visible === undefined) {
       const rect = boxRect ?? boxParent.getBoundingClientRect();
-      visible = tw.hasSize(rect) && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && isRendered(boxParent, ctx)
+      // A box of a pixel or less is the visually-hidden pattern (a screen reader's words, a
+      // live region's announcement): not text a person sees.
+      visible = rect.width > 1 && rect.height > 1 && tw.inExpandedViewport(rect, ctx.expansion) && inClip(rect, clip) && isRendered(boxParent, ctx)
         && !tw.outsideModal(boxParent, ctx.modal) && tw.isUncovered(boxParent, clipped(rect, clip));
       ctx.textParents.set(boxParent, visible);
     }
@@ -342,21 +344,21 @@
     const kind = tw.classify(el, cursor, up.cursor, listened);
     // An element whose only sign is a click listener may be a control, or the container a
     // script listens on for all the items inside it (event delegation: SortableJS's list,
-    // React's root). Its weak items are looked for inside it, and if it turns out to hold
-    // several controls it is taken out again (`unlessDelegating`).
+    // React's root). Until its content is walked it owns nothing: its items are looked for
+    // inside it and its words kept as free text; then it is taken out if it holds several
+    // controls, or else takes its words back (`listenerOnlyWalked`).
     const listenerOnly = kind === 'strong' && listened && tw.classify(el, cursor, up.cursor, false) === null;
     const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, overflowY) : null;
-    const ownedWeak = kind === 'weak' && up.owner && !up.ownerListenerOnly;
     const at = ctx.nodes.length;
     const indexedBefore = ctx.indexed.length;
-    const entry = kind === 'strong' || (kind === 'weak' && !ownedWeak) || scroll ? addElement(el, box, scroll, up, ctx) : null;
+    const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, box, scroll, up, ctx) : null;
+    const owns = entry && kind && !listenerOnly;
     const contents = display === 'contents';
     const below = {
       depth: entry ? up.depth + 1 : up.depth,
       // A container listed only because it scrolls does not own what is inside it.
-      owner: entry && kind ? entry : up.owner,
-      ownerElement: entry && kind ? el : up.ownerElement,
-      ownerListenerOnly: entry && kind ? listenerOnly : up.ownerListenerOnly,
+      owner: owns ? entry : up.owner,
+      ownerElement: owns ? el : up.ownerElement,
       cursor,
       block: display.startsWith('inline') || contents ? up.block : el,
       box: contents ? up.box : el,
@@ -371,23 +373,37 @@
       if (type === ELEMENT_NODE) walk(child, below, level + 1, ctx);
       else if (type === TEXT_NODE) addText(child, below, ctx);
     }
-    if (entry && listenerOnly && !scroll) unlessDelegating(entry, at, ctx.indexed.length - indexedBefore - 1, ctx);
+    if (entry && listenerOnly) listenerOnlyWalked(entry, at, ctx.indexed.length - indexedBefore - 1, ctx);
     if (entry) ctx.openText = null;
   }
 
-  /** Takes out the entry at `at` (listed for a click listener alone) when it holds two
-   * controls or more: it is the container a script listens on for them, not a control of its
-   * own, and its line would swallow theirs. What it held moves up a level; the words it owned
-   * stay as free text. */
-  function unlessDelegating(entry, at, held, ctx) {
-    if (held < DELEGATION_MIN || ctx.nodes[at] !== entry) return;
+  /** An entry listed for a click listener alone (at `at`), once its content is walked: when it
+   * holds two controls or more, it is the container a script listens on for them, not a
+   * control of its own, and is taken out (what it held moves up a level); otherwise it is the
+   * control, and the free text inside it becomes its words, as any control's words are. A
+   * container that scrolls stays listed, without words. */
+  function listenerOnlyWalked(entry, at, held, ctx) {
     const nodes = ctx.nodes;
+    if (nodes[at] !== entry) return;
     let end = at + 1;
-    while (end < nodes.length && nodes[end].d > entry.d) nodes[end++].d -= 1;
-    if (entry.text) nodes[at] = { d: entry.d, text: entry.text };
-    else nodes.splice(at, 1);
-    const i = ctx.indexed.findIndex(([index]) => index === entry.i);
-    if (i >= 0) ctx.indexed.splice(i, 1);
+    while (end < nodes.length && nodes[end].d > entry.d) end++;
+    if (held >= DELEGATION_MIN) {
+      if (entry.scroll) return;
+      for (let i = at + 1; i < end; i++) nodes[i].d -= 1;
+      nodes.splice(at, 1);
+      const i = ctx.indexed.findIndex(([index]) => index === entry.i);
+      if (i >= 0) ctx.indexed.splice(i, 1);
+      return;
+    }
+    if (entry.scroll) return;
+    const words = [];
+    for (let i = end - 1; i > at; i--) {
+      if (nodes[i].i === undefined && nodes[i].text !== undefined && nodes[i].frame === undefined && nodes[i].token === undefined) {
+        words.unshift(nodes[i].text);
+        nodes.splice(i, 1);
+      }
+    }
+    for (const text of words) tw.appendText(entry, text);
   }
 
   function walkPage(expansion, scroller) {
@@ -414,7 +430,7 @@
       pageScroller: scroller,
     };
     const start = document.body ?? document.documentElement;
-    if (start) walk(start, { depth: 0, owner: null, ownerElement: null, ownerListenerOnly: false, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
+    if (start) walk(start, { depth: 0, owner: null, ownerElement: null, cursor: 'auto', block: start, box: start, clip: null }, 0, ctx);
     return ctx;
   }
 
@@ -439,7 +455,77 @@
     return { ok: true, result: { added } };
   };
 
-  tw.snapshot = async function snapshot({ viewportExpansion = 0, screen = null, worker = null } = {}) {
+  // The longest a snapshot waits for the page's transitions and animations to end.
+  const SETTLE_ANIMATIONS_MS = 400;
+
+  /** The running transitions and animations that do end: a menu closing after a choice still
+   * covers the form while it fades, and a snapshot taken then would show it covering the
+   * form. Endless ones (a spinner) are left out. */
+  function endingAnimations() {
+    const ending = (a) => a.playState === 'running' && Number.isFinite(a.effect?.getComputedTiming?.().endTime);
+    try {
+      const found = document.getAnimations().filter(ending);
+      // Those of shadow trees are their roots' own (a web component's popup closing).
+      for (const ref of registry.shadowRoots) found.push(...(ref.deref()?.getAnimations?.() ?? []).filter(ending));
+      return found;
+    } catch {
+      return [];
+    }
+  }
+
+  /** Lets the running transitions and animations that end run to their end, waiting at most
+   * `maxMs`; true when there were some. A page not on screen (a background tab) paints no
+   * frames and its animations stand still, so there they are taken to their end at once:
+   * they end where the page meant them to, only sooner. */
+  tw.settleAnimations = async function settleAnimations(maxMs) {
+    const moving = endingAnimations();
+    if (!moving.length) return false;
+    if (document.visibilityState === 'hidden') {
+      for (const animation of moving) {
+        try {
+          animation.finish();
+        } catch {
+          // one that cannot finish is left as it is
+        }
+      }
+    } else {
+      await Promise.race([Promise.allSettled(moving.map((a) => a.finished)), new Promise((resolve) => setTimeout(resolve, maxMs))]);
+    }
+    // What the page does once they end (hiding the popup that faded out) runs before going on.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return true;
+  };
+
+  // Within this long after an action here (executor.js notes when one answered), the page is
+  // given a paint before it is read.
+  const REACTING_MS = 1_000;
+
+  /** Resolves once the page has painted a frame and run what it does after painting (a hidden
+   * tab paints none: then after a moment). */
+  function afterPaint() {
+    return new Promise((resolve) => {
+      let done = false;
+      const go = () => {
+        if (done) return;
+        done = true;
+        setTimeout(resolve, 0);
+      };
+      requestAnimationFrame(go);
+      setTimeout(go, 50);
+    });
+  }
+
+  tw.snapshot = async function snapshot({ viewportExpansion = 0, screen = null, worker = null, painted = false } = {}) {
+    // Just after an action here the page is still reacting: frameworks run their effects after
+    // painting (React), and a menu starts closing then (Shoelace). So it is given a paint
+    // first, unless the caller waited for one (`painted`).
+    if (!painted && tw.actedAt !== undefined && performance.now() - tw.actedAt < REACTING_MS) {
+      tw.actedAt = undefined;
+      await afterPaint();
+    }
+    // Animations are waited for (at most SETTLE_ANIMATIONS_MS) only when there are some:
+    // otherwise the walk runs before this call returns (reading ahead counts on it).
+    if (endingAnimations().length) await tw.settleAnimations(SETTLE_ANIMATIONS_MS);
     tw.clearHighlights?.({ keepLayer: true });
     tw.setScreen(screen);
     const scroller = document.scrollingElement || document.documentElement;
@@ -525,9 +611,10 @@
   tw.readAhead = function readAhead({ viewportExpansion }) {
     dropAhead();
     const previous = registry.previous;
-    // The walk runs to its end before this call returns: what the page changes from here on
-    // is a change after the snapshot.
-    const snapshot = tw.snapshot({ viewportExpansion });
+    // The walk runs to its end before this call returns (unless animations run, and then
+    // what changes meanwhile drops the reading, as a change after it would): what the page
+    // changes from here on is a change after the snapshot.
+    const snapshot = tw.snapshot({ viewportExpansion, painted: true });
     const entry = { viewportExpansion, snapshot, previous, taken: performance.now(), dirty: false, where: placement() };
     const observer = new MutationObserver(() => { entry.dirty = true; });
     const options = { subtree: true, childList: true, attributes: true, characterData: true };

@@ -75,7 +75,9 @@
     const cursorStarts = ACTIVE_CURSORS.has(cursor) && cursor !== parentCursor;
     // The attributes looked at below, named in one call rather than asked for one by one.
     const names = el.getAttributeNames();
-    const clickHandler = (hasListener || names.includes('onclick')) && !isDelegationRoot(el, tag);
+    // A label's click listener (a script focusing its control) does not make it a control: it
+    // names one, and a click on it reaches that control.
+    const clickHandler = (hasListener || names.includes('onclick')) && !isDelegationRoot(el, tag) && tag !== 'label';
     // Signals besides being a native control.
     const marked = (el.isContentEditable && !el.parentElement?.isContentEditable)
       || (names.includes('role') && ROLES.has(el.getAttribute('role')))

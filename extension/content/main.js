@@ -69,16 +69,45 @@
   }
 
   /** When the worker looks at the page next (`read_after`), a click that changed the page in
-   * place is followed at once by reading the frame (indexer.js, "Reading ahead"), just after
-   * its reply has gone out. */
+   * place is followed by reading the frame (indexer.js, "Reading ahead") once the page has
+   * painted what the click did and run what it does after painting: React runs its effects
+   * then (Headless UI gives the rest of the page back after a list closes), and a reading
+   * taken before would show the page half-changed. */
   function readAfterClick(clicked, readAfter) {
     Promise.resolve(clicked).then((reply) => {
       if (!reply?.ok || !reply.result?.effect || reply.result.navigating) return;
-      setTimeout(() => tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 0) }), 0);
+      const read = () => {
+        tw.actedAt = undefined;
+        tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 0) });
+      };
+      let fallback = null;
+      let painted = false;
+      const afterPaint = () => {
+        if (painted) return;
+        painted = true;
+        clearTimeout(fallback);
+        setTimeout(read, 0);
+      };
+      requestAnimationFrame(afterPaint);
+      // A hidden tab paints no frames.
+      fallback = setTimeout(afterPaint, 50);
     }, () => {});
   }
 
+  // Requests that act on the page: once one has answered, the next snapshot gives the page a
+  // paint to react in (indexer.js).
+  const ACTIONS = new Set(['click', 'input', 'select_option', 'dropdown_options', 'upload', 'drag']);
+
   function handle(message) {
+    const reply = answer(message);
+    if (ACTIONS.has(message?.type)) {
+      const noted = () => { tw.actedAt = performance.now(); };
+      Promise.resolve(reply).then(noted, noted);
+    }
+    return reply;
+  }
+
+  function answer(message) {
     document.dispatchEvent(new CustomEvent(message?.type === 'task_over' ? 'tabwright:task-over' : 'tabwright:task-active'));
     if (message?.v !== PROTOCOL_VERSION) {
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };

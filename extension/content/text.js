@@ -1,6 +1,11 @@
-// What the model is told about an element: a short list of useful attributes and the visible
-// text that belongs to it. Secrets never leave the page: the values of password fields and of
-// payment-card fields (autocomplete=cc-*) are not read at all.
+// What the model is told about an element: a short list of useful attributes, the name a
+// label gives it, and the visible text that belongs to it. Secrets never leave the page: the
+// values of password fields and of payment-card fields (autocomplete=cc-*) are not read at all.
+//
+// A control's label often lies elsewhere in the page (`<label for>`, `aria-labelledby` naming
+// another element): three combo boxes of one form would all read `<input role=combobox>`.
+// So the name those give it is sent as `label` (the element's own `aria-label` and `title`
+// are sent as themselves; the core shows each name once).
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -25,6 +30,41 @@
     return value.length > MAX_VALUE ? `${value.slice(0, MAX_VALUE)}…` : value;
   }
 
+  const LABELABLE = new Set(['input', 'select', 'textarea', 'button', 'meter', 'output', 'progress']);
+  const fold = (text) => String(text ?? '').replace(/[\s\u200b\u200c\u200d\u2060\ufeff]+/g, ' ').trim();
+
+  /** The text an element names another by: its text, or the label of the control it holds. */
+  function namingText(el) {
+    return fold(el.getAttribute('aria-label') || el.innerText || el.textContent);
+  }
+
+  /** The name a label elsewhere gives `el`: the elements `aria-labelledby` names (in its tree
+   * scope), else its `<label>`s (`for`, or wrapped around it) without the text of the control
+   * itself. Empty when none. */
+  tw.labelOf = function labelOf(el) {
+    const by = el.getAttribute('aria-labelledby');
+    if (by) {
+      const scope = el.getRootNode();
+      const parts = by.split(/\s+/).filter(Boolean).map((id) => {
+        const named = scope.getElementById?.(id) ?? document.getElementById(id);
+        // An element naming itself among others (MUI's select) adds its own text, not a label.
+        return named && named !== el ? namingText(named) : '';
+      });
+      const name = fold(parts.join(' '));
+      if (name) return name;
+    }
+    if (LABELABLE.has(el.localName) && el.labels?.length) {
+      const names = [...el.labels].map((label) => {
+        // The label's words without those of the control inside it (its value, its options).
+        const copy = label.cloneNode(true);
+        for (const inner of copy.querySelectorAll('input, select, textarea, button')) inner.remove();
+        return fold(copy.textContent);
+      });
+      return fold(names.join(' '));
+    }
+    return '';
+  };
+
   tw.attributesOf = function attributesOf(el) {
     const out = {};
     const names = el.getAttributeNames();
@@ -42,6 +82,8 @@
     if (el instanceof HTMLSelectElement && !secret && el.selectedOptions.length) {
       out.value = clip(el.selectedOptions[0].textContent.replace(/\s+/g, ' ').trim());
     }
+    const label = tw.labelOf(el);
+    if (label) out.label = clip(label);
     if (tag === 'summary' && el.parentElement?.localName === 'details') {
       out['aria-expanded'] ??= String(el.parentElement.open);
     }
@@ -59,7 +101,7 @@
   tw.appendText = function appendText(node, text, joined = false) {
     const room = MAX_TEXT - (node.text?.length ?? 0);
     if (room <= 0) return;
-    const folded = text.slice(0, room * 4).replace(/\s+/g, ' ').trim().slice(0, room);
+    const folded = fold(text.slice(0, room * 4)).slice(0, room);
     if (!folded) return;
     const bare = folded.replace(/ /g, '');
     let seen = pieces.get(node);

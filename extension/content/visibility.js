@@ -8,7 +8,8 @@
 //                           card with opacity 0, the transparent file input over a styled upload
 //                           button. Its box must be more than a sliver (MIN_CLICK_PX): a 1 px
 //                           transparent checkbox is the visually-hidden pattern, and its label is
-//                           what a person clicks (interactive.js).
+//                           what a person clicks (interactive.js); and it must not be
+//                           aria-hidden (a field kept under the control that shows its value).
 //   hasSize(rect)         — a box with area.
 //   inExpandedViewport    — within the viewport, grown vertically by the viewport-expansion
 //                           setting when the user wants the model to see what is just above or
@@ -49,7 +50,10 @@
   /** For an element isRendered refuses: whether only its opacity (or an ancestor's) hides it,
    * and its box is more than a sliver. */
   tw.isClickable = function isClickable(el, rect) {
-    return rect.width >= MIN_CLICK_PX && rect.height >= MIN_CLICK_PX && !!el.checkVisibility?.(RENDER_CHECK_IGNORING_OPACITY);
+    return rect.width >= MIN_CLICK_PX && rect.height >= MIN_CLICK_PX && !!el.checkVisibility?.(RENDER_CHECK_IGNORING_OPACITY)
+      // Hidden on purpose from people and screen readers alike (a select's value field kept
+      // under its display): not a thing to click.
+      && !el.closest('[aria-hidden=true]');
   };
 
   tw.hasSize = function hasSize(rect) {

@@ -18,6 +18,7 @@ const STABLE_ATTRIBUTES: &[(&str, u32)] = &[
     ("id", 4),
     ("name", 4),
     ("aria-label", 3),
+    ("label", 3),
     ("placeholder", 3),
     ("href", 2),
     ("title", 2),

@@ -17,8 +17,10 @@
 //!
 //! Tokens are the user's money and the model's attention, so a line says what tells the element
 //! apart and how to use it, once (`scripts/bench dom` measures the text on saved real pages):
-//! - an element's name is its visible text; `aria-label` and `title` are shown only when they say
-//!   something the text does not (neither holds the other), and `alt` only on images;
+//! - an element's name is its visible text; the name a label elsewhere gives it (`label`, from
+//!   `<label>` or `aria-labelledby`), `aria-label`, `title` and `placeholder` are shown only when
+//!   they say something the text and the names before them do not hold already, and `alt` only
+//!   on images;
 //! - a link's address is shown only when it is the link's only name (an icon link without a
 //!   label), cut to its meaningful part: the path on the page's own site, `//host/path`
 //!   elsewhere. The element keeps the whole address: a click acts on the link itself;
@@ -43,6 +45,7 @@ const SHOWN_ATTRIBUTES: &[&str] = &[
     "type",
     "name",
     "role",
+    "label",
     "aria-label",
     "placeholder",
     "title",
@@ -84,10 +87,14 @@ fn implicit_role(el: &Element) -> Option<&'static str> {
     })
 }
 
-/// Whether one of two names holds the other (ignoring case): the shorter adds nothing.
-fn repeats(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_lowercase(), b.to_lowercase());
-    !a.is_empty() && !b.is_empty() && (a.contains(&b) || b.contains(&a))
+/// Whether `name` adds nothing to `said` (ignoring case): `said` already holds it. A name that
+/// holds the words said and more ("Choose Thursday, December 24th" for a calendar day that
+/// reads "24") does add something.
+fn repeats(name: &str, said: &str) -> bool {
+    // Compared by their letters and digits: "Search…" says no more than "Search".
+    let words = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
+    let (name, said) = (words(name), words(said));
+    !name.is_empty() && !said.is_empty() && said.contains(&name)
 }
 
 /// A link's address cut to its meaningful part, for a link that has no other name: the path
@@ -158,16 +165,34 @@ fn element_line_at(el: &Element, page_url: &str) -> String {
     let text = untrusted(said_once(&el.text), MAX_TEXT_CHARS);
     let attr = |name: &str| el.attributes.get(name).map(|v| untrusted(v, MAX_ATTR_CHARS)).filter(|v| !v.is_empty());
     // The names a person or a screen reader would give the element besides its text.
-    let label = attr("aria-label").filter(|l| !repeats(l, &text));
-    let title = attr("title").filter(|t| !repeats(t, &text) && !label.as_deref().is_some_and(|l| repeats(l, t)));
+    // The name a label elsewhere gives it (`label`, from `<label>` or `aria-labelledby`),
+    // then its own `aria-label` and `title`: each only when it adds to what came before.
+    let given = attr("label").filter(|l| !repeats(l, &text));
+    let label = attr("aria-label").filter(|l| !repeats(l, &text) && !given.as_deref().is_some_and(|g| repeats(l, g)));
+    let title = attr("title")
+        .filter(|t| !repeats(t, &text) && ![&given, &label].into_iter().flatten().any(|named| repeats(t, named)));
     let is_image = matches!(el.tag.as_str(), "img" | "area")
         || (el.tag == "input" && el.attributes.get("type").is_some_and(|t| t.eq_ignore_ascii_case("image")));
     let alt = attr("alt").filter(|a| is_image && !repeats(a, &text));
-    let named =
-        !text.is_empty() || label.is_some() || title.is_some() || alt.is_some() || attr("placeholder").is_some();
+    // A placeholder is words the field shows: left out only when they are its label's own.
+    let same_words = |a: &str, b: &str| {
+        let words = |s: &str| {
+            s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect::<Vec<_>>()
+        };
+        words(a) == words(b)
+    };
+    let placeholder = attr("placeholder").filter(|p| !given.as_deref().is_some_and(|g| same_words(p, g)));
+    let named = !text.is_empty()
+        || given.is_some()
+        || label.is_some()
+        || title.is_some()
+        || alt.is_some()
+        || attr("placeholder").is_some();
     for name in SHOWN_ATTRIBUTES {
         let value = match *name {
+            "label" => given.clone(),
             "aria-label" => label.clone(),
+            "placeholder" => placeholder.clone(),
             "title" => title.clone(),
             "alt" => alt.clone(),
             "href" if named => None,
@@ -358,9 +383,14 @@ mod tests {
     #[test]
     fn a_line_says_each_name_once_and_leaves_out_what_the_tag_says() {
         let line = |tag, attrs: &[(&str, &str)], text| element_line(&el(1, tag, attrs, text, false));
-        // A label or title that repeats the visible text, or is held in it, is not shown again.
-        assert_eq!(line("a", &[("aria-label", "Issues you created"), ("href", "/issues")], "Issues"), "[1]<a>Issues");
-        assert_eq!(line("a", &[("title", "製品情報のページへ")], "製品情報"), "[1]<a>製品情報");
+        // A label or title the visible text already holds is not shown again.
+        assert_eq!(line("a", &[("aria-label", "issues"), ("href", "/issues")], "Open issues"), "[1]<a>Open issues");
+        assert_eq!(line("a", &[("title", "製品情報")], "製品情報"), "[1]<a>製品情報");
+        // One that holds the text and says more is kept: a calendar day reads only its number.
+        assert_eq!(
+            line("div", &[("role", "gridcell"), ("aria-label", "Choose Thursday, December 24th, 2026")], "24"),
+            "[1]<div role=gridcell aria-label='Choose Thursday, December 24th, 2026'>24"
+        );
         // One that says more stays.
         assert_eq!(
             line("a", &[("aria-label", "Fork your own copy of x/y")], "Fork 50"),
@@ -381,6 +411,26 @@ mod tests {
         // Identifiers are cut: their start tells them apart.
         let long_name = "ctl00$ContentPlaceHolder1$SearchBox$TextField";
         assert_eq!(line("input", &[("name", long_name)], ""), "[1]<input name=ctl00$ContentPlaceHolder1$Sear…>");
+    }
+
+    #[test]
+    fn a_control_named_by_a_label_elsewhere_says_so_once() {
+        let line = |attrs: &[(&str, &str)], text| element_line(&el(1, "input", attrs, text, false));
+        assert_eq!(
+            line(&[("role", "combobox"), ("label", "Destination city")], ""),
+            "[1]<input role=combobox label='Destination city'>"
+        );
+        // Its own aria-label or placeholder saying the same is not said again.
+        assert_eq!(
+            line(&[("label", "Search"), ("aria-label", "Search"), ("placeholder", "Search…")], ""),
+            "[1]<input label=Search>"
+        );
+        assert_eq!(
+            line(&[("label", "Country"), ("placeholder", "e.g. Portugal")], ""),
+            "[1]<input label=Country placeholder='e.g. Portugal'>"
+        );
+        // A button whose text is its label.
+        assert_eq!(element_line(&el(2, "button", &[("label", "Save")], "Save", false)), "[2]<button>Save");
     }
 
     #[test]

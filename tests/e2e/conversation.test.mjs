@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { startObserver } from './lib/observe.mjs';
-import { findIndex, field, stepsDone } from './lib/state.mjs';
+import { findIndex, field, stepsDone, findField } from './lib/state.mjs';
 
 let o;
 let h;
@@ -27,7 +27,7 @@ test('pause holds the task at the next step until resume, and the panel says so'
     await new Promise((r) => setTimeout(r, 300)); // time to press Pause while the model thinks
     const done = stepsDone(state);
     if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
-    return answer(`Attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `a${done + 1}`, clear: true } }]);
+    return answer(`Attempt ${done + 1}`, [{ input: { index: findField(state, 'Username'), text: `a${done + 1}`, clear: true } }]);
   };
   await h.openFixture('login.html');
   const panel = await h.openPanel();

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findIndex, field, stepsDone } from './lib/state.mjs';
+import { findIndex, field, stepsDone, findField } from './lib/state.mjs';
 
 // The mock answers with the log-in model below unless a test sets its own policy; while a gate
 // is open, it holds the third step's answer until the gate is released.
@@ -26,8 +26,8 @@ async function loginWithScreenshot(state) {
   }
   if (done === 0) {
     return answer('Fill in the form', [
-      { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
-      { input: { index: findIndex(state, 'placeholder=Password'), text: 'hunter2', clear: true } },
+      { input: { index: findField(state, 'Username'), text: 'alice', clear: true } },
+      { input: { index: findField(state, 'Password'), text: 'hunter2', clear: true } },
     ]);
   }
   if (done === 1) return answer('Look at the filled form', [{ screenshot: {} }]);

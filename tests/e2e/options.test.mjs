@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findIndex, field } from './lib/state.mjs';
+import { findIndex, field, findField } from './lib/state.mjs';
 
 let world;
 let h;
@@ -20,10 +20,10 @@ let llm;
 function model(state, body) {
   if (body.response_format?.json_schema?.name === 'connection_check') return { output: { ok: true } };
   if (field(state, 'Title').startsWith('Welcome, alice')) return answer('Report', [{ done: { text: 'Signed in.', success: true } }]);
-  const pass = findIndex(state, 'placeholder=Password');
+  const pass = findField(state, 'Password');
   if (pass && !/type="password"[^\n]*value=/.test(state) && !/Typed .* into \[\d+\]/.test(state)) {
     return answer('Fill in the form', [
-      { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
+      { input: { index: findField(state, 'Username'), text: 'alice', clear: true } },
       { input: { index: pass, text: '<secret>alice_password</secret>', clear: true } },
     ]);
   }

@@ -9,7 +9,7 @@ import { readFile, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startWithMockLlm, runTask, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findIndex, field, stepsDone } from './lib/state.mjs';
+import { findIndex, field, stepsDone, findField } from './lib/state.mjs';
 
 let world;
 let h;
@@ -28,8 +28,8 @@ function model(state) {
     const done = stepsDone(state);
     if (done === 0) {
       return answer('Fill in the log-in form', [
-        { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
-        { input: { index: findIndex(state, 'placeholder=Password'), text: 'hunter2', clear: true } },
+        { input: { index: findField(state, 'Username'), text: 'alice', clear: true } },
+        { input: { index: findField(state, 'Password'), text: 'hunter2', clear: true } },
       ]);
     }
     if (done === 1) return answer('Look at the filled form', [{ screenshot: {} }]);
@@ -194,7 +194,7 @@ test('Replay does a past conversation again without the model, finding each elem
       return answer('Report the weather', [{ done: { text: 'Sunny in Lisbon.', success: true } }]);
     }
     return answer('Ask for Lisbon', [
-      { input: { index: findIndex(state, 'placeholder=City'), text: 'Lisbon', clear: true } },
+      { input: { index: findField(state, 'City'), text: 'Lisbon', clear: true } },
       { click: { index: findIndex(state, />Show weather$/) } },
     ]);
   });

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findIndex } from './lib/state.mjs';
+import { findIndex, findField } from './lib/state.mjs';
 
 let world;
 let h;
@@ -16,7 +16,7 @@ before(async () => {
     await world.gate()?.promise;
     const asked = llm.requests.length;
     if (asked < 3) {
-      return answer(`Type attempt ${asked}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${asked}`, clear: true } }]);
+      return answer(`Type attempt ${asked}`, [{ input: { index: findField(state, 'Username'), text: `try${asked}`, clear: true } }]);
     }
     return answer('Finish', [{ done: { text: `Finished after ${asked} answers.`, success: true } }]);
   });
@@ -88,7 +88,7 @@ test('a fast task is drawn in batches, at most ten a second, with every step onc
   world.setPolicy(async (state) => {
     const asked = llm.requests.length;
     if (asked <= TYPED) {
-      return answer(`Type attempt ${asked}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${asked}`, clear: true } }]);
+      return answer(`Type attempt ${asked}`, [{ input: { index: findField(state, 'Username'), text: `try${asked}`, clear: true } }]);
     }
     return answer('Finish', [{ done: { text: `Finished after ${asked} answers.`, success: true } }]);
   });

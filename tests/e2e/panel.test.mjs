@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer, newGate } from './lib/mock-llm.mjs';
 import { startObserver } from './lib/observe.mjs';
-import { findIndex } from './lib/state.mjs';
+import { findIndex, findField } from './lib/state.mjs';
 
 let o;
 let h;
@@ -73,7 +73,7 @@ test('a running task shows the step it is at and the tokens used so far, in ligh
   let calls = 0;
   policy = async (state) => {
     calls += 1;
-    if (calls === 1) return answer('Type the name', [{ input: { index: findIndex(state, /placeholder=Username/), text: 'alice', clear: true } }]);
+    if (calls === 1) return answer('Type the name', [{ input: { index: findField(state, 'Username'), text: 'alice', clear: true } }]);
     await gate.promise;
     return answer('Finish', [{ done: { text: 'Typed **alice**.', success: true } }]);
   };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ROOT } from '../../scripts/lib/browser.mjs';
 import { startFixtureServer } from './lib/fixture-server.mjs';
 import { startMockLlm, answer } from './lib/mock-llm.mjs';
-import { findIndex, field } from './lib/state.mjs';
+import { findIndex, field, findField } from './lib/state.mjs';
 
 let fixtures;
 let llm;
@@ -21,8 +21,8 @@ before(async () => {
     if (field(state, 'Title').startsWith('Welcome, alice')) {
       return answer('Report the result', [{ done: { text: 'alice is signed in.', success: true } }]);
     }
-    const user = findIndex(state, 'placeholder=Username');
-    const pass = findIndex(state, 'placeholder=Password');
+    const user = findField(state, 'Username');
+    const pass = findField(state, 'Password');
     const submit = findIndex(state, />Submit$/);
     return answer('Sign in', [
       { input: { index: user, text: 'alice', clear: null } },

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { startObserver } from './lib/observe.mjs';
-import { findIndex, field } from './lib/state.mjs';
+import { findIndex, field, findField } from './lib/state.mjs';
 
 let o;
 let h;
@@ -40,8 +40,8 @@ test('a secret typed by name reaches the page but never the model, the panel or 
     if (field(state, 'Title').startsWith('Welcome, alice')) return answer('Report', [{ done: { text: 'Logged in as alice.', success: true } }]);
     assert.match(state, /<secret>alice_password<\/secret>/, 'the model is told the secret by name');
     return answer('Log in with the stored password', [
-      { input: { index: findIndex(state, 'placeholder=Username'), text: 'alice', clear: true } },
-      { input: { index: findIndex(state, 'placeholder=Password'), text: '<secret>alice_password</secret>', clear: true } },
+      { input: { index: findField(state, 'Username'), text: 'alice', clear: true } },
+      { input: { index: findField(state, 'Password'), text: '<secret>alice_password</secret>', clear: true } },
       { click: { index: findIndex(state, />Submit$/), x: null, y: null } },
     ]);
   };

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
 import { answer, schemaOf } from './lib/mock-llm.mjs';
-import { findIndex, field } from './lib/state.mjs';
+import { findIndex, field, findField } from './lib/state.mjs';
 
 const SKILL = 'Weather for a city';
 let world;
@@ -33,7 +33,7 @@ function model(state, body) {
   if (/^What is the weather in Lisbon/.test(task)) {
     if (title.startsWith('Weather for Lisbon')) return answer('Report', [{ done: { text: 'Sunny in Lisbon.', success: true } }]);
     return answer('Ask for Lisbon', [
-      { input: { index: findIndex(state, 'placeholder=City'), text: 'Lisbon', clear: true } },
+      { input: { index: findField(state, 'City'), text: 'Lisbon', clear: true } },
       { click: { index: findIndex(state, />Show weather$/) } },
     ]);
   }

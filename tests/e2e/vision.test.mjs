@@ -10,7 +10,7 @@ import { EXTENSION_DIR } from '../../scripts/lib/browser.mjs';
 import { startWithMockLlm, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { countColour, decodePng } from './lib/png.mjs';
-import { findIndex } from './lib/state.mjs';
+import { findIndex, findField } from './lib/state.mjs';
 
 /** The colours of the numbered boxes, as highlight.js has them: box n is drawn in colour
  * n mod their number. */
@@ -63,7 +63,7 @@ test('vision on shows the page every step, with its numbered boxes, without the 
   const userIndexes = [];
   world.setPolicy(async (state) => {
     free.push(await debuggerFree());
-    const user = findIndex(state, /placeholder=Username/);
+    const user = findField(state, 'Username');
     userIndexes.push(user);
     if (free.length === 1) return answer('Type the name', [{ input: { index: user, text: 'alice', clear: true } }]);
     return answer('Finish', [{ done: { text: 'Typed the name.', success: true } }]);

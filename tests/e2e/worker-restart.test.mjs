@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWithMockLlm, runTask } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findIndex, stepsDone } from './lib/state.mjs';
+import { findIndex, stepsDone, findField } from './lib/state.mjs';
 
 let world;
 let h;
@@ -18,7 +18,7 @@ before(async () => {
     // While a gate is open, the third step's answer is held (the test stops the worker then).
     if (world.gate() && done === 2) await world.gate().promise;
     if (done >= 3) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
-    return answer(`Type attempt ${done + 1}`, [{ input: { index: findIndex(state, 'placeholder=Username'), text: `try${done + 1}`, clear: true } }]);
+    return answer(`Type attempt ${done + 1}`, [{ input: { index: findField(state, 'Username'), text: `try${done + 1}`, clear: true } }]);
   });
   ({ h, llm } = world);
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });

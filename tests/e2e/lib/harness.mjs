@@ -32,11 +32,19 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
       browser = await launch();
       if (browser.extensionId !== extensionId) throw new Error(`the extension id changed: ${browser.extensionId}`);
     },
-    /** Opens the side panel page as a tab. */
+    /** Opens the side panel page, in a window of its own: as the real side panel sits beside
+     * the page, the page a task works on stays on screen (a page in a background tab paints
+     * nothing, and its animations and frame callbacks stand still). */
     async openPanel() {
-      const panel = await browser.context.newPage();
+      const url = `chrome-extension://${extensionId}/panel/panel.html`;
+      const opened = browser.context.waitForEvent('page', (p) => p.url() === url);
+      const anyPage = browser.context.pages()[0] ?? await browser.context.newPage();
+      const cdp = await browser.context.newCDPSession(anyPage);
+      await cdp.send('Target.createTarget', { url, newWindow: true });
+      await cdp.detach();
+      const panel = await opened;
+      await panel.waitForLoadState('domcontentloaded');
       await panel.setViewportSize({ width: 420, height: 800 });
-      await panel.goto(`chrome-extension://${extensionId}/panel/panel.html`);
       return panel;
     },
     /** Opens a fixture page in a new tab (the tab the task will run on). */

@@ -21,9 +21,11 @@ export async function startObserver(settings = {}) {
     },
     /** Runs a task on `page` and returns {states, final}: every state text sent, in order. */
     async run(page, task = 'Look at the page', timeout = 60_000) {
+      // The panel is in a window of its own (harness.mjs): the page's window is brought to the
+      // front, where a person looks while the task works, and the panel is typed into there.
+      await panel.bringToFront();
       await page.bringToFront();
       const before = llm.requests.length;
-      await panel.bringToFront();
       const final = await runTaskToEnd(panel, task, timeout);
       const states = llm.requests.slice(before).map((r) => textOf(r.body));
       return { states, final };

@@ -1,12 +1,12 @@
 // Models shared by several tests, each reading the state text the extension sent.
 import { answer } from './mock-llm.mjs';
-import { findIndex, field } from './state.mjs';
+import { findIndex, field, findField } from './state.mjs';
 
 /** Logs in as alice: fills the fields found by placeholder, then (seeing the filled form)
  * presses the button found by its text, and reports success once the page welcomes alice. */
 export function loginPolicy(state) {
-  const user = findIndex(state, 'placeholder=Username');
-  const pass = findIndex(state, 'placeholder=Password');
+  const user = findField(state, 'Username');
+  const pass = findField(state, 'Password');
   const submit = findIndex(state, />Submit$/);
   if (field(state, 'Title').startsWith('Welcome, alice')) {
     return answer('Report that alice is logged in', [{ done: { text: 'Logged in as alice.', success: true } }]);

@@ -18,6 +18,13 @@ export function findIndex(state, pattern) {
   return elements(state).find((e) => test(e.line))?.index ?? null;
 }
 
+/** The index of the form field a person knows by `name`: what its label says, or else what it
+ * shows before anything is typed (its placeholder). */
+export function findField(state, name) {
+  const quoted = name.includes(' ') ? `'${name}'` : name;
+  return findIndex(state, `label=${quoted}`) ?? findIndex(state, `placeholder=${quoted}`);
+}
+
 export function field(state, name) {
   const m = new RegExp(`^${name}: (.*)$`, 'm').exec(state);
   return m ? m[1] : '';
