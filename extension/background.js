@@ -10,17 +10,18 @@
 //   during the worker's first evaluation), and each handler awaits the core (`whenReady`);
 // - message handlers return true to answer asynchronously.
 import init, { answer_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
-import { network } from './network.js';
 import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
 import { readFileBase64 } from './files-store.js';
+import { pageScripts } from './page-scripts.js';
 import { t } from './i18n.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
-globalThis.tabwrightNetwork = network;
 globalThis.tabwrightContent = contentChannel;
 // The files attached to a task, as the panel kept them (files-store.js): base64, or null.
 globalThis.tabwrightFiles = { read: (id) => readFileBase64(id) };
+// What goes into web pages while a task runs, and nothing while none does (page-scripts.js).
+globalThis.tabwrightPageScripts = pageScripts;
 const debuggerDetached = new Map(); // tabId → why Chrome detached the debugger
 globalThis.tabwrightDebugger = {
   /** Why the debugger was detached from the tab since the last ask (e.g. canceled_by_user), or null. */
@@ -113,6 +114,9 @@ const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
 // much of the rest of the core, so with a task saved its bytes are fetched at once.
 const restoreBegun = sessionAtStart.then(async (items) => {
   if (items && items.task === undefined) {
+    // No task: whatever an earlier worker registered for pages goes (it may have been stopped
+    // before its task could end).
+    pageScripts.end().catch((error) => console.warn('Tabwright could not unregister its page scripts:', error));
     await coreLoaded;
     return null;
   }
@@ -183,6 +187,12 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     if (frameTokens.size > MAX_FRAME_TOKENS) frameTokens.delete(frameTokens.keys().next().value);
     sendResponse({ token });
     return false;
+  }
+  // A frame the task's registered scripts ran in asks whether its tab is the task's; if not,
+  // it takes them out again (page-scripts.js).
+  if (message?.to === 'page-scripts' && sender.id === chrome.runtime.id && sender.tab) {
+    pageScripts.wanted(sender.tab).then((wanted) => sendResponse({ wanted }), () => sendResponse({ wanted: true }));
+    return true;
   }
   if (!fromOwnPage(sender) || message?.to !== 'core') return false;
   if (coreFailure) {

@@ -416,7 +416,9 @@ pub enum ContentRequest {
     ClearHighlights {
         v: u32,
     },
-    /// The task is over on this page: its dialogs are the person's again (page-dialogs.js).
+    /// No task runs any more: the frame's scripts take themselves out, the page's own
+    /// functions and dialogs back in place. Sent to every tab by extension/page-scripts.js
+    /// when a task ends.
     TaskOver {
         v: u32,
     },
@@ -467,6 +469,12 @@ pub enum ContentRequest {
     },
     /// Whether elements were added to the frame since its last snapshot.
     ElementsAdded {
+        v: u32,
+    },
+    /// How the page's requests are doing (the top frame only): how long since one last started
+    /// or ended, 0 while one is in flight or the page is loading, and when one last started
+    /// (ms since the epoch): `{quiet_ms, last_request_at}`.
+    Network {
         v: u32,
     },
     /// Whether the page reacted late to the last script click on this element (which at first

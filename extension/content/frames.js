@@ -15,10 +15,11 @@
 // posts its token to the child's window, which the child's page sees and could pass up as its
 // own — which still places only what lies inside that child, inside that child.
 //
-// Frames that never answer (no content script: an error page, a PDF, a sandboxed or
-// script-written document) are not waited for twice: a window asked without an answer is
-// remembered as silent until its frame loads a document (the iframe's load event) or the worker
-// starts afresh, and is asked again then, without waiting. The windows asked at once are all
+// Frames that never answer (no content script: an error page, a PDF, a sandboxed document) are
+// not waited for twice: a window asked without an answer is remembered as silent until its
+// frame loads a document (the iframe's load event), its scripts arrive late and say so (the
+// worker injects them into frames that lack them), or the worker starts afresh; until then it is
+// asked again without being waited for. The windows asked at once are all
 // waited for together, so one slow frame costs the wait once, not once per frame.
 (() => {
   const tw = (globalThis.tabwright ??= {});
@@ -30,6 +31,7 @@
   let known = new WeakMap(); // child window → its token
   let silent = new WeakSet(); // child windows asked that did not answer
   let voided = new WeakSet(); // child windows that gave two different tokens
+  const greeted = new WeakSet(); // child windows that said their scripts arrived
   let listening = false; // whether this frame ever asked a child
   const waiters = new Set(); // wakes an ask under way when an answer comes
 
@@ -43,16 +45,17 @@
   }
 
   // A frame that loads a document (a navigation, a reload) has a new content script, or none.
-  document.addEventListener('load', (event) => {
+  const frameLoaded = (event) => {
     const window = event.target?.contentWindow;
     if (window && (event.target.localName === 'iframe' || event.target.localName === 'frame')) {
       known.delete(window);
       silent.delete(window);
       voided.delete(window);
     }
-  }, true);
+  };
+  document.addEventListener('load', frameLoaded, true);
 
-  addEventListener('message', (event) => {
+  const received = (event) => {
     // Only our parent's questions and our children's answers are of interest; checking the
     // source first keeps the cost off the page's own messages.
     const fromParent = event.source === parent && parent !== window;
@@ -63,6 +66,13 @@
       chrome.runtime.sendMessage({ to: 'frame-token' }).then((reply) => {
         if (typeof reply?.token === 'string') parent.postMessage({ tag: TAG, kind: 'token', token: reply.token }, '*');
       }, () => {});
+    } else if (data.kind === 'here' && event.source && !fromParent) {
+      // A child whose scripts came late (injected after it was found silent) is asked again,
+      // and waited for; once per window, so a page cannot keep the snapshot waiting.
+      if (!greeted.has(event.source) && !voided.has(event.source)) {
+        greeted.add(event.source);
+        silent.delete(event.source);
+      }
     } else if (data.kind === 'token' && event.source && !fromParent) {
       const child = event.source;
       if (voided.has(child)) return;
@@ -80,6 +90,17 @@
       }
       for (const wake of waiters) wake();
     }
+  };
+  addEventListener('message', received);
+  // The worker asks whether this frame's listeners still live (page-scripts.js).
+  const alive = () => tw.answerAlive?.();
+  document.addEventListener('tabwright:alive', alive, true);
+  // Scripts that arrive in a frame its parent already found silent say so.
+  if (parent !== window) parent.postMessage({ tag: TAG, kind: 'here' }, '*');
+  tw.onRetire(() => {
+    document.removeEventListener('load', frameLoaded, true);
+    removeEventListener('message', received);
+    document.removeEventListener('tabwright:alive', alive, true);
   });
 
   /** The token of each iframe in `frames` ('' when unknown), asking the windows not known yet

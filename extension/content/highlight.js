@@ -140,4 +140,5 @@
     tw.highlightHost = null;
     layer = null;
   };
+  tw.onRetire(() => tw.clearHighlights());
 })();

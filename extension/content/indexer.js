@@ -67,9 +67,9 @@
   // it), nor while the document is still being parsed (a declarative root may be on its way).
   const closedRoots = new WeakMap(); // host → its closed root
   let withoutClosedRoot = new WeakSet();
-  if (tw.closedRootListener) document.removeEventListener('tabwright:closed-shadow-root', tw.closedRootListener, true);
-  tw.closedRootListener = () => { withoutClosedRoot = new WeakSet(); };
-  document.addEventListener('tabwright:closed-shadow-root', tw.closedRootListener, true);
+  const closedRootAttached = () => { withoutClosedRoot = new WeakSet(); };
+  document.addEventListener('tabwright:closed-shadow-root', closedRootAttached, true);
+  tw.onRetire(() => document.removeEventListener('tabwright:closed-shadow-root', closedRootAttached, true));
 
   function shadowRootOf(el) {
     const open = el.shadowRoot;
@@ -447,6 +447,7 @@
     additions.disconnect();
     additions.observe(document, { childList: true, subtree: true });
   }
+  tw.onRetire(() => additions?.disconnect());
   /** Whether elements were added to the document since the last snapshot. */
   tw.elementsAdded = () => {
     if (additions?.takeRecords().some((r) => [...r.addedNodes].some((n) => n.nodeType === Node.ELEMENT_NODE && n !== tw.highlightHost))) {
@@ -600,6 +601,8 @@
     entry?.stop();
     return entry;
   }
+
+  tw.onRetire(() => endAhead());
 
   /** Forgets a snapshot read ahead, and what taking it changed. */
   function dropAhead() {

@@ -11,19 +11,27 @@
 //                       request (indexer.js)
 //   scroll, find_text, search_page — page tools (page-tools.js)
 //   markdown          — the page as markdown (markdown.js, injected only when needed)
-//   task_over         — the task left this page: its dialogs are the person's again
+//   network           — whether the page's requests have settled: how long since the last
+//                       started or ended, 0 while one is in flight (page-network.js counts
+//                       fetch and XMLHttpRequest; the resources the page loaded come from its
+//                       Resource Timing entries), and when the last one started
+//   task_over         — no task runs any more: the scripts take themselves out of the frame
+//                       (the page's world first: its functions and dialogs are the page's own
+//                       again), see extension/page-scripts.js
 // Every request also tells page-dialogs.js (in the page's world) that a task is working here,
 // so alert/confirm/prompt answer at once instead of stopping the page; the snapshot reports
 // the dialogs answered since the last one.
+// Registered scripts run in every tab while a task runs: on arrival a frame asks the worker
+// whether its tab is the task's, and takes itself out if not.
 // Requests come over a port the worker keeps open to this frame (extension/content-channel.js),
 // each as {id, message} and answered as {id, reply}; task_over comes to every frame of a tab as
 // a one-off message. Replies are {ok: true, …} or {ok: false, code, message}. Ports and
 // messages from anything but this extension's worker are refused, so a page cannot drive
 // Tabwright by posting messages.
 //
-// The worker injects these scripts only when no listener answered, e.g. after the extension was
-// reloaded and the old listeners died with it; so this file replaces any earlier listeners
-// instead of skipping registration.
+// The worker injects these scripts when no listener answered (the page loaded before the
+// task began, or before the extension was reloaded); visibility.js retires whatever an earlier
+// injection left.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -50,8 +58,7 @@
   const MAX_DIALOGS = 10;
   let dialogs = [];
   const text = (value) => String(value ?? '').slice(0, 500);
-  if (tw.dialogListener) document.removeEventListener('tabwright:dialog', tw.dialogListener, true);
-  tw.dialogListener = (event) => {
+  const dialogReported = (event) => {
     try {
       const d = JSON.parse(event.detail);
       if (dialogs.length < MAX_DIALOGS && ['alert', 'confirm', 'prompt'].includes(d?.kind)) {
@@ -61,11 +68,52 @@
       // not one of ours
     }
   };
-  document.addEventListener('tabwright:dialog', tw.dialogListener, true);
+  document.addEventListener('tabwright:dialog', dialogReported, true);
+  tw.onRetire(() => document.removeEventListener('tabwright:dialog', dialogReported, true));
   function takeDialogs() {
     const taken = dialogs;
     dialogs = [];
     return taken;
+  }
+
+  // The page's network, for the worker's wait after an action (see page-network.js): the
+  // latest start and end among the resources the page loaded, from its Resource Timing entries.
+  const resources = { lastStart: 0, lastEnd: 0 };
+  const noteResources = (entries) => {
+    for (const entry of entries) {
+      resources.lastStart = Math.max(resources.lastStart, performance.timeOrigin + entry.startTime);
+      resources.lastEnd = Math.max(resources.lastEnd, performance.timeOrigin + entry.responseEnd);
+    }
+  };
+  let resourceObserver = null;
+  try {
+    resourceObserver = new PerformanceObserver((list) => noteResources(list.getEntries()));
+    resourceObserver.observe({ type: 'resource', buffered: true });
+    tw.onRetire(() => resourceObserver.disconnect());
+  } catch {
+    // no Resource Timing here: fetch and XMLHttpRequest alone are counted
+  }
+
+  function networkState() {
+    let counted = { in_flight: 0, last_start: 0, last_end: 0 };
+    const heard = (event) => {
+      try {
+        counted = { ...counted, ...JSON.parse(event.detail) };
+      } catch {
+        // not page-network.js's
+      }
+    };
+    document.addEventListener('tabwright:network', heard, true);
+    document.dispatchEvent(new CustomEvent('tabwright:collect-network'));
+    document.removeEventListener('tabwright:network', heard, true);
+    if (resourceObserver) noteResources(resourceObserver.takeRecords());
+    const now = Date.now();
+    const last = Math.max(Number(counted.last_start) || 0, Number(counted.last_end) || 0, resources.lastStart, resources.lastEnd);
+    const busy = Number(counted.in_flight) > 0 || document.readyState !== 'complete';
+    return {
+      quiet_ms: busy ? 0 : Math.max(0, now - last),
+      last_request_at: Math.max(Number(counted.last_start) || 0, resources.lastStart),
+    };
   }
 
   /** When the worker looks at the page next (`read_after`), a click that changed the page in
@@ -108,11 +156,13 @@
   }
 
   function answer(message) {
-    document.dispatchEvent(new CustomEvent(message?.type === 'task_over' ? 'tabwright:task-over' : 'tabwright:task-active'));
+    if (message?.type !== 'task_over') document.dispatchEvent(new CustomEvent('tabwright:task-active'));
     if (message?.v !== PROTOCOL_VERSION) {
       return { ok: false, code: 'version', message: `content script speaks protocol ${PROTOCOL_VERSION}, got ${message?.v}; reload the page` };
     }
-    if (message.type !== 'snapshot') tw.dropAhead?.();
+    // A reading ahead stays for the snapshot only while nothing else is asked of the page
+    // (asking how its network is doing changes nothing).
+    if (message.type !== 'snapshot' && message.type !== 'network') tw.dropAhead?.();
     switch (message.type) {
       case 'snapshot': {
         const wanted = { viewportExpansion: Number(message.viewport_expansion ?? 0), screen: message.screen ?? null };
@@ -127,7 +177,10 @@
       }
       case 'draw_highlights_now': return tw.drawHighlightsNow().then(() => ({ ok: true }));
       case 'clear_highlights': tw.clearHighlights(); return { ok: true };
-      case 'task_over': return { ok: true };
+      case 'task_over':
+        // Answered first: the worker waits for the answer.
+        setTimeout(takeOut, 0);
+        return { ok: true };
       case 'click': {
         const clicked = tw.click(message.index);
         if (message.read_after) readAfterClick(clicked, message.read_after);
@@ -145,6 +198,7 @@
       case 'search_page': return tw.searchPage(message.pattern, message.regex === true, message.max_matches, message.context);
       case 'elements_added': return tw.elementsAdded();
       case 'late_click_effect': return tw.lateClickEffect(message.index);
+      case 'network': return { ok: true, result: networkState() };
       case 'history_go': history.go(message.delta === 1 ? 1 : -1); return { ok: true };
       case 'markdown': return tw.markdown ? tw.markdown() : { ok: false, code: 'unsuitable', message: 'the markdown converter is not loaded' };
       default: return { ok: false, code: 'unknown', message: `unknown request type ${message.type}` };
@@ -174,24 +228,21 @@
   const PORT_NAME = 'tabwright-content';
   const fromWorker = (sender) => sender?.id === chrome.runtime.id && !sender.tab;
 
-  if (tw.listener) {
-    try { chrome.runtime.onMessage.removeListener(tw.listener); } catch { /* from a dead extension instance */ }
-  }
-  tw.listener = (message, sender, sendResponse) => {
+  const listener = (message, sender, sendResponse) => {
     if (!fromWorker(sender)) return false;
     return respond(message, sendResponse); // true: answered asynchronously
   };
-  chrome.runtime.onMessage.addListener(tw.listener);
+  chrome.runtime.onMessage.addListener(listener);
 
-  if (tw.portListener) {
-    try { chrome.runtime.onConnect.removeListener(tw.portListener); } catch { /* from a dead extension instance */ }
-  }
-  tw.portListener = (port) => {
+  const ports = new Set();
+  const portListener = (port) => {
     if (port.name !== PORT_NAME) return;
     if (!fromWorker(port.sender)) {
       port.disconnect();
       return;
     }
+    ports.add(port);
+    port.onDisconnect.addListener(() => ports.delete(port));
     port.onMessage.addListener((envelope) => {
       respond(envelope?.message, (reply) => {
         try {
@@ -202,5 +253,24 @@
       });
     });
   };
-  chrome.runtime.onConnect.addListener(tw.portListener);
+  chrome.runtime.onConnect.addListener(portListener);
+  tw.onRetire(() => {
+    chrome.runtime.onMessage.removeListener(listener);
+    chrome.runtime.onConnect.removeListener(portListener);
+    for (const port of ports) port.disconnect();
+    ports.clear();
+  });
+
+  /** Takes the scripts out of this frame: the page's world puts its own functions back, then
+   * everything here goes. */
+  function takeOut() {
+    document.dispatchEvent(new CustomEvent('tabwright:task-over'));
+    tw.retire();
+  }
+
+  // Registered scripts run in every frame of every tab while a task runs; only the task's tabs
+  // keep them. A worker that cannot be asked (the extension reloaded) keeps nothing either.
+  chrome.runtime.sendMessage({ to: 'page-scripts' }).then((reply) => {
+    if (reply?.wanted !== true) takeOut();
+  }, takeOut);
 })();

@@ -1,4 +1,4 @@
-// Runs in the page's own JavaScript world at document_start, before the page's scripts.
+// Runs in the page's own JavaScript world while a task runs (see page-listeners.js for when).
 //
 // Why: `alert`, `confirm` and `prompt` stop the page's thread until a person answers, and a
 // page whose thread is stopped answers no content-script request: a task would hang on the
@@ -6,13 +6,12 @@
 // with each request, and says when it is over), the three answer at once instead — an alert
 // is closed, a confirm is accepted (the agent clicked what asked for it), a prompt gets its
 // default — and each dialog is reported to the content script, which tells the model in the
-// next step. Outside a task the page's dialogs are the browser's own, untouched. The wrappers
-// are Proxies of the originals, so the page sees the same functions (same name, same
-// `toString`).
+// next step. When the task is over the page's own functions are put back. The wrappers are
+// Proxies of the originals, so the page sees the same functions (same name, same `toString`).
 (() => {
   const MARK = Symbol.for('tabwright.page-dialogs');
   if (window[MARK]) return;
-  window[MARK] = true;
+  Object.defineProperty(window, MARK, { value: true, configurable: true });
 
   const ACTIVE = 'tabwright:task-active';
   const OVER = 'tabwright:task-over';
@@ -26,8 +25,11 @@
   const toText = String;
   let activeUntil = 0;
 
-  document.addEventListener(ACTIVE, () => { activeUntil = now() + QUIET_MS; }, true);
-  document.addEventListener(OVER, () => { activeUntil = 0; }, true);
+  const listen = EventTarget.prototype.addEventListener;
+  const unlisten = EventTarget.prototype.removeEventListener;
+  const pageDocument = document;
+  const active = () => { activeUntil = now() + QUIET_MS; };
+  listen.call(pageDocument, ACTIVE, active, true);
 
   function report(kind, message, answer) {
     try {
@@ -43,10 +45,11 @@
     confirm: () => true,
     prompt: (args) => (args.length > 1 && args[1] !== undefined ? toText(args[1]) : ''),
   };
+  const replaced = []; // [name, original, proxy]
   for (const [name, answer] of Object.entries(answers)) {
     const original = window[name];
     if (typeof original !== 'function') continue;
-    window[name] = new Proxy(original, {
+    const proxy = new Proxy(original, {
       apply(target, self, args) {
         if (now() >= activeUntil) return Reflect.apply(target, self, args);
         const value = answer(args);
@@ -54,5 +57,17 @@
         return value;
       },
     });
+    window[name] = proxy;
+    replaced.push([name, original, proxy]);
   }
+
+  // The task is over: the page's own dialogs again (unless it put others there since).
+  const over = () => {
+    activeUntil = 0;
+    for (const [name, original, proxy] of replaced) if (window[name] === proxy) window[name] = original;
+    delete window[MARK];
+    unlisten.call(pageDocument, ACTIVE, active, true);
+    unlisten.call(pageDocument, OVER, over, true);
+  };
+  listen.call(pageDocument, OVER, over, true);
 })();

@@ -1,11 +1,16 @@
-// Runs in the page's own JavaScript world at document_start, before the page's scripts.
+// Runs in the page's own JavaScript world while a task runs: at document_start, before the
+// page's scripts, in pages that load during the task; injected later into a page that was
+// there before it (extension/page-scripts.js).
 //
 // Why: a listener added with addEventListener is invisible from the content script's isolated
 // world, yet "a div that only has a click listener" is a button to a person. This script notes
 // every element that gets a click-like listener (or an on-click property) and, when the indexer
 // asks, points each live one out by dispatching a `tabwright:has-listener` event on it. It keeps
 // weak references only, changes no behaviour of the page, and answers no one but the indexer's
-// request event.
+// request event. Injected into a page already running, it finds the on-click properties set
+// so far; listeners added before it came stay unseen (only the debugger could list them, and
+// attaching it shows the person Chrome's debugging bar). When the task is over
+// (`tabwright:task-over`) it puts the page's own functions back and goes.
 (() => {
   const MARK = Symbol.for('tabwright.page-listeners');
   if (EventTarget.prototype[MARK]) return;
@@ -41,6 +46,8 @@
   }
 
   const original = EventTarget.prototype.addEventListener;
+  const removeListener = EventTarget.prototype.removeEventListener;
+  const originalDescriptor = Object.getOwnPropertyDescriptor(EventTarget.prototype, 'addEventListener');
   const patched = {
     addEventListener(type, listener, options) {
       try {
@@ -51,12 +58,14 @@
     },
   }.addEventListener;
   Object.defineProperty(EventTarget.prototype, 'addEventListener', { value: patched, writable: true, configurable: true });
-  Object.defineProperty(EventTarget.prototype, MARK, { value: true });
+  Object.defineProperty(EventTarget.prototype, MARK, { value: true, configurable: true });
 
-  for (const property of ['onclick', 'onmousedown', 'onpointerdown']) {
+  const PROPERTIES = ['onclick', 'onmousedown', 'onpointerdown'];
+  const replaced = []; // [property, the original descriptor, ours]
+  for (const property of PROPERTIES) {
     const descriptor = Object.getOwnPropertyDescriptor(HTMLElement.prototype, property);
     if (!descriptor?.set) continue;
-    Object.defineProperty(HTMLElement.prototype, property, {
+    const ours = {
       ...descriptor,
       set(value) {
         try {
@@ -65,10 +74,33 @@
           if (typeof value === 'function') note(this);
         }
       },
-    });
+    };
+    Object.defineProperty(HTMLElement.prototype, property, ours);
+    replaced.push([property, descriptor, ours.set]);
   }
 
-  original.call(document, 'tabwright:collect-listeners', () => {
+  // Came after the page's scripts: the on-click properties they set so far (in open shadow
+  // roots too).
+  if (document.readyState !== 'loading') {
+    try {
+      const roots = [document];
+      for (let r = 0; r < roots.length && tracked.length < MAX_TRACKED; r++) {
+        for (const el of roots[r].querySelectorAll('*')) {
+          if (el.shadowRoot) roots.push(el.shadowRoot);
+          for (const property of PROPERTIES) {
+            if (typeof el[property] === 'function') {
+              note(el);
+              break;
+            }
+          }
+        }
+      }
+    } catch {
+      // a page that broke its own DOM methods: nothing found
+    }
+  }
+
+  const collect = () => {
     const alive = [];
     for (const ref of tracked) {
       const el = ref.deref();
@@ -77,5 +109,22 @@
       if (el.isConnected) el.dispatchEvent(new CustomEvent('tabwright:has-listener', { composed: true }));
     }
     tracked = alive;
-  }, true);
+  };
+  original.call(document, 'tabwright:collect-listeners', collect, true);
+
+  // The task is over: the page's own functions again (unless the page has since put its own
+  // there), and nothing of this script left.
+  const over = () => {
+    if (EventTarget.prototype.addEventListener === patched) Object.defineProperty(EventTarget.prototype, 'addEventListener', originalDescriptor);
+    for (const [property, descriptor, ours] of replaced) {
+      if (Object.getOwnPropertyDescriptor(HTMLElement.prototype, property)?.set === ours) {
+        Object.defineProperty(HTMLElement.prototype, property, descriptor);
+      }
+    }
+    delete EventTarget.prototype[MARK];
+    removeListener.call(document, 'tabwright:collect-listeners', collect, true);
+    removeListener.call(document, 'tabwright:task-over', over, true);
+    tracked = [];
+  };
+  original.call(document, 'tabwright:task-over', over, true);
 })();

@@ -1,4 +1,5 @@
-// Runs in the page's own JavaScript world at document_start, before the page's scripts.
+// Runs in the page's own JavaScript world while a task runs (see page-listeners.js for when),
+// and puts the page's own attachShadow back when the task is over.
 //
 // Why: a closed shadow root is found from the content script's world only by asking
 // chrome.dom.openOrClosedShadowRoot, which costs as much as measuring a box; asked of every
@@ -14,6 +15,9 @@
 
   // Built-ins captured now, before the page can replace them.
   const original = Element.prototype.attachShadow;
+  const originalDescriptor = Object.getOwnPropertyDescriptor(Element.prototype, 'attachShadow');
+  const listen = EventTarget.prototype.addEventListener;
+  const unlisten = EventTarget.prototype.removeEventListener;
   const modeOf = Object.getOwnPropertyDescriptor(ShadowRoot.prototype, 'mode').get;
   const dispatch = EventTarget.prototype.dispatchEvent;
   const EventClass = Event;
@@ -31,5 +35,12 @@
     },
   }.attachShadow;
   Object.defineProperty(Element.prototype, 'attachShadow', { value: patched, writable: true, configurable: true });
-  Object.defineProperty(Element.prototype, MARK, { value: true });
+  Object.defineProperty(Element.prototype, MARK, { value: true, configurable: true });
+
+  const over = () => {
+    if (Element.prototype.attachShadow === patched) Object.defineProperty(Element.prototype, 'attachShadow', originalDescriptor);
+    delete Element.prototype[MARK];
+    unlisten.call(pageDocument, 'tabwright:task-over', over, true);
+  };
+  listen.call(pageDocument, 'tabwright:task-over', over, true);
 })();

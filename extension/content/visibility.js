@@ -33,8 +33,32 @@
 // "The viewport" is the part of this frame a person can see: the window, and for a frame inside
 // a page, only the part of it on the top window's screen (setScreen) — a tall embedded frame's
 // far end is as far out of view as the page's own.
+//
+// This file runs first, and starts the frame's scripts afresh: the scripts are taken out again
+// when the task is over or the frame's tab is not the task's (main.js), each part undoing what
+// it set up in the page (`tw.onRetire`); a second injection into a frame that has them (the
+// worker injecting as the task's registered scripts arrive) retires the first.
 (() => {
-  const tw = (globalThis.tabwright ??= {});
+  try {
+    globalThis.tabwright?.retire?.();
+  } catch {
+    // left by an extension instance that is gone
+  }
+  const tw = (globalThis.tabwright = {});
+  const undo = [];
+  /** Registers how to undo something this frame's scripts set up in the page. */
+  tw.onRetire = (fn) => { undo.push(fn); };
+  /** Takes this frame's scripts out: listeners, observers and boxes go, and the state with them. */
+  tw.retire = () => {
+    for (const fn of undo.splice(0).reverse()) {
+      try {
+        fn();
+      } catch {
+        // the rest still goes
+      }
+    }
+    if (globalThis.tabwright === tw) delete globalThis.tabwright;
+  };
 
   const RENDER_CHECK = { opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true };
 

@@ -18,8 +18,9 @@
 // after they are asked for, and the next snapshot comes first), as with a real model they are
 // drawn while it thinks: either way outside the step overhead.
 //
-// Silent frames. A task of 6 steps on a page with three frames that never answer (a document a
-// script wrote, a 204, an error page) and one that does, and on the same page without the
+// Silent frames. A task of 6 steps on a page with three frames no scripts were put in when it
+// loaded (a document a script wrote, a 204, an error page; the first look gives the first two
+// theirs, and Chrome's error page never answers) and one frame that answers, and on the same page without the
 // three, taking turns three times: the observe phase's median over each task's steps after its
 // first (the first learns which frames are silent) on both. Goal: within 20 ms of each other.
 //
@@ -626,7 +627,7 @@ row('  observe (median)', figures.phases.observe_ms_median);
 row('  act (median)', figures.phases.act_ms_median);
 row('  LLM call, client side (median)', figures.phases.llm_client_ms_median);
 row('  unattributed (median)', figures.phases.unattributed_ms_median);
-row('observe, a page with 3 silent frames (median)', figures.observe_ms_dead_frames);
+row('observe, a page with 3 scriptless frames (median)', figures.observe_ms_dead_frames);
 row('  the same page without them', figures.observe_ms_without_dead_frames);
 const deadCost = figures.observe_ms_dead_frames - figures.observe_ms_without_dead_frames;
 console.log(`${'  silent frames cost, from the second step'.padEnd(44)}${pad(deadCost.toFixed(1), 9)}${pad('≤ 20', 9)}  ${deadCost <= 20 ? 'met' : 'NOT met'}`);

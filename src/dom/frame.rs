@@ -219,6 +219,11 @@ impl FrameSnapshot {
         })
     }
 
+    /// How many child frames could not be named (their scripts never answered).
+    pub fn unread_frames(&self) -> usize {
+        self.nodes.iter().filter(|n| matches!(n, FrameNode::Frame { frame_id, .. } if *frame_id < 0)).count()
+    }
+
     /// Names each child frame by the id its token stands for (`id_of`); a token it does not
     /// know leaves the frame unnamed (-1), shown as unread.
     pub fn resolve_frames(&mut self, id_of: impl Fn(&str) -> Option<i64>) {

@@ -41,7 +41,11 @@ pub struct Stitcher {
     targets: HashMap<u32, Target>,
     /// Child-frame documents already shown, so a frame that appears later is marked new.
     seen_documents: HashSet<(i64, String)>,
-    stitches: u32,
+    /// The top document of the last stitch: on a page just loaded, nothing is new, its frames
+    /// included.
+    last_top: Option<String>,
+    /// Whether this stitch shows the same top document as the last.
+    same_top: bool,
 }
 
 impl Stitcher {
@@ -59,10 +63,11 @@ impl Stitcher {
         let Some(top) = &frames.top else {
             return Snapshot::with_elements("", "", Vec::new());
         };
+        self.same_top = self.last_top.as_deref() == Some(top.doc.as_str());
+        self.last_top = Some(top.doc.clone());
         let mut nodes = Vec::new();
         let mut entered = HashSet::new();
         self.add_frame(0, top, 0, (0.0, 0.0), frames, &mut nodes, &mut entered);
-        self.stitches += 1;
         Snapshot { url: top.url.clone(), title: top.title.clone(), scroll: top.scroll, nodes: fold_wrappers(nodes) }
     }
 
@@ -83,10 +88,10 @@ impl Stitcher {
         entered: &mut HashSet<i64>,
     ) {
         entered.insert(frame_id);
-        // A child frame's document shown for the first time after the first step is new as a
+        // A child frame's document shown for the first time on a page seen before is new as a
         // whole (a payment frame that appeared after a click).
         let document = (frame_id, snapshot.doc.clone());
-        let all_new = frame_id != 0 && self.stitches > 0 && !self.seen_documents.contains(&document);
+        let all_new = frame_id != 0 && self.same_top && !self.seen_documents.contains(&document);
         if frame_id != 0 {
             self.seen_documents.insert(document);
         }
@@ -289,6 +294,21 @@ mod tests {
         assert!(page.elements().filter(|e| e.tag != "input").all(|e| !e.is_new));
         let page = stitcher.stitch(&later);
         assert!(page.elements().all(|e| !e.is_new));
+    }
+
+    #[test]
+    fn on_a_page_just_loaded_its_frames_are_not_new() {
+        let mut frames = FrameSet {
+            top: Some(frame("start", "https://a/", json!([{"d": 0, "i": 1, "tag": "a", "text": "Go"}]))),
+            ..Default::default()
+        };
+        let mut stitcher = Stitcher::new();
+        stitcher.stitch(&frames);
+        // The tab moved on to a page with a frame: a new top document.
+        frames.top = Some(top_with_frame());
+        frames.children.insert(5, card_frame("c1"));
+        let page = stitcher.stitch(&frames);
+        assert!(page.elements().all(|e| !e.is_new), "{:?}", page.nodes);
     }
 
     #[test]

@@ -50,6 +50,8 @@ const MAX_FRAMES: usize = crate::dom::limits::MAX_FRAMES;
 const NETWORK_QUIET_MS: f64 = 500.0;
 /// …or after this long, whatever it does (pages that poll or stream never go quiet).
 const NETWORK_SETTLE_CAP_MS: f64 = 3_000.0;
+/// The page says how its network is doing within this long, or is not asked again.
+const NETWORK_ASK_MS: u32 = 1_000;
 /// How long a script click may take to show an effect before a new tab or navigation is
 /// looked for, and then a trusted click is tried.
 const NEW_TAB_GRACE_MS: f64 = 300.0;
@@ -107,6 +109,8 @@ pub struct ChromeBrowser {
     latest_look: Rc<RefCell<Option<Vec<Tab>>>>,
     debugger: Debugger,
     grouping: Rc<Grouping>,
+    /// The top document whose frames lacking scripts were given them (see `read_page`).
+    frames_completed: Option<String>,
 }
 
 /// Tabs waiting to join the "Tabwright" tab group, joined one after another off the task's
@@ -165,6 +169,7 @@ impl ChromeBrowser {
             latest_look: Rc::default(),
             debugger: Debugger::default(),
             grouping: Rc::default(),
+            frames_completed: None,
         }
     }
 
@@ -176,6 +181,11 @@ impl ChromeBrowser {
             }
         }
         self
+    }
+
+    /// The task's tabs, the current one among them.
+    pub fn task_tabs(&self) -> &[i32] {
+        &self.tabs
     }
 
     async fn tab(&self) -> Result<Tab, BrowserError> {
@@ -261,6 +271,7 @@ impl ChromeBrowser {
             self.stitcher = Stitcher::new();
             self.frame_waits.forget();
         }
+        chrome::set_task_tabs(&self.tabs);
         Ok(joined)
     }
 
@@ -345,12 +356,27 @@ impl ChromeBrowser {
         }
     }
 
-    /// Waits until the tab's network has been quiet for a moment, capped.
+    /// How the current tab's requests are doing, as its top frame counts them (content/main.js,
+    /// `network`): how long they have been quiet (0 while one is in flight) and when one last
+    /// started (ms since the epoch). None when the page cannot say (it is loading, or has no
+    /// script yet).
+    async fn network_state(&self) -> Option<(f64, f64)> {
+        let request = ContentRequest::Network { v: PROTOCOL_VERSION };
+        let reply =
+            super::timeout::within(NETWORK_ASK_MS, chrome::send_to_frame(self.tab_id, 0, &request)).await?.ok()?;
+        let result = from_js::<ContentReply>(reply).ok()?.result?;
+        Some((result["quiet_ms"].as_f64()?, result["last_request_at"].as_f64().unwrap_or(0.0)))
+    }
+
+    /// Waits until the tab's network has been quiet for a moment, capped; not at all when the
+    /// page cannot say.
     async fn wait_for_quiet_network(&self) {
-        chrome::watch_network(self.tab_id);
         let deadline = now_ms() + NETWORK_SETTLE_CAP_MS;
-        while chrome::network_quiet_ms(self.tab_id) < NETWORK_QUIET_MS && now_ms() < deadline {
-            TimeoutFuture::new(POLL_MS).await;
+        while now_ms() < deadline {
+            match self.network_state().await {
+                Some((quiet, _)) if quiet < NETWORK_QUIET_MS => TimeoutFuture::new(POLL_MS).await,
+                _ => break,
+            }
         }
     }
 
@@ -552,6 +578,18 @@ impl ChromeBrowser {
         self.note_reply(0, &reply);
         let mut top = snapshot_of(reply)?;
         top.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
+        // Frames that did not answer may have no scripts: registered ones never reach a
+        // document a script wrote into a blank frame (a rich-text editor's). They get them
+        // once per page, and the top frame is read again, which now hears from them.
+        if top.unread_frames() > 0 && self.frames_completed.as_deref() != Some(top.doc.as_str()) {
+            self.frames_completed = Some(top.doc.clone());
+            if chrome::inject_where_missing(self.tab_id).await.unwrap_or(0) > 0 {
+                let reply = self.ask_frame(0, &request).await?;
+                self.note_reply(0, &reply);
+                top = snapshot_of(reply)?;
+                top.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
+            }
+        }
         // Each child frame is told where the top window's screen lies in its own coordinates:
         // its content box starts at the sum of the placeholders' positions on the way down.
         let top_size = top.viewport;
@@ -760,7 +798,6 @@ impl Browser for ChromeBrowser {
             Some(all) => self.refresh_tabs_from(all, false).map(|_| ())?,
             None => self.refresh_tabs(false).await.map(|_| ())?,
         }
-        chrome::watch_network(self.tab_id);
         // The look at every tab just taken also tells whether this one has finished loading.
         let tab = match find_tab(&self.seen_tabs, self.tab_id) {
             Some(tab) if tab.status.as_deref() == Some("complete") => tab,
@@ -843,6 +880,7 @@ impl Browser for ChromeBrowser {
             .ok_or_else(|| BrowserError::Navigation { url: url.into(), reason: "Chrome opened no tab".into() })?;
         if !self.tabs.contains(&id) {
             self.tabs.push(id);
+            chrome::set_task_tabs(&self.tabs);
         }
         group_later(&self.grouping, [id]);
         self.make_current(id).await;
@@ -881,6 +919,7 @@ impl Browser for ChromeBrowser {
         self.debugger.release(tab_id).await;
         chrome::remove_tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
         self.tabs.retain(|&id| id != tab_id);
+        chrome::set_task_tabs(&self.tabs);
         if tab_id != self.tab_id {
             return Ok(None);
         }
@@ -932,7 +971,7 @@ impl Browser for ChromeBrowser {
         }
         // A slow handler may have reacted after all: it sent a request, or changed the page
         // while the network settled. Clicking again would do its work twice.
-        if chrome::network_last_request_ms(self.tab_id) >= self.action_started {
+        if self.network_state().await.is_some_and(|(_, last_request)| last_request >= self.action_started) {
             return Ok(effect);
         }
         let late = self
@@ -1170,13 +1209,12 @@ impl Browser for ChromeBrowser {
         for (tab_id, frame_id) in std::mem::take(&mut self.highlighted) {
             clear_highlights(tab_id, frame_id).await;
         }
-        // Every frame of the task's tabs: the pages' dialogs are the person's again.
-        let over = ContentRequest::TaskOver { v: PROTOCOL_VERSION };
-        for &tab_id in &self.tabs {
-            let _ = super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_tab(tab_id, &over)).await;
+        // Nothing more goes into pages, and every frame with the scripts takes them out: the
+        // page's own functions and dialogs are the person's again.
+        if let Err(e) = chrome::end_page_scripts().await {
+            web_sys::console::warn_1(&format!("Tabwright could not take its scripts out of the pages: {e}").into());
         }
         self.debugger.release_all().await;
-        chrome::unwatch_network();
         chrome::close_content_ports();
     }
 }

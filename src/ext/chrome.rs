@@ -21,8 +21,6 @@ extern "C" {
     fn tabs_update(tab_id: i32, props: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
     fn tabs_create(props: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = sendMessage, catch)]
-    fn tabs_send_message(tab_id: i32, message: &JsValue, options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "scripting"], js_name = executeScript, catch)]
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "local"], js_name = get, catch)]
@@ -31,8 +29,6 @@ extern "C" {
     fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo, catch)]
     fn runtime_get_platform_info() -> Result<Promise, JsValue>;
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest, catch)]
-    fn runtime_get_manifest() -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = get, catch)]
     fn storage_session_get(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set, catch)]
@@ -62,17 +58,9 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = sendCommand, catch)]
     fn debugger_send_command(target: &JsValue, method: &str, params: &JsValue) -> Result<Promise, JsValue>;
     // Kept by the background module (listeners must be registered there): why Chrome detached
-    // the debugger from a tab, and how long a tab's network has been quiet.
+    // the debugger from a tab.
     #[wasm_bindgen(js_namespace = tabwrightDebugger, js_name = detachReason, catch)]
     fn debugger_detach_reason(tab_id: i32) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = watch, catch)]
-    fn network_watch(tab_id: i32) -> Result<(), JsValue>;
-    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = unwatchAll, catch)]
-    fn network_unwatch_all() -> Result<(), JsValue>;
-    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = idleMs, catch)]
-    fn network_idle_ms(tab_id: i32) -> Result<f64, JsValue>;
-    #[wasm_bindgen(js_namespace = tabwrightNetwork, js_name = lastRequestAt, catch)]
-    fn network_last_request_at(tab_id: i32) -> Result<f64, JsValue>;
     // Requests to a frame's content script over the port kept open to it (content-channel.js).
     #[wasm_bindgen(js_namespace = tabwrightContent, js_name = ask, catch)]
     fn content_ask(tab_id: i32, frame_id: f64, message: &JsValue) -> Result<Promise, JsValue>;
@@ -86,6 +74,17 @@ extern "C" {
     fn frames_worker_instance() -> Result<String, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightFrames, js_name = frameIdOf, catch)]
     fn frames_frame_id_of(tab_id: i32, token: &str) -> Result<f64, JsValue>;
+    // What goes into web pages, only while a task runs (extension/page-scripts.js).
+    #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = begin, catch)]
+    fn page_scripts_begin(tab_ids: Vec<i32>) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = setTabs, catch)]
+    fn page_scripts_set_tabs(tab_ids: Vec<i32>) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = end, catch)]
+    fn page_scripts_end() -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = inject, catch)]
+    fn page_scripts_inject(tab_id: i32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = injectWhereMissing, catch)]
+    fn page_scripts_inject_where_missing(tab_id: i32) -> Result<Promise, JsValue>;
 }
 
 /// A tab as far as Tabwright cares.
@@ -253,26 +252,6 @@ pub fn debugger_detached(tab_id: i32) -> Option<String> {
     debugger_detach_reason(tab_id).ok().and_then(|r| r.as_string())
 }
 
-/// Starts counting the tab's network requests, for waiting on a quiet network.
-pub fn watch_network(tab_id: i32) {
-    let _ = network_watch(tab_id);
-}
-
-pub fn unwatch_network() {
-    let _ = network_unwatch_all();
-}
-
-/// Milliseconds since the tab's last network activity; 0 while requests are in flight.
-/// Without the tracker (it failed to load), the network counts as quiet.
-pub fn network_quiet_ms(tab_id: i32) -> f64 {
-    network_idle_ms(tab_id).unwrap_or(f64::INFINITY)
-}
-
-/// When (ms since the epoch) the tab last started a network request; 0 if never seen.
-pub fn network_last_request_ms(tab_id: i32) -> f64 {
-    network_last_request_at(tab_id).unwrap_or(0.0)
-}
-
 /// Injects extension files into the top frame of a tab (ISOLATED world).
 pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<(), String> {
     let injection = serde_json::json!({"target": {"tabId": tab_id, "frameIds": [0]}, "files": files});
@@ -307,55 +286,35 @@ pub fn close_content_ports() {
     let _ = content_close_all();
 }
 
-/// Sends `message` to every frame of the tab.
-pub async fn send_to_tab<T: Serialize>(tab_id: i32, message: &T) -> Result<JsValue, String> {
-    settle(tabs_send_message(tab_id, &to_js(message), &JsValue::UNDEFINED)).await
+/// A task starts, or continues after a worker restart, in these tabs: every document that
+/// loads from now on gets the content scripts (extension/page-scripts.js says which, and why
+/// only while a task runs).
+pub async fn begin_page_scripts(tab_ids: &[i32]) -> Result<(), String> {
+    settle(page_scripts_begin(tab_ids.to_vec())).await.map(|_| ())
 }
 
-/// A group of content scripts the manifest declares: its files, in order, and the world they
-/// run in (`ISOLATED` or `MAIN`). The manifest is the one list of them.
-pub struct ContentScripts {
-    pub files: Vec<String>,
-    pub world: String,
+/// The task's tabs changed: frames loading in them keep the scripts, frames elsewhere take
+/// them out.
+pub fn set_task_tabs(tab_ids: &[i32]) {
+    let _ = page_scripts_set_tabs(tab_ids.to_vec());
 }
 
-pub fn content_scripts() -> Result<Vec<ContentScripts>, String> {
-    let manifest: serde_json::Value = from_js(runtime_get_manifest().map_err(|e| js_error_text(&e))?)?;
-    let groups: Vec<ContentScripts> = manifest
-        .get("content_scripts")
-        .and_then(|v| v.as_array())
-        .map(|groups| {
-            groups
-                .iter()
-                .map(|g| ContentScripts {
-                    files: g["js"]
-                        .as_array()
-                        .map(|f| f.iter().filter_map(|f| f.as_str().map(String::from)).collect())
-                        .unwrap_or_default(),
-                    world: g["world"].as_str().unwrap_or("ISOLATED").to_string(),
-                })
-                .filter(|g| !g.files.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    if groups.is_empty() {
-        return Err("the manifest declares no content scripts".into());
-    }
-    Ok(groups)
+/// No task runs: documents that load from now on get nothing.
+pub async fn end_page_scripts() -> Result<(), String> {
+    settle(page_scripts_end()).await.map(|_| ())
 }
 
-/// Injects the content scripts into every frame of the tab (for tabs opened before the
-/// extension was installed or reloaded, where the manifest's content scripts never ran).
+/// Injects the content scripts into every frame of the tab: its pages loaded before the task
+/// began (or before the extension was loaded), and have none.
 pub async fn inject_content_scripts(tab_id: i32) -> Result<(), String> {
-    for group in content_scripts()? {
-        let injection = serde_json::json!({
-            "target": {"tabId": tab_id, "allFrames": true},
-            "files": group.files,
-            "world": group.world,
-        });
-        settle(scripting_execute_script(&to_js(&injection))).await?;
-    }
-    Ok(())
+    settle(page_scripts_inject(tab_id)).await.map(|_| ())
+}
+
+/// Injects the content scripts into the frames of the tab that have none (a document a script
+/// wrote into a blank frame); how many did.
+pub async fn inject_where_missing(tab_id: i32) -> Result<u32, String> {
+    let count = settle(page_scripts_inject_where_missing(tab_id)).await?;
+    Ok(count.as_f64().unwrap_or(0.0) as u32)
 }
 
 /// The `settings` object the options page stores, or null.

@@ -555,6 +555,7 @@ fn launch(
             let _ = broadcast.call3(&JsValue::NULL, &to_js(&event), &JsValue::from(seq as u32), &task_id);
         }
     };
+    let tabs = browser.task_tabs().to_vec();
     let ports = Ports {
         browser,
         transport: FetchTransport { timeout_ms: settings.llm.timeout_s.saturating_mul(1000) },
@@ -582,6 +583,12 @@ fn launch(
         let running = running.clone();
         wasm_bindgen_futures::spawn_local(async move {
             chrome::start_alarm(WAKE_ALARM, 0.5).await;
+            // Pages get the content scripts only while the task runs (its end takes them out:
+            // `ChromeBrowser::finish`). Without the registration, each page gets them when the
+            // task first looks at it, later than its own scripts.
+            if let Err(e) = chrome::begin_page_scripts(&tabs).await {
+                web_sys::console::warn_1(&format!("Tabwright could not register its page scripts: {e}").into());
+            }
             let history = agent.run().await;
             conversation.borrow_mut().push(history.as_previous());
             running.set(false);
@@ -695,6 +702,8 @@ async fn restore(broadcast: js_sys::Function) -> bool {
             let event = AgentEvent::TaskFinished { v: V, end, steps: history.len() as u32, usage, cost_usd };
             slot.events.borrow_mut().push(event.clone());
             slot.running.set(false);
+            // The stopped worker's registration goes with the task.
+            let _ = chrome::end_page_scripts().await;
             let seq = slot.events.borrow().len() - 1;
             save_events_page(saved.task_id.clone(), slot.events.clone(), seq).await;
             let _ = broadcast.call3(

@@ -130,16 +130,38 @@ test('a cursor-pointer card is one element; a link inside it is its own; inherit
 });
 
 test('a div with only an addEventListener click handler is indexed, and clicking it works', async () => {
-  const page = await o.open('click-listener.html');
-  const state = await o.look(page);
-  assertIndexed(state, 'Div with a click listener');
-  assertIndexed(state, 'Div with an onclick property');
-  assertNotIndexed(state, 'Div without any listener');
-
-  const { final } = await o.actUntil(page, 'Click the listening div', /Listener div was clicked/,
-    (s) => [{ click: { index: findIndex(s, 'Div with a click listener') } }]);
-  assert.match(final, /Finished\./);
+  // Loaded while the task runs: the page's world has the task's listener record from its start.
+  const { page, states } = await o.loadDuringTask('click-listener.html', {
+    doneWhen: /Listener div was clicked/,
+    act: (s) => [{ click: { index: findIndex(s, 'Div with a click listener') } }],
+  });
+  assertIndexed(states[0], 'Div with a click listener');
+  assertIndexed(states[0], 'Div with an onclick property');
+  assertNotIndexed(states[0], 'Div without any listener');
   assert.equal(await page.textContent('#result'), 'Listener div was clicked');
+  await page.close();
+});
+
+test('on a page loaded before the task, the on-click properties it set are found, and so is a listener it adds during the task', async () => {
+  const page = await o.open('click-listener.html');
+  await page.evaluate(() => {
+    // Added once the task's scripts are in the page (its first look injects them).
+    const timer = setInterval(() => {
+      if (!EventTarget.prototype[Symbol.for('tabwright.page-listeners')]) return;
+      clearInterval(timer);
+      const late = document.createElement('div');
+      late.textContent = 'Div given a listener during the task';
+      late.addEventListener('click', () => { document.getElementById('result').textContent = 'Late div was clicked'; });
+      document.body.append(late);
+    }, 20);
+  });
+  const { states } = await o.actUntil(page, 'Click the late div', /Late div was clicked/, (s) => {
+    const index = findIndex(s, 'Div given a listener during the task');
+    return index === null ? [{ wait: { seconds: 1 } }] : [{ click: { index } }];
+  });
+  assertIndexed(states[0], 'Div with an onclick property');
+  assertNotIndexed(states[0], 'Div without any listener');
+  assert.equal(await page.textContent('#result'), 'Late div was clicked');
   await page.close();
 });
 
@@ -199,12 +221,12 @@ test('a scrollable container is indexed with how far it scrolls, and does not sw
 
 test('an infinite-scroll list: indices stay, new items are marked new, scroll is reported', async () => {
   const page = await o.open('infinite-scroll.html');
-  const first = await o.look(page);
+  const { states } = await o.actUntil(page, 'Scroll to the end of the feed', />Post number 11$/m,
+    () => [{ scroll: { down: true, pages: 10, index: null } }]);
+  const first = states[0];
   assert.match(pageOf(first), /^\.\.\. \d+ px below \.\.\.$/m);
   const post1 = assertIndexed(first, '>Post number 1');
-  await page.evaluate(() => scrollTo(0, document.body.scrollHeight));
-  await page.waitForFunction(() => document.querySelectorAll('.post').length >= 20);
-  const second = await o.look(page);
+  const second = states.find((s) => />Post number 11$/m.test(pageOf(s)));
   assert.match(pageOf(second), /^\.\.\. \d+ px above \.\.\.$/m);
   const post11 = assertIndexed(second, '>Post number 11');
   assert.match(post11, /^\*\[/, 'a post loaded since the last step is marked new');

@@ -6,6 +6,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startObserver, pageOf } from './lib/observe.mjs';
 import { findIndex } from './lib/state.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { runTask } from './lib/harness.mjs';
 
 let o;
 
@@ -35,14 +37,51 @@ async function inContentWorld(page, expression) {
   }
 }
 
+/** Runs `work` while a task holds `page` (the content scripts are in a page only while a task
+ * runs): the task's model waits for it to finish before answering. */
+async function whileTaskHolds(page, work) {
+  let started;
+  const looking = new Promise((r) => { started = r; });
+  let release;
+  const held = new Promise((r) => { release = r; });
+  o.setPolicy(async () => {
+    started();
+    await held;
+    return answer('Done', [{ done: { text: 'Finished.', success: true } }]);
+  });
+  try {
+    await o.panel.bringToFront();
+    await page.bringToFront();
+    await runTask(o.panel, 'Hold the page');
+    await looking;
+    return await work();
+  } finally {
+    release();
+    o.setPolicy(null);
+    await o.panel.locator('#log .final').last().waitFor({ timeout: 30_000 }).catch(() => {});
+  }
+}
+
 test('a look after a click shows the page as it is when asked, read ahead or not', async () => {
   const page = await o.open('read-ahead.html');
-  const { states } = await o.actUntil(page, 'Show the note, add an item, then show more', /More shown/, (state) => {
+  // How many looks were read ahead, asked of the content scripts before the task ends.
+  let used = null;
+  o.setPolicy(async (state) => {
+    if (/More shown/.test(state)) {
+      used = await inContentWorld(page, 'tabwright.aheadUsed ?? 0');
+      return answer('Finish', [{ done: { text: 'Finished.', success: true } }]);
+    }
     const step = !state.includes('Note shown') ? 'Show note' : !state.includes('Item added') ? 'Add an item' : 'Show more';
     const index = findIndex(state, `>${step}`);
     assert.ok(index !== null, `"${step}" is offered:\n${pageOf(state)}`);
-    return [{ click: { index } }];
+    return answer('Act on the page', [{ click: { index } }]);
   });
+  let states;
+  try {
+    ({ states } = await o.run(page, 'Show the note, add an item, then show more'));
+  } finally {
+    o.setPolicy(null);
+  }
   assert.equal(states.length, 4, `three clicks, then done:\n${states.map(pageOf).join('\n---\n')}`);
   assert.match(pageOf(states[1]), /Note shown/);
   // The item the click added is marked new, and only in the look right after it.
@@ -52,14 +91,13 @@ test('a look after a click shows the page as it is when asked, read ahead or not
   // Clicks that changed the page in place, with nothing moving after them: their looks were
   // read ahead (a click within half a second of the page's last request waits for the network
   // to be quiet, and is read again).
-  const used = await inContentWorld(page, 'tabwright.aheadUsed ?? 0');
   assert.ok(used >= 1, `a look was read ahead (${used})`);
 });
 
 test('a snapshot read ahead is dropped when the page changes, scrolls, or the request differs', async () => {
   const page = await o.open('read-ahead.html');
   await page.setViewportSize({ width: 800, height: 300 });
-  const outcome = await inContentWorld(page, `(async () => {
+  const outcome = await whileTaskHolds(page, () => inContentWorld(page, `(async () => {
     const tw = globalThis.tabwright;
     const wanted = { viewportExpansion: 500, screen: null };
     const taken = async (change, request = wanted) => {
@@ -94,7 +132,7 @@ test('a snapshot read ahead is dropped when the page changes, scrolls, or the re
     const next = await tw.snapshot(wanted);
     results.stillNew = next.nodes.some((n) => n.new === true && n.tag === 'button' && /Added later/.test(n.text ?? ''));
     return results;
-  })()`);
+  })()`));
   assert.deepEqual(outcome, {
     untouched: true,
     afterATick: true,

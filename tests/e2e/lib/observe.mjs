@@ -47,6 +47,29 @@ export async function startObserver(settings = {}) {
       const { states } = await this.run(page);
       return states[0];
     },
+    /** Opens a tab on a start page and runs a task whose model navigates it to fixture
+     * `name`, so the page loads while the task runs (with the scripts a task registers, from
+     * the document's start); then, if `act` is given, repeats `act(state)` until the state text
+     * matches `doneWhen`. Returns {page, states}: the tab, and every state text sent from the
+     * first that shows the fixture. */
+    async loadDuringTask(name, { act = null, doneWhen = null } = {}) {
+      const page = await h.openFixture('start.html');
+      const url = `${h.fixtures.url}/${name}`;
+      const finish = answer('Finish', [{ done: { text: 'Finished.', success: true } }]);
+      world.setPolicy((state) => {
+        if (!state.includes(`URL: ${url}`)) return answer('Open the page', [{ navigate: { url } }]);
+        if (!act || doneWhen?.test(state)) return finish;
+        return answer('Act on the page', act(state));
+      });
+      try {
+        const { states } = await this.run(page, 'Open the page and work on it');
+        const first = states.findIndex((s) => s.includes(`URL: ${url}`));
+        if (first < 0) throw new Error(`the task never saw ${url}:\n${states.join('\n---\n')}`);
+        return { page, states: states.slice(first) };
+      } finally {
+        world.setPolicy(null);
+      }
+    },
     close: world.close,
   };
 }
