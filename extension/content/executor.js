@@ -72,7 +72,7 @@
   /** The point a real click should aim at, in this frame's viewport: the centre of the part of
    * the element inside the viewport, or failing that the first uncovered centre of its four
    * quarters (a sticky header or a badge over the middle of a row), or of its line boxes (a
-   * link that wraps). */
+   * link that wraps), or of its first words (a link around blocks). */
   function aimAt(el) {
     const rect = el.getBoundingClientRect();
     const left = Math.max(rect.left, 0);
@@ -92,8 +92,8 @@
       if (reaches(el, p.x, p.y)) return result(p, false);
     }
     // A link that wraps over two lines: the middle of its box may be the paragraph's own words,
-    // the middle of one of its lines is the link.
-    for (const line of tw.lineBoxes(el)) {
+    // the middle of one of its lines is the link. A link around blocks: its words.
+    for (const line of [...tw.lineBoxes(el), ...tw.wordBoxes(el)]) {
       const p = { x: (line.left + line.right) / 2, y: (line.top + line.bottom) / 2 };
       if (p.x >= 0 && p.y >= 0 && p.x < innerWidth && p.y < innerHeight && reaches(el, p.x, p.y)) return result(p, false);
     }

@@ -20,7 +20,9 @@
 //                           slot's element), so a modal or sticky header covering it hides it.
 //                           An inline element that wraps over lines (a long link in a paragraph)
 //                           is tested in each of its line boxes: the centre of its bounding box
-//                           may lie on the paragraph's own words. Shadow aware: the test asks the
+//                           may lie on the paragraph's own words; and an inline element around
+//                           blocks (a menu link holding divs), whose row box may be covered in
+//                           its empty part, at its first words. Shadow aware: the test asks the
 //                           element's own root. Elements outside the real viewport cannot be
 //                           hit-tested and count as top-most.
 //   isUncovered(el, rect) — the same for text: a hit on the element, inside it, or on one of its
@@ -29,6 +31,7 @@
 //                           everything else inert.
 //   visibleRegion()       — the visible part of the frame, in its own coordinates.
 //   lineBoxes(el)         — the line boxes of an element that wraps, for aiming a real click.
+//   wordBoxes(el)         — the boxes of its first words, likewise, for an element of several boxes.
 //
 // "The viewport" is the part of this frame a person can see: the window, and for a frame inside
 // a page, only the part of it on the top window's screen (setScreen) — a tall embedded frame's
@@ -174,13 +177,48 @@
    * them); an empty list for an element of one box. */
   tw.lineBoxes = (el) => lineBoxes(el, null);
 
+  // How many of an element's words are tried, and how far into its text to look for them.
+  const MAX_WORD_BOXES = 3;
+  const MAX_TEXT_NODES = 40;
+
+  /** The boxes of the first few runs of words of an element of several boxes, cut to `clip`
+   * (null: none). An inline element around blocks (a menu link holding a div of words) has as
+   * its own boxes an empty line before the blocks, one spanning the whole row and an empty one
+   * after: the row's points may lie on anything drawn over its empty part, and a person aims
+   * at the words. */
+  function wordBoxes(el, clip) {
+    if (el.getClientRects().length < 2) return [];
+    const boxes = [];
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let i = 0; i < MAX_TEXT_NODES && boxes.length < MAX_WORD_BOXES; i++) {
+      const node = walker.nextNode();
+      if (!node) break;
+      if (!node.data.trim()) continue;
+      range.selectNodeContents(node);
+      const r = range.getBoundingClientRect();
+      const box = clip
+        ? { left: Math.max(r.left, clip.left), top: Math.max(r.top, clip.top), right: Math.min(r.right, clip.right), bottom: Math.min(r.bottom, clip.bottom) }
+        : r;
+      if (box.right - box.left >= 1 && box.bottom - box.top >= 1) boxes.push(box);
+    }
+    return boxes;
+  }
+
+  /** The boxes of an element's first words when it is made of several boxes (executor.js aims
+   * real clicks at them when its own boxes are covered); an empty list otherwise. */
+  tw.wordBoxes = (el) => wordBoxes(el, null);
+
   function hitTest(el, rect, accept) {
     if (!probePoints(rect)) return true; // outside the real viewport: nothing to test against
     // The box's own points first; an element that wraps over lines is tested in its line
-    // boxes only when those miss (most elements are one box, and one probe is cheaper).
+    // boxes only when those miss (most elements are one box, and one probe is cheaper), and
+    // then at its first words.
     if (hitAt(el, probePoints(rect), accept)) return true;
     const lines = lineBoxes(el, rect).flatMap((box) => probePoints(box) ?? []);
-    return lines.length > 0 && hitAt(el, lines, accept);
+    if (lines.length > 0 && hitAt(el, lines, accept)) return true;
+    const words = wordBoxes(el, rect).flatMap((box) => probePoints(box)?.slice(0, 1) ?? []);
+    return words.length > 0 && hitAt(el, words, accept);
   }
 
   function hitAt(el, points, accept) {

@@ -69,6 +69,19 @@ test('a link that wraps over two lines is indexed, and a real click aimed at one
   await page.close();
 });
 
+test('a link around blocks whose row is covered in the middle is indexed by its words, and a real click aims at them', async () => {
+  const page = await o.open('block-link-covered.html');
+  const state = await o.look(page);
+  assert.match(assertIndexed(state, 'Product categories'), /<a\b/);
+  assert.match(assertIndexed(state, 'Picked for you'), /<a\b/);
+  // This one answers only trusted clicks: the worker's real click has to land on its words.
+  const { states } = await o.actUntil(page, 'Open the picks', /Title: Opened the picks/,
+    (s) => [{ click: { index: findIndex(s, 'Picked for you') } }]);
+  assert.equal(await page.title(), 'Opened the picks');
+  assert.match(states.at(-1), /repeated as a real mouse click/);
+  await page.close();
+});
+
 test('transparent links over cards are indexed with their words; a transparent link clicks pass through is not', async () => {
   const page = await o.open('stretched-links.html');
   const state = await o.look(page);

@@ -66,6 +66,9 @@ const PAGES = {
   'www.spektrum.de': [/^<input\b.*placeholder=Suche/, /^<a\b.*>Magazine$/, /^<a\b.*>Archiv$/, /^<a\b.*>Service$/],
   // A shop's product grid: a product link whose picture and name wrap over two lines.
   'www.sanwa.co.jp': [/^<a\b.*>ダイレクトショップ$/, /^<a\b.*>ビーコン内蔵チェア/, /^<a\b.*>オフィス向けデスク/],
+  // A menu whose links hold blocks (an icon, a title, a description), each row's middle under an
+  // SVG sprite the unstyled page draws large: each entry is its own link.
+  'www.elecom.co.jp': [/^<a\b.*>.*製品情報.* エレコム製品/, /^<a\b.*>.*製品カテゴリ一覧.* 製品のカテゴリー/, /^<a\b.*>.*ピックアップ.* 数ある製品/],
 };
 
 for (const [site, patterns] of Object.entries(PAGES)) {
