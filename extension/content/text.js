@@ -39,8 +39,9 @@
   }
 
   /** The name a label elsewhere gives `el`: the elements `aria-labelledby` names (in its tree
-   * scope), else its `<label>`s (`for`, or wrapped around it) without the text of the control
-   * itself. Empty when none. */
+   * scope), else, unless its own `aria-label` names it (which comes first in the accessible name
+   * computation: a search box's label often wraps its suggestions too), its `<label>`s (`for`,
+   * or wrapped around it) without the text of the control itself. Empty when none. */
   tw.labelOf = function labelOf(el) {
     const by = el.getAttribute('aria-labelledby');
     if (by) {
@@ -53,6 +54,7 @@
       const name = fold(parts.join(' '));
       if (name) return name;
     }
+    if (fold(el.getAttribute('aria-label'))) return '';
     if (LABELABLE.has(el.localName) && el.labels?.length) {
       const names = [...el.labels].map((label) => {
         // The label's words without those of the control inside it (its value, its options).

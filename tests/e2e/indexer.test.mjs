@@ -286,8 +286,11 @@ test('highlights number the elements during a task, never take a click, and go w
 test('a label and its visible input are one interaction; a custom switch is clicked through its label; a transparent upload input is offered', async () => {
   const page = await o.open('label-and-checkbox.html');
   const state = await o.look(page);
-  assertIndexed(state, 'placeholder=you@example.com');
+  assert.match(assertIndexed(state, 'placeholder=you@example.com'), /label=Email\b/, 'a field is named by its label');
   assertNotIndexed(state, 'Email');
+  // An aria-label names a field before any <label> does (accessible name computation).
+  const search = assertIndexed(state, "aria-label='Search or jump to'");
+  assert.doesNotMatch(search, /label='?In this|All GitHub/, `the label around it does not name it: ${search}`);
   const label = assertIndexed(state, 'Send me news');
   assert.match(label, /<label>/, 'the label of the invisible checkbox is what gets a number');
   assert.match(assertIndexed(state, 'aria-label=Photo'), /<input type=file/);
