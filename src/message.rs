@@ -168,6 +168,7 @@ pub(crate) mod tests {
             http("https://api.openai.com/v1/chat/completions", 418, "I'm a teapot"),
             LlmError::Refusal("I can't help with that.".into()),
             LlmError::Truncated,
+            LlmError::ContextWindowExceeded,
             LlmError::Malformed("expected value at line 1 column 1".into()),
             LlmError::FallbackFailed {
                 model: "a".into(),

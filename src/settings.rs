@@ -60,7 +60,8 @@ pub struct StoredLlm {
     /// Headers sent with every request, `{"name": "value"}` (a gateway's own key, OpenRouter's
     /// `HTTP-Referer`, …). A header the provider's format also sets is replaced.
     pub extra_headers: BTreeMap<String, String>,
-    /// Azure OpenAI's `api-version` (required there, e.g. `2024-10-21`); other providers ignore it.
+    /// Azure OpenAI's `api-version` (required with the resource's endpoint, e.g. `2024-10-21`; not
+    /// with the v1 base URL); other providers ignore it.
     pub api_version: String,
     /// Tried once when the model fails in a way another model may not (see `LlmClient`); empty = none.
     pub fallback_model: String,
@@ -348,6 +349,13 @@ impl std::fmt::Display for LlmPart {
     }
 }
 
+/// Whether an Azure OpenAI base URL is of the v1 form (`https://NAME.openai.azure.com/openai/v1`):
+/// the model goes in the request body and no `api-version` is needed; the other form is the
+/// resource's endpoint, with the deployment and an `api-version` in each request's URL.
+pub fn is_azure_v1_url(base_url: &str) -> bool {
+    base_url.trim().trim_end_matches('/').to_ascii_lowercase().ends_with("/openai/v1")
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
     #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's options (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
@@ -373,7 +381,7 @@ pub enum SettingsError {
     BadDomain(String),
     #[error("Your API key was kept only until the browser closed, so it is gone now. Enter it again in Tabwright's options (or untick \"Keep API keys only until the browser closes\" there to keep it).")]
     SessionKeyGone,
-    #[error("Azure OpenAI needs an API version. Set it in Tabwright's options, e.g. 2024-10-21.")]
+    #[error("Azure OpenAI needs an API version with the resource's endpoint as base URL. Set it in Tabwright's options, e.g. 2024-10-21, or use the v1 base URL (https://YOUR-RESOURCE.openai.azure.com/openai/v1), which needs none.")]
     NoApiVersion,
     #[error("The extra LLM header \"{0}\" is not valid: a name is letters, digits and - (such as HTTP-Referer), and a value is one line. Fix it in Tabwright's options.")]
     BadHeader(String),
@@ -460,7 +468,7 @@ impl StoredSettings {
         };
         let optional = |text: &str| Some(text.trim().to_string()).filter(|t| !t.is_empty());
         let api_version = optional(&self.llm.api_version);
-        if provider == Provider::AzureOpenAi && api_version.is_none() {
+        if provider == Provider::AzureOpenAi && api_version.is_none() && !is_azure_v1_url(&base_url) {
             return Err(SettingsError::NoApiVersion);
         }
         Ok(Settings {

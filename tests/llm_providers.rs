@@ -194,6 +194,35 @@ fn azure_puts_the_deployment_and_version_in_the_url_and_the_key_in_api_key() {
     assert_eq!(body(&http)["response_format"]["type"], "json_schema");
 }
 
+/// A server that answers `message.content` as a list of parts: Mistral's reasoning models send
+/// `[{type: "thinking", thinking: [...]}, {type: "text", text}]` (its OpenAPI's ThinkChunk and
+/// TextChunk; the shape as reported in spring-projects/spring-ai#5019).
+#[test]
+fn content_given_as_parts_is_read() {
+    let c = parse(Provider::OpenAiCompatible, "openai/content_parts.json").unwrap();
+    assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
+    assert!(!c.content.contains("first thing to open"), "the reasoning is not the answer: {}", c.content);
+    assert_eq!(c.usage, Usage { input_tokens: 1512, output_tokens: 178 });
+}
+
+/// The v1 form, as Azure's own documentation writes it: `base_url=https://YOUR-RESOURCE-NAME.openai.azure.com/openai/v1/`
+/// with the deployment as the body's model and no dated api-version (learn.microsoft.com,
+/// azure/ai-foundry/openai/api-version-lifecycle).
+#[test]
+fn azure_v1_takes_the_deployment_in_the_body_and_no_version() {
+    let mut s = settings(Provider::AzureOpenAi, "https://contoso.openai.azure.com/openai/v1/", "gpt-4.1-mini-prod");
+    let http = build_request(&s, &chat(None));
+    assert_eq!(http.url, "https://contoso.openai.azure.com/openai/v1/chat/completions");
+    assert_eq!(body(&http)["model"], "gpt-4.1-mini-prod");
+    assert_eq!(header(&http, "api-key"), Some("key-123"));
+    // A preview version, when one is set.
+    s.api_version = Some("preview".into());
+    assert_eq!(
+        build_request(&s, &chat(None)).url,
+        "https://contoso.openai.azure.com/openai/v1/chat/completions?api-version=preview"
+    );
+}
+
 #[test]
 fn an_extra_header_replaces_the_providers_own() {
     let mut s = settings(Provider::OpenAi, "https://gateway.example/v1", "gpt-4.1");
@@ -288,6 +317,27 @@ fn anthropic_fixtures_parse() {
         matches!(parse(Provider::Anthropic, "anthropic/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("in bulk"))
     );
     assert_eq!(parse(Provider::Anthropic, "anthropic/truncated.json"), Err(LlmError::Truncated));
+    let err = parse(Provider::Anthropic, "anthropic/malformed_content.json").unwrap_err();
+    assert!(
+        matches!(&err, LlmError::Malformed(m) if m.contains("instead of calling the answer tool") && m.contains("supports tool use")),
+        "{err}"
+    );
+    // A refusal's explanation and policy category, from stop_details (its content is empty).
+    assert_eq!(
+        parse(Provider::Anthropic, "anthropic/refusal_stop_details.json"),
+        Err(LlmError::Refusal(
+            "This request was declined because it conflicts with Anthropic's Usage Policy. (policy category: cyber)"
+                .into()
+        ))
+    );
+    // A part of an answer came before the context window ran out: not taken as an answer.
+    assert_eq!(
+        parse(Provider::Anthropic, "anthropic/context_window_exceeded.json"),
+        Err(LlmError::ContextWindowExceeded)
+    );
+    let err = parse(Provider::Anthropic, "anthropic/pause_turn.json").unwrap_err();
+    assert!(matches!(&err, LlmError::Malformed(m) if m.contains("pause_turn")), "{err}");
+    assert!(!err.ends_task(), "a paused turn is asked again");
     let err = parse(Provider::Anthropic, "anthropic/malformed_content.json").unwrap_err();
     assert!(
         matches!(&err, LlmError::Malformed(m) if m.contains("instead of calling the answer tool") && m.contains("supports tool use")),
@@ -751,6 +801,13 @@ fn bad_llm_settings_say_what_to_fix() {
         validate(llm)
     };
     assert_eq!(base(json!({"provider": "azure_openai"})), Err(SettingsError::NoApiVersion));
+    assert_eq!(base(json!({"provider": "azure_openai", "api_version": "  "})), Err(SettingsError::NoApiVersion));
+    // The v1 base URL needs none.
+    let v1 = validate(
+        json!({"provider": "azure_openai", "base_url": "https://contoso.openai.azure.com/openai/v1", "model": "m"}),
+    )
+    .unwrap();
+    assert_eq!(v1.api_version, None);
     let s = base(json!({"provider": "azure", "api_version": " 2024-10-21 "})).unwrap();
     assert_eq!(s.api_version.as_deref(), Some("2024-10-21"));
     for timeout in [9, 601] {

@@ -60,8 +60,9 @@ function showProvider() {
   field('model-label').textContent = t(azure ? 'optDeployment' : 'optModel');
   field('api-version-row').hidden = !azure;
   field('structured-output-row').hidden = provider !== 'openai_compatible';
-  // Required only where it is shown: a hidden required field would block saving silently.
-  field('api-version').required = azure;
+  // Required only where it is shown (a hidden required field would block saving silently),
+  // and not with the v1 base URL, which takes none (src/settings.rs, is_azure_v1_url).
+  field('api-version').required = azure && !/\/openai\/v1\/?$/i.test(field('base-url').value.trim());
 }
 
 // A header name is an HTTP token (as the core checks), or fetch refuses the whole request.
@@ -290,6 +291,7 @@ async function save(settings, key) {
 }
 
 field('provider').addEventListener('change', showProvider);
+field('base-url').addEventListener('input', showProvider);
 form.addEventListener('input', (event) => event.target.removeAttribute?.('aria-invalid'));
 field('add-secret').addEventListener('click', () => {
   const row = secretRow();

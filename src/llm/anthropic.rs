@@ -75,6 +75,10 @@ struct Response {
     content: Vec<Block>,
     #[serde(default)]
     stop_reason: Option<String>,
+    /// With a refusal: `{type: "refusal", category, explanation}`, either may be null. Read
+    /// loosely: a shape we do not know must not hide the refusal itself.
+    #[serde(default)]
+    stop_details: Option<Value>,
     #[serde(default)]
     usage: Option<WireUsage>,
 }
@@ -98,19 +102,28 @@ struct WireUsage {
 }
 
 /// Parses a Messages response, or the error body `{type: "error", error: {type, message}}`.
+///
+/// Each documented `stop_reason` has its own outcome:
+/// - `tool_use`, `end_turn`, `stop_sequence`: the answer tool's input is the answer (the tool is
+///   forced, so `tool_use` is the usual one); text alone is a model that ignored the tool.
+/// - `max_tokens`: cut off at the output limit ([`LlmError::Truncated`]).
+/// - `model_context_window_exceeded`: the request and the answer outgrew the model's context
+///   ([`LlmError::ContextWindowExceeded`]), whatever part of an answer came.
+/// - `refusal`: [`LlmError::Refusal`] with the explanation of `stop_details`, else the text.
+/// - `pause_turn`: the API paused a long turn (server tools, which no request here offers);
+///   an answer already given is taken, else it is asked again.
+/// - anything newer: an answer given is taken, else the reason is named.
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "Anthropic Messages")?;
     let text: Vec<&str> =
         parsed.content.iter().filter(|b| b.kind == "text").filter_map(|b| b.text.as_deref()).collect();
     let text = text.join("\n");
-    match parsed.stop_reason.as_deref() {
-        Some("max_tokens") => return Err(LlmError::Truncated),
-        Some("refusal") => {
-            let why =
-                if text.trim().is_empty() { "the model declined to answer".to_string() } else { excerpt(&text, 300) };
-            return Err(LlmError::Refusal(why));
-        }
+    let stop_reason = parsed.stop_reason.as_deref().unwrap_or("");
+    match stop_reason {
+        "max_tokens" => return Err(LlmError::Truncated),
+        "model_context_window_exceeded" => return Err(LlmError::ContextWindowExceeded),
+        "refusal" => return Err(LlmError::Refusal(refusal_reason(parsed.stop_details.as_ref(), &text))),
         _ => {}
     }
     let input = parsed.content.into_iter().find(|b| b.kind == "tool_use").and_then(|b| b.input);
@@ -118,6 +131,18 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         // A model that wrote its answer as a string of JSON: hand the string on as it is.
         Some(Value::String(s)) => s,
         Some(input) => input.to_string(),
+        None if stop_reason == "pause_turn" => {
+            return Err(LlmError::Malformed(
+                "the provider paused the model's turn before it gave an answer (pause_turn); the step is asked again"
+                    .into(),
+            ));
+        }
+        None if !["", "end_turn", "tool_use", "stop_sequence"].contains(&stop_reason) => {
+            return Err(LlmError::Malformed(format!(
+                "the model stopped without an answer, for a reason Tabwright does not know (\"{}\")",
+                excerpt(stop_reason, 60)
+            )));
+        }
         None if text.trim().is_empty() => {
             return Err(LlmError::Malformed("the response has neither a tool call nor text".into()));
         }
@@ -133,6 +158,24 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         .map(|u| Usage { input_tokens: u.input_tokens, output_tokens: u.output_tokens })
         .unwrap_or_default();
     Ok(Completion { content, usage, model: String::new() })
+}
+
+/// Why the model refused: the explanation `stop_details` gives (with its policy category), else
+/// the text the model wrote, else a plain statement.
+fn refusal_reason(details: Option<&Value>, text: &str) -> String {
+    let field = |name: &str| details.and_then(|d| d.get(name)).and_then(Value::as_str).map(str::trim);
+    let explanation = field("explanation").filter(|e| !e.is_empty());
+    let category = field("category").filter(|c| !c.is_empty());
+    match (explanation, category) {
+        (Some(why), Some(category)) => format!("{} (policy category: {category})", excerpt(why, 300)),
+        (Some(why), None) => excerpt(why, 300),
+        (None, category) if !text.trim().is_empty() => match category {
+            Some(category) => format!("{} (policy category: {category})", excerpt(text.trim(), 300)),
+            None => excerpt(text.trim(), 300),
+        },
+        (None, Some(category)) => format!("the model declined to answer (policy category: {category})"),
+        (None, None) => "the model declined to answer".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -153,6 +196,50 @@ mod tests {
             r#"{"content":[{"type":"tool_use","id":"t","name":"a","input":"{\"x\":1}"}],"stop_reason":"tool_use"}"#;
         let c = parse_response("u", &HttpResponse { status: 200, body: body.into(), ..HttpResponse::default() });
         assert_eq!(c.unwrap().content, r#"{"x":1}"#);
+    }
+
+    fn with_stop(reason: &str, content: &str, details: &str) -> Result<Completion, LlmError> {
+        let body = format!(r#"{{"content":{content},"stop_reason":"{reason}","stop_details":{details}}}"#);
+        parse_response("u", &HttpResponse { status: 200, body, ..HttpResponse::default() })
+    }
+
+    const ANSWER: &str = r#"[{"type":"tool_use","id":"t","name":"a","input":{"x":1}}]"#;
+    const TEXT: &str = r#"[{"type":"text","text":"I won't do that."}]"#;
+
+    #[test]
+    fn every_documented_stop_reason_has_its_outcome() {
+        for reason in ["tool_use", "end_turn", "stop_sequence", "pause_turn", "a_reason_from_next_year"] {
+            assert_eq!(with_stop(reason, ANSWER, "null").unwrap().content, r#"{"x":1}"#, "{reason}");
+        }
+        assert_eq!(with_stop("max_tokens", ANSWER, "null"), Err(LlmError::Truncated));
+        assert_eq!(with_stop("model_context_window_exceeded", ANSWER, "null"), Err(LlmError::ContextWindowExceeded));
+        assert!(
+            matches!(with_stop("pause_turn", "[]", "null"), Err(LlmError::Malformed(m)) if m.contains("pause_turn"))
+        );
+        assert!(
+            matches!(with_stop("a_reason_from_next_year", "[]", "null"), Err(LlmError::Malformed(m)) if m.contains("a_reason_from_next_year"))
+        );
+        assert!(
+            matches!(with_stop("end_turn", TEXT, "null"), Err(LlmError::Malformed(m)) if m.contains("instead of calling"))
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_why_with_what_it_has() {
+        let details = r#"{"type":"refusal","category":"bio","explanation":null}"#;
+        assert_eq!(
+            with_stop("refusal", TEXT, details),
+            Err(LlmError::Refusal("I won't do that. (policy category: bio)".into()))
+        );
+        assert_eq!(
+            with_stop("refusal", "[]", details),
+            Err(LlmError::Refusal("the model declined to answer (policy category: bio)".into()))
+        );
+        assert_eq!(with_stop("refusal", TEXT, "null"), Err(LlmError::Refusal("I won't do that.".into())));
+        assert_eq!(
+            with_stop("refusal", "[]", r#""odd""#),
+            Err(LlmError::Refusal("the model declined to answer".into()))
+        );
     }
 
     #[test]

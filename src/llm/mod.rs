@@ -114,6 +114,8 @@ pub enum LlmError {
     Refusal(String),
     #[error("The model's answer was cut off at the output token limit before it was complete.")]
     Truncated,
+    #[error("The request and the model's answer did not fit in the model's context window. Lower the most input tokens one request may carry in Tabwright's options, or choose a model with a larger context.")]
+    ContextWindowExceeded,
     #[error("The LLM's answer could not be read: {0}")]
     Malformed(String),
     #[error("With the model {model}: {error} With the fallback model {fallback}: {fallback_error}")]
@@ -127,7 +129,9 @@ impl LlmError {
         match self {
             LlmError::Unreachable { .. } | LlmError::Http { .. } => true,
             LlmError::FallbackFailed { fallback_error, .. } => fallback_error.ends_task(),
-            LlmError::Refusal(_) | LlmError::Truncated | LlmError::Malformed(_) => false,
+            LlmError::Refusal(_) | LlmError::Truncated | LlmError::ContextWindowExceeded | LlmError::Malformed(_) => {
+                false
+            }
         }
     }
 }
@@ -160,6 +164,7 @@ impl crate::message::Localize for LlmError {
             ),
             LlmError::Refusal(why) => L::new("llm_refusal", [why]),
             LlmError::Truncated => L::plain("llm_truncated"),
+            LlmError::ContextWindowExceeded => L::plain("llm_context_window_exceeded"),
             LlmError::Malformed(why) => L::new("llm_malformed", [why]),
             // Two errors in one: each is already in English, with its own advice.
             LlmError::FallbackFailed { .. } => return None,

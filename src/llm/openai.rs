@@ -1,9 +1,10 @@
 //! The OpenAI chat-completions wire format, which many servers speak.
 //!
 //! Three providers share it: OpenAI itself; OpenAI-compatible servers (OpenRouter, Groq,
-//! DeepSeek, LM Studio, vLLM, …), which differ only in the base URL; and Azure OpenAI, which puts
-//! the deployment (the configured model) and an `api-version` in the URL and takes the key in an
-//! `api-key` header instead of a bearer token.
+//! DeepSeek, LM Studio, vLLM, …), which differ only in the base URL; and Azure OpenAI, which takes
+//! the key in an `api-key` header instead of a bearer token and comes in two forms: the
+//! resource's endpoint, with the deployment (the configured model) and an `api-version` in the
+//! URL, and the v1 API (`…/openai/v1`), which reads like OpenAI's.
 //!
 //! Structured output uses `response_format: {type: "json_schema", strict: true}`, so the model
 //! can only answer with an object of the agent-output schema. Servers without a schema mode
@@ -16,12 +17,12 @@ use super::{
     http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage,
 };
 use crate::actions::url::encode_query_component;
-use crate::settings::{LlmSettings, Provider, StructuredOutput};
+use crate::settings::{is_azure_v1_url, LlmSettings, Provider, StructuredOutput};
 use serde::Deserialize;
 use serde_json::json;
 
-/// Builds the POST to `{base_url}/chat/completions`, or for Azure OpenAI to
-/// `{base_url}/openai/deployments/{model}/chat/completions?api-version={api_version}`.
+/// Builds the POST to `{base_url}/chat/completions`, or for Azure OpenAI with the resource's
+/// endpoint to `{base_url}/openai/deployments/{model}/chat/completions?api-version={api_version}`.
 pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpRequest {
     let user = match &request.image {
         None => json!(request.user),
@@ -61,13 +62,25 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
         if !settings.api_key.is_empty() {
             headers.push(("api-key".to_string(), settings.api_key.clone()));
         }
-        // The resource's endpoint, with or without the `/openai` the portal sometimes shows.
-        let base = base.strip_suffix("/openai").unwrap_or(base);
-        format!(
-            "{base}/openai/deployments/{}/chat/completions?api-version={}",
-            encode_query_component(&settings.model),
-            encode_query_component(settings.api_version.as_deref().unwrap_or_default()),
-        )
+        let version = settings.api_version.as_deref().map(str::trim).filter(|v| !v.is_empty());
+        if is_azure_v1_url(base) {
+            // The v1 API: the deployment is the body's model; an API version only if one is set
+            // (`preview` for preview features).
+            match version {
+                Some(v) => format!("{base}/chat/completions?api-version={}", encode_query_component(v)),
+                None => format!("{base}/chat/completions"),
+            }
+        } else {
+            // The resource's endpoint, with or without the `/openai` the portal sometimes shows.
+            // Settings without a version are refused before a request is built
+            // (`SettingsError::NoApiVersion`).
+            let base = base.strip_suffix("/openai").unwrap_or(base);
+            format!(
+                "{base}/openai/deployments/{}/chat/completions?api-version={}",
+                encode_query_component(&settings.model),
+                encode_query_component(version.unwrap_or_default()),
+            )
+        }
     } else {
         if !settings.api_key.is_empty() {
             headers.push(("authorization".to_string(), format!("Bearer {}", settings.api_key)));
@@ -93,10 +106,45 @@ struct Choice {
 
 #[derive(Deserialize)]
 struct Message {
+    /// A string (OpenAI), or a list of parts (some compatible servers: Mistral's
+    /// `[{type: "thinking", …}, {type: "text", text}]`), read by [`message_text`].
     #[serde(default)]
-    content: Option<String>,
+    content: Option<serde_json::Value>,
     #[serde(default)]
     refusal: Option<String>,
+}
+
+/// The answer's text and any refusal in it: a string as it is; from a list of parts, the
+/// `text` parts joined (a part may also be a bare string) and the first `refusal` part's
+/// words; reasoning and other parts are left out.
+fn message_text(content: Option<serde_json::Value>) -> (Option<String>, Option<String>) {
+    use serde_json::Value;
+    match content {
+        Some(Value::String(text)) => (Some(text), None),
+        Some(Value::Array(parts)) => {
+            let mut text = String::new();
+            let mut refusal = None;
+            for part in &parts {
+                let piece = match part {
+                    Value::String(s) => Some(s.as_str()),
+                    Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                        Some("text") | Some("output_text") => o.get("text").and_then(Value::as_str),
+                        Some("refusal") => {
+                            refusal = refusal.or_else(|| o.get("refusal").and_then(Value::as_str).map(str::to_string));
+                            None
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(piece) = piece {
+                    text.push_str(piece);
+                }
+            }
+            (Some(text), refusal)
+        }
+        _ => (None, None),
+    }
 }
 
 #[derive(Deserialize)]
@@ -113,7 +161,8 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
     let parsed: Response = parse_body(&response.body, "chat-completions")?;
     let choice =
         parsed.choices.into_iter().next().ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
-    if let Some(refusal) = choice.message.refusal.filter(|r| !r.is_empty()) {
+    let (content, refusal_part) = message_text(choice.message.content);
+    if let Some(refusal) = choice.message.refusal.or(refusal_part).filter(|r| !r.is_empty()) {
         return Err(LlmError::Refusal(refusal));
     }
     match choice.finish_reason.as_deref() {
@@ -124,9 +173,7 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         }
         _ => {}
     }
-    let content = choice
-        .message
-        .content
+    let content = content
         .filter(|c| !c.trim().is_empty())
         .ok_or_else(|| LlmError::Malformed("the response message has no content".into()))?;
     let usage = parsed
@@ -156,6 +203,18 @@ mod tests {
 
     fn ok(body: &str) -> HttpResponse {
         HttpResponse { status: 200, body: body.into(), ..HttpResponse::default() }
+    }
+
+    #[test]
+    fn parts_give_their_text_and_their_refusal() {
+        let parts = |content: &str| {
+            let body = format!(r#"{{"choices":[{{"message":{{"content":{content}}},"finish_reason":"stop"}}]}}"#);
+            parse_response("u", &ok(&body))
+        };
+        assert_eq!(parts(r#"["[1,", {"type":"text","text":"2]"}]"#).unwrap().content, "[1,2]");
+        assert_eq!(parts(r#"[{"type":"refusal","refusal":"No."}]"#), Err(LlmError::Refusal("No.".into())));
+        assert!(matches!(parts(r#"[{"type":"thinking","thinking":[]}]"#), Err(LlmError::Malformed(_))));
+        assert!(matches!(parts("5"), Err(LlmError::Malformed(_))));
     }
 
     #[test]

@@ -225,3 +225,28 @@ test('settings move through a file without the API key or secrets; importing kee
   assert.equal((await stored(page)).max_steps, 7);
   await page.close();
 });
+
+test('Azure OpenAI: the resource endpoint needs an API version, the v1 base URL needs none', async () => {
+  const page = await openOptions();
+  const kept = await stored(page);
+  try {
+    await page.selectOption('#provider', 'azure_openai');
+    await page.fill('#base-url', 'https://contoso.openai.azure.com');
+    await page.fill('#api-version', '');
+    assert.equal(await page.locator('#api-version').evaluate((el) => el.required), true);
+    await page.click('#save');
+    // The browser holds the form back, and says which field is missing.
+    assert.equal(await page.locator('#api-version').evaluate((el) => el.validity.valueMissing), true);
+    assert.equal((await stored(page)).llm.provider, kept.llm.provider, 'nothing was saved');
+
+    await page.fill('#base-url', 'https://contoso.openai.azure.com/openai/v1/');
+    assert.equal(await page.locator('#api-version').evaluate((el) => el.required), false);
+    assert.equal(await save(page), 'Saved.', 'the core takes the v1 base URL without a version');
+    const saved = (await stored(page)).llm;
+    assert.equal(saved.provider, 'azure_openai');
+    assert.equal(saved.api_version, '');
+  } finally {
+    await page.evaluate((settings) => chrome.storage.local.set({ settings }), kept);
+    await page.close();
+  }
+});
