@@ -10,9 +10,7 @@
 use serde_json::Value;
 use std::fs;
 use std::path::PathBuf;
-use tabwright::llm::schema::{
-    anthropic_input_schema, gemini_json_schema, gemini_openapi_schema, ollama_format, openai_strict,
-};
+use tabwright::llm::schema::{anthropic_input_schema, gemini_json_schema, ollama_format, openai_strict};
 
 /// The agent's answer schema on a page that offers every action: a button, a dropdown, a
 /// scrolling page, two tabs, history both ways, scripts allowed on its host, and a task with
@@ -49,11 +47,10 @@ fn agent_schema() -> Value {
 
 type Transform = fn(&Value) -> Value;
 
-const PROVIDERS: [(&str, Transform); 5] = [
+const PROVIDERS: [(&str, Transform); 4] = [
     ("openai", openai_strict),
     ("anthropic", anthropic_input_schema),
     ("gemini-json", gemini_json_schema),
-    ("gemini-openapi", gemini_openapi_schema),
     ("ollama", ollama_format),
 ];
 
@@ -90,11 +87,6 @@ fn anthropic_schema_matches_its_golden() {
 #[test]
 fn gemini_json_schema_matches_its_golden() {
     check_golden("gemini-json", gemini_json_schema);
-}
-
-#[test]
-fn gemini_openapi_schema_matches_its_golden() {
-    check_golden("gemini-openapi", gemini_openapi_schema);
 }
 
 #[test]
@@ -191,31 +183,6 @@ fn openai_output_is_strict_everywhere() {
 fn anthropic_output_has_an_object_root() {
     let out = anthropic_input_schema(&agent_schema());
     assert_eq!(out["type"], "object");
-}
-
-#[test]
-fn gemini_openapi_output_fits_the_openapi_subset() {
-    let out = gemini_openapi_schema(&agent_schema());
-    assert_eq!(string_list(out.get("propertyOrdering")).unwrap(), REASONING_THEN_ACTION);
-    for (path, node) in schema_nodes(&out) {
-        assert!(node.get("additionalProperties").is_none(), "additionalProperties at {path}");
-        assert!(!node.get("type").is_some_and(Value::is_array), "type list at {path}");
-        for key in ["default", "examples", "const", "allOf", "prefixItems"] {
-            assert!(node.get(key).is_none(), "{key} at {path}");
-        }
-        if let Some(Value::Array(values)) = node.get("enum") {
-            assert!(values.iter().all(Value::is_string), "non-string enum at {path}");
-        }
-        if node.get("type") == Some(&Value::from("object")) {
-            assert!(property_names(node).is_some_and(|p| !p.is_empty()), "object without properties at {path}");
-        }
-        if let Some(names) = property_names(node) {
-            assert_eq!(string_list(node.get("propertyOrdering")), Some(names), "propertyOrdering at {path}");
-        }
-        if let Some(format) = node.get("format").and_then(Value::as_str) {
-            assert!(["enum", "date-time", "int32", "int64", "float", "double"].contains(&format), "{format} at {path}");
-        }
-    }
 }
 
 #[test]

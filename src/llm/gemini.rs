@@ -7,7 +7,7 @@
 //! functions are pure.
 
 use super::schema::gemini_json_schema;
-use super::{http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
+use super::{excerpt, http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
 use super::{LlmError, Usage};
 use crate::actions::url::encode_query_component;
 use crate::settings::LlmSettings;
@@ -64,6 +64,9 @@ struct Candidate {
     content: Option<Content>,
     #[serde(default)]
     finish_reason: Option<String>,
+    /// Why the model stopped, in words, when it did not stop as usual.
+    #[serde(default)]
+    finish_message: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -99,15 +102,47 @@ struct UsageMetadata {
     thoughts_token_count: u64,
 }
 
-/// Finish reasons that mean the model or Google's filters would not answer.
-const REFUSED: &[&str] = &["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"];
+/// Finish reasons that mean the model or Google's filters would not answer (the API
+/// reference's `FinishReason`: safety, recitation, an unsupported language, the block lists,
+/// personal data, and their image kin).
+const REFUSED: &[&str] = &[
+    "SAFETY",
+    "RECITATION",
+    "LANGUAGE",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+];
+
+/// Finish reasons that end an answer early for a reason the next try may not meet: an
+/// unspecified one, and the model's own slips (tool calls it was not offered, a malformed
+/// answer).
+const FAILED: &[&str] = &[
+    "OTHER",
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "MISSING_THOUGHT_SIGNATURE",
+    "MALFORMED_RESPONSE",
+    "NO_IMAGE",
+];
 
 /// Parses a `generateContent` response, or the error body `{error: {code, message, status}}`.
 /// Output tokens include a thinking model's thoughts, which are billed as output.
+///
+/// A prompt Gemini blocked has `promptFeedback.blockReason` and no candidate; `promptFeedback`
+/// without one (its safety ratings) is no refusal. A candidate's `finishReason`: `STOP` (or
+/// none) is an answer, `MAX_TOKENS` [`LlmError::Truncated`], the [`REFUSED`] ones a refusal,
+/// the [`FAILED`] ones a failed answer asked again; a reason newer than these is taken as a
+/// stop when text came. `finishMessage`, when given, is said with the reason.
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "Gemini generateContent")?;
-    if let Some(reason) = parsed.prompt_feedback.and_then(|f| f.block_reason) {
+    if let Some(reason) = parsed.prompt_feedback.and_then(|f| f.block_reason).filter(|r| !r.is_empty()) {
         return Err(LlmError::Refusal(format!("Gemini blocked the prompt ({reason})")));
     }
     let candidate = parsed
@@ -115,10 +150,17 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         .into_iter()
         .next()
         .ok_or_else(|| LlmError::Malformed("the response has no candidates".into()))?;
+    let because = |reason: &str| match candidate.finish_message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        Some(message) => format!("{reason}: {}", excerpt(message, 300)),
+        None => reason.to_string(),
+    };
     match candidate.finish_reason.as_deref() {
         Some("MAX_TOKENS") => return Err(LlmError::Truncated),
         Some(reason) if REFUSED.contains(&reason) => {
-            return Err(LlmError::Refusal(format!("Gemini stopped the answer ({reason})")));
+            return Err(LlmError::Refusal(format!("Gemini stopped the answer ({})", because(reason))));
+        }
+        Some(reason) if FAILED.contains(&reason) => {
+            return Err(LlmError::Malformed(format!("Gemini ended the answer early ({})", because(reason))));
         }
         _ => {}
     }
@@ -155,6 +197,59 @@ mod tests {
         let c = parse_response("u", &ok(body)).unwrap();
         assert_eq!(c.content, r#"{"a":1}"#);
         assert_eq!(c.usage, Usage { input_tokens: 10, output_tokens: 24 });
+    }
+
+    fn stopped(reason: &str, message: Option<&str>) -> Result<Completion, LlmError> {
+        let message = message.map(|m| format!(r#","finishMessage":"{m}""#)).unwrap_or_default();
+        let body = format!(
+            r#"{{"candidates":[{{"content":{{"role":"model","parts":[{{"text":"{{}}"}}]}},"finishReason":"{reason}"{message}}}]}}"#
+        );
+        parse_response("u", &ok(&body))
+    }
+
+    #[test]
+    fn every_documented_finish_reason_has_its_outcome() {
+        assert_eq!(stopped("STOP", None).unwrap().content, "{}");
+        assert_eq!(stopped("FINISH_REASON_UNSPECIFIED", None).unwrap().content, "{}");
+        assert_eq!(stopped("MAX_TOKENS", None), Err(LlmError::Truncated));
+        for reason in REFUSED {
+            assert!(
+                matches!(stopped(reason, None), Err(LlmError::Refusal(r)) if r.contains(reason)),
+                "{reason} is a refusal"
+            );
+        }
+        for reason in FAILED {
+            let r = stopped(reason, None);
+            assert!(matches!(&r, Err(LlmError::Malformed(m)) if m.contains(reason)), "{reason}: {r:?}");
+            assert!(!r.unwrap_err().ends_task(), "{reason} is asked again");
+        }
+        // A reason newer than this list, with an answer: the answer.
+        assert_eq!(stopped("SOMETHING_NEW", None).unwrap().content, "{}");
+    }
+
+    #[test]
+    fn the_finish_message_is_said_with_its_reason() {
+        let r = stopped("OTHER", Some("The model could not complete the answer."));
+        assert_eq!(
+            r,
+            Err(LlmError::Malformed(
+                "Gemini ended the answer early (OTHER: The model could not complete the answer.)".into()
+            ))
+        );
+        assert!(
+            matches!(stopped("LANGUAGE", Some("Unsupported language.")), Err(LlmError::Refusal(m)) if m.contains("LANGUAGE: Unsupported language."))
+        );
+    }
+
+    /// The API reference's GenerateContentResponse: `promptFeedback` comes with its safety
+    /// ratings whether or not the prompt was blocked; only `blockReason` blocks it.
+    #[test]
+    fn prompt_feedback_without_a_block_reason_is_no_refusal() {
+        let body = r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"{}"}]},"finishReason":"STOP","index":0}],
+            "promptFeedback":{"safetyRatings":[{"category":"HARM_CATEGORY_HARASSMENT","probability":"NEGLIGIBLE"}]}}"#;
+        assert_eq!(parse_response("u", &ok(body)).unwrap().content, "{}");
+        let blocked = r#"{"promptFeedback":{"blockReason":"OTHER","safetyRatings":[]}}"#;
+        assert!(matches!(parse_response("u", &ok(blocked)), Err(LlmError::Refusal(m)) if m.contains("OTHER")));
     }
 
     #[test]

@@ -10,11 +10,10 @@
 //!   `oneOf`, and no `format`.
 //! - **Anthropic** ([`anthropic_input_schema`]) takes ordinary JSON Schema as a tool's
 //!   `input_schema`, as long as its root is an object; the rest stays close to the original.
-//! - **Gemini** has two fields. `responseJsonSchema` ([`gemini_json_schema`]) takes a documented
-//!   subset of JSON Schema; the older `responseSchema` ([`gemini_openapi_schema`]) takes an
-//!   OpenAPI 3.0 subset: `nullable` instead of type arrays, string-only `enum`, no
-//!   `additionalProperties`, and `propertyOrdering` to keep keys in order. Both refuse an object
-//!   without properties, so such objects get the optional placeholder [`UNUSED_PROPERTY`].
+//! - **Gemini**'s `responseJsonSchema` ([`gemini_json_schema`]) takes a documented subset of
+//!   JSON Schema, and refuses an object without properties, so such objects get the optional
+//!   placeholder [`UNUSED_PROPERTY`]. (Its older `responseSchema`, an OpenAPI 3.0 subset, is not
+//!   used: every current Gemini model takes `responseJsonSchema`.)
 //! - **Ollama** ([`ollama_format`]) compiles its `format` schema into a grammar for a local model;
 //!   it gets plain JSON Schema without `format` and with `anyOf` for `oneOf`.
 //!
@@ -75,29 +74,6 @@ pub fn anthropic_input_schema(schema: &Value) -> Value {
 /// `["boolean", "null"]`, as Gemini refuses empty objects.
 pub fn gemini_json_schema(schema: &Value) -> Value {
     rewritten(schema, gemini_json_node)
-}
-
-/// For Gemini's `generationConfig.responseSchema`, a subset of the OpenAPI 3.0 schema object.
-///
-/// Only the keywords of that subset are kept: `type`, `format`, `description`, `nullable`,
-/// `enum`, `properties`, `required`, `propertyOrdering`, `items`, `minItems`, `maxItems`,
-/// `minProperties`, `maxProperties`, `minLength`, `maxLength`, `pattern`, `minimum`, `maximum`,
-/// `anyOf`. On the way:
-/// - a type list such as `["string", "null"]` becomes `type: "string"` with `nullable: true`
-///   (several non-null types become an `anyOf` of one type each);
-/// - `null` branches of `anyOf`/`oneOf` become `nullable: true`, and a single remaining branch
-///   is merged into the schema; `allOf` is folded into the schema;
-/// - `const` becomes a one-value `enum`; an `enum` keeps only strings (`null` becomes
-///   `nullable`; numbers or booleans turn it into a sentence in `description`);
-/// - `format` survives only where OpenAPI allows it: `enum`/`date-time` on strings,
-///   `int32`/`int64` on integers (narrower integer formats widen to the smallest that holds
-///   every value, e.g. `uint32` → `int64`), `float`/`double` on numbers;
-/// - tuples (`prefixItems`) become `items` accepting any of their element schemas;
-/// - `required` keeps only declared properties, every object with properties gets
-///   `propertyOrdering` in declared order, and an object without properties gets the optional
-///   property [`UNUSED_PROPERTY`] (`type: "boolean", nullable: true`).
-pub fn gemini_openapi_schema(schema: &Value) -> Value {
-    rewritten(schema, gemini_openapi_node)
 }
 
 /// For Ollama's `/api/chat` `format`: plain JSON Schema without `$schema`, `title` or
@@ -296,221 +272,6 @@ fn gemini_json_enum(obj: &mut Map<String, Value>) {
             }
             branch.insert("enum".into(), values);
             obj.insert("anyOf".into(), json!([Value::Object(branch), {"type": "null"}]));
-        }
-    }
-}
-
-/// The keywords of Gemini's OpenAPI `Schema` object (without `title`, `default` and `example`,
-/// which only cost tokens).
-const GEMINI_OPENAPI_KEYWORDS: &[&str] = &[
-    "type",
-    "format",
-    "description",
-    "nullable",
-    "enum",
-    "properties",
-    "required",
-    "propertyOrdering",
-    "items",
-    "minItems",
-    "maxItems",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minimum",
-    "maximum",
-    "anyOf",
-];
-
-fn gemini_openapi_node(schema: &mut Value) {
-    let Value::Object(obj) = schema else { return };
-    loop {
-        fold_combinators(obj);
-        const_as_enum(obj);
-        nullable_instead_of_type_list(obj);
-        if !collapse_any_of(obj) {
-            break;
-        }
-    }
-    openapi_enum(obj);
-    openapi_format(obj);
-    tuple_as_items(obj);
-    obj.retain(|key, _| GEMINI_OPENAPI_KEYWORDS.contains(&key.as_str()));
-    for_each_subschema(obj, gemini_openapi_node);
-
-    if matches!(obj.get("properties"), Some(Value::Object(_))) && !obj.contains_key("type") {
-        insert_first(obj, "type", json!("object"));
-    }
-    if has_type(obj, "object") {
-        fill_empty_object(obj, json!({"type": "boolean", "nullable": true, "description": UNUSED_DESCRIPTION}));
-    }
-    if let Some(Value::Object(props)) = obj.get("properties") {
-        let names: Vec<String> = props.keys().cloned().collect();
-        let required: Vec<Value> =
-            string_list(obj.get("required")).into_iter().filter(|n| names.contains(n)).map(Value::String).collect();
-        if required.is_empty() {
-            obj.shift_remove("required");
-        } else {
-            obj.insert("required".into(), Value::Array(required));
-        }
-        obj.insert("propertyOrdering".into(), Value::Array(names.into_iter().map(Value::String).collect()));
-    }
-}
-
-/// `type: ["string", "null"]` → `type: "string", nullable: true`; a lone `type: "null"` →
-/// `nullable: true`; several non-null types → `anyOf` of one type each.
-fn nullable_instead_of_type_list(obj: &mut Map<String, Value>) {
-    let types: Vec<String> = match obj.get("type") {
-        Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).map(String::from).collect(),
-        Some(Value::String(t)) if t == "null" => vec![t.clone()],
-        _ => return,
-    };
-    let nullable = types.iter().any(|t| t == "null");
-    let mut others: Vec<String> = Vec::new();
-    for t in types.into_iter().filter(|t| t != "null") {
-        if !others.contains(&t) {
-            others.push(t);
-        }
-    }
-    match others.len() {
-        0 => {
-            obj.shift_remove("type");
-        }
-        1 => {
-            obj.insert("type".into(), Value::String(others.remove(0)));
-        }
-        _ if obj.contains_key("anyOf") => {
-            // Cannot hold both unions in one schema; the first type wins.
-            obj.insert("type".into(), Value::String(others.remove(0)));
-        }
-        _ => {
-            rename_key(obj, "type", "anyOf");
-            let branches = others.into_iter().map(|t| json!({"type": t})).collect();
-            obj.insert("anyOf".into(), Value::Array(branches));
-        }
-    }
-    if nullable {
-        obj.insert("nullable".into(), Value::Bool(true));
-    }
-}
-
-/// Drops the `null` branches of `anyOf` (the schema becomes `nullable`) and an empty `anyOf`;
-/// a single remaining branch is merged into the schema. Returns whether a branch was merged,
-/// as the merged keywords need the same rewriting again.
-fn collapse_any_of(obj: &mut Map<String, Value>) -> bool {
-    let Some(Value::Array(branches)) = obj.get_mut("anyOf") else { return false };
-    let before = branches.len();
-    branches.retain(|b| !is_null_schema(b));
-    let had_null = branches.len() < before;
-    let single = match branches.len() {
-        0 => None,
-        1 => Some(branches.remove(0)),
-        _ => {
-            if had_null {
-                obj.insert("nullable".into(), Value::Bool(true));
-            }
-            return false;
-        }
-    };
-    obj.shift_remove("anyOf");
-    if had_null {
-        obj.insert("nullable".into(), Value::Bool(true));
-    }
-    let Some(Value::Object(branch)) = single else { return false };
-    let own = std::mem::replace(obj, branch);
-    for (key, value) in own {
-        obj.insert(key, value);
-    }
-    true
-}
-
-fn is_null_schema(schema: &Value) -> bool {
-    let Value::Object(obj) = schema else { return false };
-    obj.get("type") == Some(&json!("null"))
-        || obj.get("type") == Some(&json!(["null"]))
-        || obj.get("const") == Some(&Value::Null)
-        || obj.get("enum") == Some(&json!([null]))
-}
-
-/// An `enum` of strings stays (a `null` in it becomes `nullable`); numbers or booleans turn
-/// the list into a sentence in `description`, as OpenAPI enums are strings only.
-fn openapi_enum(obj: &mut Map<String, Value>) {
-    let Some(values) = obj.get("enum") else { return };
-    let Value::Array(values) = values else {
-        obj.shift_remove("enum");
-        return;
-    };
-    let had_null = values.contains(&Value::Null);
-    let rest: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
-    if rest.is_empty() {
-        obj.shift_remove("enum");
-    } else if rest.iter().all(Value::is_string) {
-        obj.insert("enum".into(), Value::Array(rest));
-        if !obj.contains_key("type") {
-            insert_first(obj, "type", json!("string"));
-        }
-    } else {
-        obj.shift_remove("enum");
-        describe_allowed_values(obj, &rest);
-    }
-    if had_null {
-        obj.insert("nullable".into(), Value::Bool(true));
-    }
-}
-
-fn openapi_format(obj: &mut Map<String, Value>) {
-    let format = obj.get("format").and_then(Value::as_str);
-    let kept = match (obj.get("type").and_then(Value::as_str), format) {
-        (_, None) => None,
-        (Some("string"), Some(f @ ("enum" | "date-time"))) => Some(f),
-        (Some("integer"), Some("int32" | "int8" | "int16" | "uint8" | "uint16")) => Some("int32"),
-        (Some("integer"), Some("int64" | "uint32" | "uint64" | "int" | "uint")) => Some("int64"),
-        (Some("number"), Some(f @ ("float" | "double"))) => Some(f),
-        _ => None,
-    };
-    match kept {
-        Some(f) => {
-            let f = Value::String(f.to_string());
-            obj.insert("format".into(), f);
-        }
-        None => {
-            obj.shift_remove("format");
-        }
-    }
-}
-
-/// A tuple (`prefixItems`, or an `items` list) becomes `items` accepting any of its element
-/// schemas (and of the schema for further items, if any).
-fn tuple_as_items(obj: &mut Map<String, Value>) {
-    let is_tuple =
-        matches!(obj.get("prefixItems"), Some(Value::Array(_))) || matches!(obj.get("items"), Some(Value::Array(_)));
-    if !is_tuple {
-        obj.shift_remove("prefixItems");
-        return;
-    }
-    let mut elements: Vec<Value> = Vec::new();
-    let mut add = |schema: Value| {
-        if !elements.contains(&schema) {
-            elements.push(schema);
-        }
-    };
-    if let Some(Value::Array(prefix)) = obj.shift_remove("prefixItems") {
-        prefix.into_iter().for_each(&mut add);
-    }
-    match obj.shift_remove("items") {
-        Some(Value::Array(list)) => list.into_iter().for_each(&mut add),
-        Some(Value::Object(rest)) => add(Value::Object(rest)),
-        _ => {}
-    }
-    match elements.len() {
-        0 => {}
-        1 => {
-            obj.insert("items".into(), elements.remove(0));
-        }
-        _ => {
-            obj.insert("items".into(), json!({ "anyOf": elements }));
         }
     }
 }
@@ -883,147 +644,6 @@ mod tests {
         assert_eq!(out, json!({"type": "boolean", "description": "Flag. Allowed values: true."}));
     }
 
-    // --- Gemini responseSchema (OpenAPI) ---
-
-    #[test]
-    fn gemini_openapi_turns_type_arrays_into_nullable() {
-        let out = gemini_openapi_schema(&json!({"type": ["boolean", "null"], "description": "d"}));
-        assert_eq!(out, json!({"type": "boolean", "description": "d", "nullable": true}));
-        assert_eq!(keys(&out), ["type", "description", "nullable"]);
-        assert_eq!(gemini_openapi_schema(&json!({"type": ["integer"]})), json!({"type": "integer"}));
-    }
-
-    #[test]
-    fn gemini_openapi_splits_several_types_into_any_of() {
-        let out = gemini_openapi_schema(&json!({"type": ["string", "integer", "null"]}));
-        assert_eq!(out, json!({"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true}));
-    }
-
-    #[test]
-    fn gemini_openapi_collapses_a_null_branch_into_nullable() {
-        let input = json!({"description": "Which engine.", "anyOf": [
-            {"type": "string", "enum": ["google", "bing"]},
-            {"type": "null"}
-        ]});
-        let out = gemini_openapi_schema(&input);
-        assert_eq!(
-            out,
-            json!({"type": "string", "enum": ["google", "bing"], "description": "Which engine.", "nullable": true})
-        );
-        assert_eq!(keys(&out), ["type", "enum", "description", "nullable"]);
-        let out = gemini_openapi_schema(
-            &json!({"oneOf": [{"const": null}, {"type": ["integer", "null"], "format": "uint32"}]}),
-        );
-        assert_eq!(out, json!({"type": "integer", "format": "int64", "nullable": true}));
-    }
-
-    #[test]
-    fn gemini_openapi_keeps_any_of_with_several_branches_and_marks_null() {
-        let input = json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]});
-        let out = gemini_openapi_schema(&input);
-        assert_eq!(out, json!({"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true}));
-    }
-
-    #[test]
-    fn gemini_openapi_makes_const_a_string_enum() {
-        assert_eq!(gemini_openapi_schema(&json!({"const": "a"})), json!({"type": "string", "enum": ["a"]}));
-        let out = gemini_openapi_schema(&json!({"type": "string", "enum": ["a", null]}));
-        assert_eq!(out, json!({"type": "string", "enum": ["a"], "nullable": true}));
-    }
-
-    #[test]
-    fn gemini_openapi_describes_non_string_enums_instead_of_listing_them() {
-        let out = gemini_openapi_schema(&json!({"type": "integer", "enum": [1, 2, 3]}));
-        assert_eq!(out, json!({"type": "integer", "description": "Allowed values: 1, 2, 3."}));
-        let out = gemini_openapi_schema(&json!({"type": "integer", "const": 7, "description": "Seven"}));
-        assert_eq!(out, json!({"type": "integer", "description": "Seven. Allowed values: 7."}));
-    }
-
-    #[test]
-    fn gemini_openapi_maps_formats_to_the_allowed_ones() {
-        let cases = [
-            (json!({"type": "integer", "format": "uint32"}), Some("int64")),
-            (json!({"type": "integer", "format": "uint16"}), Some("int32")),
-            (json!({"type": "integer", "format": "int32"}), Some("int32")),
-            (json!({"type": "integer", "format": "int128"}), None),
-            (json!({"type": "number", "format": "double"}), Some("double")),
-            (json!({"type": "number", "format": "uint32"}), None),
-            (json!({"type": "string", "format": "date-time"}), Some("date-time")),
-            (json!({"type": "string", "format": "uri"}), None),
-            (json!({"format": "int32"}), None),
-        ];
-        for (input, expected) in cases {
-            let out = gemini_openapi_schema(&input);
-            assert_eq!(out.get("format").and_then(Value::as_str), expected, "{input}");
-        }
-    }
-
-    #[test]
-    fn gemini_openapi_drops_additional_properties_title_default_and_examples() {
-        let input = json!({
-            "$schema": "x", "title": "T", "type": "object", "default": {}, "examples": [{}],
-            "properties": {"a": {"type": "string", "default": "x", "minLength": 1}},
-            "required": ["a"], "additionalProperties": false
-        });
-        let golden = json!({
-            "type": "object",
-            "properties": {"a": {"type": "string", "minLength": 1}},
-            "required": ["a"],
-            "propertyOrdering": ["a"]
-        });
-        assert_eq!(gemini_openapi_schema(&input), golden);
-    }
-
-    #[test]
-    fn gemini_openapi_orders_properties_and_fills_empty_objects() {
-        let input = json!({"type": "object", "properties": {
-            "z": {"type": "string"},
-            "a": {"type": "object", "properties": {}},
-            "m": {"type": "object"}
-        }, "required": ["z", "a", "m"]});
-        let out = gemini_openapi_schema(&input);
-        assert_eq!(out["propertyOrdering"], json!(["z", "a", "m"]));
-        let placeholder = json!({"_": {"type": "boolean", "nullable": true, "description": "Unused; leave null."}});
-        for name in ["a", "m"] {
-            assert_eq!(out["properties"][name]["properties"], placeholder);
-            assert_eq!(out["properties"][name]["propertyOrdering"], json!(["_"]));
-            assert!(out["properties"][name].get("required").is_none());
-        }
-    }
-
-    #[test]
-    fn gemini_openapi_keeps_only_declared_names_in_required() {
-        let input = json!({"properties": {"a": {"type": "string"}}, "required": ["a", "ghost", 3]});
-        let out = gemini_openapi_schema(&input);
-        assert_eq!(out["type"], "object");
-        assert_eq!(out["required"], json!(["a"]));
-        let out = gemini_openapi_schema(&json!({"type": "object", "properties": {"a": {}}, "required": ["b"]}));
-        assert!(out.get("required").is_none());
-    }
-
-    #[test]
-    fn gemini_openapi_folds_all_of_into_the_schema() {
-        let input = json!({"description": "outer", "allOf": [
-            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "description": "inner"},
-            {"properties": {"b": {"type": "integer"}}, "required": ["b"]}
-        ]});
-        let out = gemini_openapi_schema(&input);
-        assert_eq!(out["description"], "outer");
-        assert_eq!(out["type"], "object");
-        assert_eq!(out["required"], json!(["a", "b"]));
-        assert_eq!(out["propertyOrdering"], json!(["a", "b"]));
-    }
-
-    #[test]
-    fn gemini_openapi_turns_tuples_into_items() {
-        let input = json!({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "integer"}], "minItems": 2, "maxItems": 2});
-        let out = gemini_openapi_schema(&input);
-        assert_eq!(out, json!({"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "integer"}}));
-        let out =
-            gemini_openapi_schema(&json!({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}]}));
-        assert_eq!(out["items"], json!({"anyOf": [{"type": "integer"}, {"type": "string"}]}));
-    }
-
     // --- Ollama ---
 
     #[test]
@@ -1044,11 +664,10 @@ mod tests {
     // --- All ---
 
     type Transform = fn(&Value) -> Value;
-    const ALL: [(&str, Transform); 5] = [
+    const ALL: [(&str, Transform); 4] = [
         ("openai", openai_strict),
         ("anthropic", anthropic_input_schema),
         ("gemini-json", gemini_json_schema),
-        ("gemini-openapi", gemini_openapi_schema),
         ("ollama", ollama_format),
     ];
 
