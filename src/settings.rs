@@ -72,6 +72,9 @@ pub struct StoredLlm {
     /// How an OpenAI-compatible server is asked for JSON: `json_schema` or `json_object`;
     /// empty = `json_object` for DeepSeek (which has no schema mode), `json_schema` elsewhere.
     pub structured_output: String,
+    /// Ollama's context window in tokens (`options.num_ctx`), 8,192 to 1,048,576; none =
+    /// [`DEFAULT_OLLAMA_CONTEXT_TOKENS`]. Other providers ignore it.
+    pub context_tokens: Option<u32>,
 }
 
 /// Checked settings, ready for the agent.
@@ -217,6 +220,10 @@ pub struct LlmSettings {
     pub prices: Vec<ModelPrice>,
     /// How the chat-completions format asks for JSON (other formats ignore it).
     pub structured_output: StructuredOutput,
+    /// The context window Ollama is asked to give the model (`options.num_ctx`): its own default
+    /// (4,096 tokens on most machines) is smaller than one step's request, and Ollama cuts a
+    /// longer prompt without a word. Other providers ignore it.
+    pub context_tokens: u32,
 }
 
 /// How a chat-completions server is asked to answer in the agent's schema.
@@ -262,12 +269,21 @@ impl Default for LlmSettings {
             timeout_s: DEFAULT_LLM_TIMEOUT_S,
             prices: Vec::new(),
             structured_output: StructuredOutput::default(),
+            context_tokens: DEFAULT_OLLAMA_CONTEXT_TOKENS,
         }
     }
 }
 
 /// Seconds an LLM request may take when the settings name no timeout.
 pub const DEFAULT_LLM_TIMEOUT_S: u32 = 60;
+
+/// Ollama's context window when the settings name none: room for the default request budget
+/// and an answer.
+pub const DEFAULT_OLLAMA_CONTEXT_TOKENS: u32 = 32_768;
+
+/// Tokens of Ollama's context kept for the answer: with Ollama the request budget is at most
+/// the context less this.
+pub const OLLAMA_ANSWER_ROOM_TOKENS: u32 = 4_096;
 
 /// The wire format an LLM is spoken to in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -471,7 +487,7 @@ impl StoredSettings {
         if provider == Provider::AzureOpenAi && api_version.is_none() && !is_azure_v1_url(&base_url) {
             return Err(SettingsError::NoApiVersion);
         }
-        Ok(Settings {
+        let mut settings = Settings {
             llm: LlmSettings {
                 provider,
                 api_key: self.llm.api_key.trim().to_string(),
@@ -488,6 +504,13 @@ impl StoredSettings {
                     Some(mode) => mode,
                     None => return Err(SettingsError::UnknownStructuredOutput(self.llm.structured_output.clone())),
                 },
+                context_tokens: ranged(
+                    "Ollama context (tokens)",
+                    self.llm.context_tokens,
+                    DEFAULT_OLLAMA_CONTEXT_TOKENS,
+                    8_192,
+                    1_048_576,
+                )?,
                 base_url,
                 model,
             },
@@ -524,7 +547,14 @@ impl StoredSettings {
                     2_000_000,
                 )?,
             },
-        })
+        };
+        // Ollama cuts a prompt longer than its context without a word: the budget keeps the
+        // request within it, with room for the answer.
+        if provider == Provider::Ollama {
+            let fits = settings.llm.context_tokens - OLLAMA_ANSWER_ROOM_TOKENS;
+            settings.agent.request_budget_tokens = settings.agent.request_budget_tokens.min(fits);
+        }
+        Ok(settings)
     }
 
     fn vision(&self) -> Result<Vision, SettingsError> {

@@ -431,6 +431,9 @@ fn ollama_request_golden() {
                 {"role": "system", "content": "You are a browser agent."},
                 {"role": "user", "content": "Task: log in.", "images": [PNG]},
             ],
+            // Ollama's API reference: model parameters go in `options`; `num_ctx` is the
+            // context window (its default, 4,096 on most machines, is smaller than a step).
+            "options": {"num_ctx": 32768},
         })
     );
     assert!(format.get("$schema").is_none() && format["properties"]["action"]["items"].get("anyOf").is_some());
@@ -800,6 +803,28 @@ fn bad_llm_settings_say_what_to_fix() {
         llm.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         validate(llm)
     };
+    // Ollama: the context asked for, and a request budget that fits in it with room to answer.
+    let ollama = |extra: Value| {
+        let mut stored = json!({"llm": {"provider": "ollama", "base_url": "http://localhost:11434", "model": "m"}});
+        stored.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        StoredSettings::from_json(stored).and_then(|s| s.validate())
+    };
+    let s = ollama(json!({})).unwrap();
+    assert_eq!((s.llm.context_tokens, s.agent.request_budget_tokens), (32_768, 28_672));
+    let s =
+        ollama(json!({"llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 131072}}))
+            .unwrap();
+    assert_eq!((s.llm.context_tokens, s.agent.request_budget_tokens), (131_072, 32_000));
+    let s = ollama(json!({"request_budget_tokens": 6000, "llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 8192}}))
+        .unwrap();
+    assert_eq!(s.agent.request_budget_tokens, 4_096);
+    let err =
+        ollama(json!({"llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 4096}}))
+            .unwrap_err();
+    assert!(matches!(err, SettingsError::OutOfRange { min: 8_192, .. }), "{err}");
+    // Other providers keep their budget whatever the field says.
+    let s = base(json!({"context_tokens": 8192})).unwrap();
+    assert_eq!(s.context_tokens, 8192);
     assert_eq!(base(json!({"provider": "azure_openai"})), Err(SettingsError::NoApiVersion));
     assert_eq!(base(json!({"provider": "azure_openai", "api_version": "  "})), Err(SettingsError::NoApiVersion));
     // The v1 base URL needs none.

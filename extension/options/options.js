@@ -60,6 +60,7 @@ function showProvider() {
   field('model-label').textContent = t(azure ? 'optDeployment' : 'optModel');
   field('api-version-row').hidden = !azure;
   field('structured-output-row').hidden = provider !== 'openai_compatible';
+  field('context-tokens-row').hidden = provider !== 'ollama';
   // Required only where it is shown (a hidden required field would block saving silently),
   // and not with the v1 base URL, which takes none (src/settings.rs, is_azure_v1_url).
   field('api-version').required = azure && !/\/openai\/v1\/?$/i.test(field('base-url').value.trim());
@@ -204,6 +205,7 @@ async function load() {
   field('fallback-model').value = llm.fallback_model ?? '';
   field('structured-output').value = ['json_schema', 'json_object'].includes(llm.structured_output) ? llm.structured_output : '';
   field('llm-timeout').value = llm.timeout_s ?? '';
+  field('context-tokens').value = llm.context_tokens ?? '';
   field('extra-headers').value = Object.entries(llm.extra_headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n');
   field('search-engine').value = settings.search_engine || 'duckduckgo';
   field('evaluate-domains').value = (settings.evaluate_domains ?? []).join('\n');
@@ -240,6 +242,7 @@ function fromForm(previous) {
   const secrets = readSecrets(previous.secrets);
   if (secrets.error) return fail('secrets', secrets.error);
   const timeout = field('llm-timeout').value.trim();
+  const contextTokens = field('context-tokens').value.trim();
   const key = field('api-key').value.trim();
   const inSession = field('keys-in-session').checked;
   const settings = {
@@ -256,6 +259,8 @@ function fromForm(previous) {
       extra_headers: parsed.headers,
       fallback_model: field('fallback-model').value.trim(),
       structured_output: field('structured-output').value,
+      // Kept while another provider is chosen, like the API version.
+      context_tokens: contextTokens === '' ? null : Number(contextTokens),
       timeout_s: timeout === '' ? null : Number(timeout),
       prices: prices.prices,
     },

@@ -54,13 +54,14 @@ export async function launchWithExtension(profileDir, { headless = true, lang = 
 }
 
 /** Saves LLM settings through the options page, as a user would. `extraHeaders` is an object
- * {name: value}; `apiVersion` is for Azure OpenAI only (the page shows the field for it alone).
+ * {name: value}; `apiVersion` is for Azure OpenAI only, `contextTokens` for Ollama only (the page
+ * shows each field for its provider alone).
  * Throws with the page's own words when it refuses the values. */
 export async function saveSettings(context, extensionId, {
   provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
   extractionModel = '', searchEngine = 'duckduckgo', evaluateDomains = [], excludeActions = [],
   apiVersion = '', extraHeaders = {}, fallbackModel = '', llmTimeout = '',
-  vision = 'auto', thinking = true, requestBudget = '', structuredOutput = '',
+  vision = 'auto', thinking = true, requestBudget = '', structuredOutput = '', contextTokens = '',
 }) {
   const page = await context.newPage();
   try {
@@ -85,6 +86,14 @@ export async function saveSettings(context, extensionId, {
       // Hidden for this provider, but kept in the store: reset it, so one saved choice does not
       // follow later settings.
       await page.locator('#structured-output').evaluate((select) => { select.value = ''; });
+    }
+    if (await page.locator('#context-tokens').isVisible()) {
+      await page.fill('#context-tokens', String(contextTokens));
+    } else if (contextTokens) {
+      throw new Error(`The context window is an Ollama setting; the options page has no such field for "${provider}".`);
+    } else {
+      // Hidden for this provider but kept in the store, like the JSON mode: reset it.
+      await page.locator('#context-tokens').evaluate((input) => { input.value = ''; });
     }
     await page.fill('#api-key', apiKey);
     await page.fill('#extraction-model', extractionModel);

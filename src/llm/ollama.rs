@@ -24,6 +24,9 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
         "stream": false,
         "format": ollama_format(&request.schema),
         "messages": [{"role": "system", "content": request.system}, user],
+        // Ollama's own default context is smaller than a step's request, and it would cut the
+        // prompt without a word (settings: `context_tokens`, which also bounds the budget).
+        "options": {"num_ctx": settings.context_tokens},
     });
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     // A plain local server needs no key; one behind a proxy or a hosted Ollama may.

@@ -193,6 +193,7 @@ test('Ollama logs alice in: /api/chat without any key, stream off, the schema as
   const run = await logIn('ollama', {
     model: 'qwen3:8b',
     extraHeaders: { 'X-Client': 'tabwright-e2e' },
+    contextTokens: 16384,
   });
   assertLoggedIn(run, (body) => body.format);
   assertAuth(run.requests, null);
@@ -201,6 +202,7 @@ test('Ollama logs alice in: /api/chat without any key, stream off, the schema as
     assert.equal(headers['x-client'], 'tabwright-e2e');
     assert.equal(body.model, 'qwen3:8b');
     assert.equal(body.stream, false, 'one JSON answer, not a stream of lines');
+    assert.equal(body.options?.num_ctx, 16384, 'the context window set in options, not Ollama\'s small default');
     assert.deepEqual(body.messages.map((m) => m.role), ['system', 'user']);
   }
 });
@@ -216,6 +218,8 @@ test('the fallback model saved in options answers when Ollama does not have the 
   // The first step asks the main model, then the fallback; once the fallback has answered, the
   // next steps go to it straight away instead of failing on the main model again.
   assert.deepEqual(run.requests.map((r) => r.body.model), [missing, 'qwen3:8b', 'qwen3:8b', 'qwen3:8b']);
+  // No context window set: the default, room for a step's request and its answer.
+  assert.deepEqual(new Set(run.requests.map((r) => r.body.options?.num_ctx)), new Set([32768]));
 });
 
 test('the options page keeps every LLM field across a reload, shows the API version only for Azure, and saves nothing when a header line is malformed', async () => {
@@ -266,6 +270,7 @@ test('the options page keeps every LLM field across a reload, shows the API vers
         structured_output: '',
         timeout_s: 45,
         prices: [],
+        context_tokens: null,
       },
     );
 
