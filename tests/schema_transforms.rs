@@ -15,8 +15,9 @@ use tabwright::llm::schema::{anthropic_input_schema, gemini_json_schema, ollama_
 /// The agent's answer schema on a page that offers every action: a button, a dropdown, a
 /// scrolling page, two tabs, history both ways, scripts allowed on its host, and a task with
 /// attached files. The only place
-/// the test builds it, so that a change to these constructors is fixed here once.
-fn agent_schema() -> Value {
+/// the test builds it, so that a change to these constructors is fixed here once. With an
+/// output schema, `done` is the structured one.
+fn agent_schema_for(output_schema: Option<&Value>) -> Value {
     use tabwright::dom::{Element, ScrollInfo, Snapshot};
     let mut snapshot = Snapshot::with_elements(
         "https://example.com/",
@@ -39,10 +40,16 @@ fn agent_schema() -> Value {
         files: files.clone(),
         ..Default::default()
     };
-    let registry = tabwright::actions::with_files(tabwright::actions::registered(), &files);
+    let registry = tabwright::actions::with_files(tabwright::actions::registered_for(output_schema), &files);
     let union = tabwright::actions::ActionUnion::for_page(&registry, &page, &options, false);
-    assert_eq!(union.names().len(), 23, "every action but the structured done: {:?}", union.names());
+    if output_schema.is_none() {
+        assert_eq!(union.names().len(), 23, "every action but the structured done: {:?}", union.names());
+    }
     tabwright::agent::AgentOutput::schema(&union, true, 5)
+}
+
+fn agent_schema() -> Value {
+    agent_schema_for(None)
 }
 
 type Transform = fn(&Value) -> Value;
@@ -242,5 +249,26 @@ fn every_transform_survives_garbage_input() {
             let _ = transform(&once);
         }
         assert!(transform(&serde_json::json!({})).is_object(), "{provider}");
+    }
+}
+
+/// A task's output schema as pydantic writes it (definitions in `$defs`, used by `$ref`)
+/// reaches every provider with its definitions inlined: no reference is left dangling.
+#[test]
+fn an_output_schema_with_definitions_reaches_every_provider_whole() {
+    let person = serde_json::json!({
+        "$defs": {"Address": {"properties": {"city": {"title": "City", "type": "string"}}, "required": ["city"], "title": "Address", "type": "object"}},
+        "properties": {"name": {"title": "Name", "type": "string"}, "addresses": {"items": {"$ref": "#/$defs/Address"}, "title": "Addresses", "type": "array"}},
+        "required": ["name", "addresses"], "title": "Person", "type": "object"
+    });
+    let schema = agent_schema_for(Some(&person));
+    assert!(schema.to_string().contains("\"City\""), "the definition is there");
+    for (name, transform) in PROVIDERS {
+        let out = transform(&schema);
+        for (path, node) in schema_nodes(&out) {
+            for key in ["$ref", "$defs", "definitions"] {
+                assert!(node.get(key).is_none(), "{name}: {key} at {path}");
+            }
+        }
     }
 }
