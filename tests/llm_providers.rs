@@ -50,7 +50,7 @@ fn answer_schema() -> Value {
                         },
                         {
                             "type": "object",
-                            "properties": {"screenshot": {"type": "object"}},
+                            "properties": {"screenshot": {"type": "object", "additionalProperties": false}},
                             "required": ["screenshot"],
                             "additionalProperties": false,
                         },

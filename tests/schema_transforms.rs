@@ -10,7 +10,9 @@
 use serde_json::Value;
 use std::fs;
 use std::path::PathBuf;
-use tabwright::llm::schema::{anthropic_input_schema, gemini_json_schema, ollama_format, openai_strict};
+use tabwright::llm::schema::{
+    anthropic_input_schema, gemini_json_schema, ollama_format, openai_strict, openai_strict_fits,
+};
 
 /// The agent's answer schema on a page that offers every action: a button, a dropdown, a
 /// scrolling page, two tabs, history both ways, scripts allowed on its host, and a task with
@@ -271,4 +273,17 @@ fn an_output_schema_with_definitions_reaches_every_provider_whole() {
             }
         }
     }
+}
+
+/// The agent's own schema is one strict mode takes whole; a task's output schema with a map of
+/// values is not, and keeps its map open instead of becoming `{}`.
+#[test]
+fn strict_mode_takes_the_agents_schema_and_leaves_a_map_open() {
+    assert!(openai_strict_fits(&openai_strict(&agent_schema())));
+    let prices = serde_json::json!({"type": "object", "properties": {
+        "by_shop": {"type": "object", "additionalProperties": {"type": "number"}}
+    }, "required": ["by_shop"]});
+    let out = openai_strict(&agent_schema_for(Some(&prices)));
+    assert!(!openai_strict_fits(&out));
+    assert!(out.to_string().contains(r#""additionalProperties":{"type":"number"}"#), "the map stays a map");
 }

@@ -245,8 +245,11 @@ impl ActionResult {
 }
 
 /// Parameters of actions that take none. Unknown fields are accepted and ignored, because
-/// some providers cannot express an empty object and add a placeholder field.
+/// some providers cannot express an empty object and add a placeholder field. Its schema says
+/// `additionalProperties: false`, so that it reads as the empty object it is, not as an object
+/// of any shape (which OpenAI's strict mode cannot take: `llm::schema::openai_strict_fits`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
 pub struct NoParams {}
 
 /// A registered action as the union builder sees it.

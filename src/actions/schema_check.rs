@@ -52,10 +52,14 @@ pub fn check_value(value: &Value, schema: &Value, path: &str) -> Result<(), Stri
             for (name, v) in obj {
                 match props.and_then(|p| p.get(name)) {
                     Some(sub) => check_value(v, sub, &format!("{path}.{name}"))?,
-                    None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                        return Err(format!("`{path}.{name}` is not a field of the requested shape"))
-                    }
-                    None => {}
+                    None => match schema.get("additionalProperties") {
+                        Some(Value::Bool(false)) => {
+                            return Err(format!("`{path}.{name}` is not a field of the requested shape"))
+                        }
+                        // A map's values, each of one shape.
+                        Some(extra @ Value::Object(_)) => check_value(v, extra, &format!("{path}.{name}"))?,
+                        _ => {}
+                    },
                 }
             }
         }
@@ -148,6 +152,13 @@ mod tests {
     fn data_of_the_requested_shape_passes() {
         let data = json!({"products": [{"name": "Tea", "price": 3.5}], "currency": "EUR"});
         assert_eq!(check_value(&data, &products(), "data"), Ok(()));
+    }
+
+    #[test]
+    fn a_maps_values_are_each_checked() {
+        let prices = json!({"type": "object", "additionalProperties": {"type": "number"}});
+        assert_eq!(check_value(&json!({"tea": 3.5, "milk": 1}), &prices, "data"), Ok(()));
+        assert!(check_value(&json!({"tea": "cheap"}), &prices, "data").unwrap_err().contains("data.tea"));
     }
 
     #[test]

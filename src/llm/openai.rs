@@ -12,7 +12,7 @@
 //! into the system prompt; the agent's validator then holds the answer to it. Both functions
 //! are pure.
 
-use super::schema::openai_strict;
+use super::schema::{openai_strict, openai_strict_fits};
 use super::{
     http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage,
 };
@@ -32,13 +32,19 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
         ]),
     };
     let (system, response_format) = match settings.structured_output {
-        StructuredOutput::JsonSchema => (
-            request.system.clone(),
-            json!({
-                "type": "json_schema",
-                "json_schema": {"name": request.schema_name, "strict": true, "schema": openai_strict(&request.schema)},
-            }),
-        ),
+        StructuredOutput::JsonSchema => {
+            let schema = openai_strict(&request.schema);
+            // A task's output schema with a map or a free object cannot be strict: the model
+            // is then guided, and the agent checks the answer (`openai_strict_fits`).
+            let strict = openai_strict_fits(&schema);
+            (
+                request.system.clone(),
+                json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": request.schema_name, "strict": strict, "schema": schema},
+                }),
+            )
+        }
         StructuredOutput::JsonObject => (
             format!(
                 "{}\n\n## Answer format\n\nAnswer with one JSON object and nothing else (no prose, no code fence). It must follow this JSON Schema:\n\n{}\n",
@@ -224,7 +230,7 @@ mod tests {
             user: "state".into(),
             image: None,
             schema_name: "agent_output".into(),
-            schema: json!({"type": "object"}),
+            schema: json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
         };
         let http = build_request(&settings("sk-1"), &req);
         assert_eq!(http.url, "https://api.openai.com/v1/chat/completions");
@@ -236,8 +242,38 @@ mod tests {
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
         assert_eq!(
             body["response_format"]["json_schema"]["schema"],
-            json!({"type": "object", "required": [], "properties": {}, "additionalProperties": false})
+            json!({"type": "object", "required": ["a"], "properties": {"a": {"type": ["string", "null"]}}, "additionalProperties": false})
         );
+    }
+
+    /// A task's output schema with a map (prices by name) and a free object: strict mode would
+    /// close both to `{}`, so the request is not strict and keeps them open.
+    #[test]
+    fn a_schema_strict_mode_cannot_express_goes_without_strict() {
+        let req = |schema| ChatRequest {
+            system: "sys".into(),
+            user: "state".into(),
+            image: None,
+            schema_name: "agent_output".into(),
+            schema,
+        };
+        let open = json!({"type": "object", "properties": {
+            "prices": {"type": "object", "additionalProperties": {"type": "number"}},
+            "raw": {"type": "object"}
+        }, "required": ["prices", "raw"]});
+        let body: serde_json::Value = serde_json::from_str(&build_request(&settings("k"), &req(open)).body).unwrap();
+        let format = &body["response_format"]["json_schema"];
+        assert_eq!(format["strict"], false);
+        assert_eq!(
+            format["schema"]["properties"]["prices"],
+            json!({"type": "object", "additionalProperties": {"type": "number"}})
+        );
+        assert_eq!(format["schema"]["properties"]["raw"], json!({"type": "object"}));
+        // The empty parameters of an action that takes none stay closed and strict.
+        let empty =
+            json!({"type": "object", "properties": {"go_back": {"type": "object", "additionalProperties": false}}});
+        let body: serde_json::Value = serde_json::from_str(&build_request(&settings("k"), &req(empty)).body).unwrap();
+        assert_eq!(body["response_format"]["json_schema"]["strict"], true);
     }
 
     #[test]

@@ -31,14 +31,39 @@ pub const UNUSED_PROPERTY: &str = "_";
 
 const UNUSED_DESCRIPTION: &str = "Unused; leave null.";
 
-/// For OpenAI strict structured output (`response_format.json_schema.schema`): every object
-/// with `properties` closed (`additionalProperties: false`) with every property required,
-/// optional ones made nullable; `anyOf` instead of `oneOf`; no `format`, `title`, `default`,
-/// `examples` or `$schema`. `minimum`, `maximum` and `pattern` are kept. An object without
-/// `properties` (such as schemars' `{"type": "object"}` for an empty struct) is left open, as
-/// it always was, although strict mode refuses an object that is not closed.
+/// For OpenAI structured output (`response_format.json_schema.schema`): every object of fixed
+/// fields closed (`additionalProperties: false`) with every property required, optional ones
+/// made nullable; `anyOf` instead of `oneOf`; no `format`, `title`, `default`, `examples` or
+/// `$schema`. `minimum`, `maximum` and `pattern` are kept. An object of any keys (a map,
+/// `additionalProperties` a schema or `true`, `patternProperties`, or `{"type": "object"}`
+/// alone) is left open: strict mode cannot express it, and closing it would let the model
+/// answer only `{}`. [`openai_strict_fits`] says whether the result can be sent with
+/// `strict: true`.
 pub fn openai_strict(schema: &Value) -> Value {
     rewritten(schema, openai_node)
+}
+
+/// Whether strict mode can take `schema` (an [`openai_strict`] result): no object in it is of
+/// any keys. When not, the request goes without `strict`, the model is guided by the schema
+/// but not held to it, and the agent's own checks hold the answer to it.
+pub fn openai_strict_fits(schema: &Value) -> bool {
+    match schema {
+        Value::Object(obj) => !is_open_object(obj) && obj.values().all(openai_strict_fits),
+        Value::Array(items) => items.iter().all(openai_strict_fits),
+        _ => true,
+    }
+}
+
+/// An object schema whose keys are not a fixed list: `additionalProperties` a schema or
+/// `true`, `patternProperties`, or an object type with neither `properties` nor
+/// `additionalProperties: false`.
+fn is_open_object(obj: &Map<String, Value>) -> bool {
+    match obj.get("additionalProperties") {
+        Some(Value::Bool(false)) => return obj.contains_key("patternProperties"),
+        Some(Value::Bool(true)) | Some(Value::Object(_)) => return true,
+        _ => {}
+    }
+    obj.contains_key("patternProperties") || (has_type(obj, "object") && !obj.contains_key("properties"))
 }
 
 /// For Anthropic's tool `input_schema`: JSON Schema kept close to the original. The root gets
@@ -93,8 +118,12 @@ fn openai_node(schema: &mut Value) {
     for_each_subschema(obj, openai_node);
     one_of_as_any_of(obj);
     obj.retain(|key, _| !matches!(key.as_str(), "format" | "title" | "default" | "$schema" | "examples"));
-    // Strict mode refuses any open object, including one with no properties at all (the
-    // parameters of `screenshot`): it becomes `{properties: {}, required: [], …: false}`.
+    // Strict mode refuses any open object. One of fixed fields, even none (the parameters of
+    // `screenshot`: `additionalProperties: false`), is closed: `{properties: {}, required: [],
+    // …: false}`; one of any keys stays open (see `openai_strict_fits`).
+    if is_open_object(obj) {
+        return;
+    }
     if obj.contains_key("properties") || obj.get("type").and_then(Value::as_str) == Some("object") {
         obj.entry("properties").or_insert_with(|| Value::Object(Map::new()));
         close_object(obj);
