@@ -614,7 +614,7 @@ mod tests {
     #[test]
     fn saved_events_read_back_as_written() {
         use crate::agent::TaskEnd;
-        let usage = Usage { input_tokens: 5, output_tokens: 7 };
+        let usage = Usage::new(5, 7);
         for end in [
             TaskEnd::Done { text: "ok".into(), success: true, data: Some(json!({"n": 1})) },
             TaskEnd::Stopped,

@@ -753,7 +753,7 @@ fn a_restored_task_goes_on_after_its_last_completed_step_with_its_history() {
             next_goal: "Fill in the form".into(),
             plan: None,
         }),
-        usage: tabwright::llm::Usage { input_tokens: 100, output_tokens: 10 },
+        usage: tabwright::llm::Usage::new(100, 10),
         ..Default::default()
     };
     let events = Rc::new(RefCell::new(Vec::new()));
@@ -769,7 +769,7 @@ fn a_restored_task_goes_on_after_its_last_completed_step_with_its_history() {
     let ports = Ports { browser: site, transport: llm, events: sink, clock: || 0.0 };
     let history = block_on(
         Agent::new("t".into(), "Log in as alice with password hunter2".into(), settings(10), ports, StopSignal::new())
-            .restored(vec![earlier], tabwright::llm::Usage { input_tokens: 100, output_tokens: 10 }, "stopped".into())
+            .restored(vec![earlier], tabwright::llm::Usage::new(100, 10), "stopped".into())
             .run(),
     );
     assert!(matches!(history.end, TaskEnd::Done { success: true, .. }));
@@ -1037,7 +1037,7 @@ fn a_request_over_its_budget_has_old_steps_summarised_by_the_extraction_model() 
     let budget = base + 9_000;
     let mut s = with_agent(40, AgentOptions { request_budget_tokens: budget, ..AgentOptions::default() });
     s.llm.extraction_model = Some("cheap".into());
-    let run = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(18, 4_000)), s, "Wait");
+    let run = run_with(FakeSite::at(HOME_URL), ScriptedLlm::new(waiting_policy(18, 6_000)), s, "Wait");
     assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
 
     let summaries: Vec<&Value> = run.requests.iter().filter(|b| schema_name(b) == "history_summary").collect();

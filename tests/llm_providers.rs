@@ -202,7 +202,7 @@ fn content_given_as_parts_is_read() {
     let c = parse(Provider::OpenAiCompatible, "openai/content_parts.json").unwrap();
     assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
     assert!(!c.content.contains("first thing to open"), "the reasoning is not the answer: {}", c.content);
-    assert_eq!(c.usage, Usage { input_tokens: 1512, output_tokens: 178 });
+    assert_eq!(c.usage, Usage::new(1512, 178));
 }
 
 /// The v1 form, as Azure's own documentation writes it: `base_url=https://YOUR-RESOURCE-NAME.openai.azure.com/openai/v1/`
@@ -236,7 +236,7 @@ fn an_extra_header_replaces_the_providers_own() {
 fn openai_fixtures_parse() {
     let c = parse(Provider::OpenAi, "openai/success.json").unwrap();
     assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
-    assert_eq!(c.usage, Usage { input_tokens: 1432, output_tokens: 61 });
+    assert_eq!(c.usage, Usage::new(1432, 61));
     assert!(
         matches!(parse(Provider::OpenAi, "openai/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("can't help"))
     );
@@ -248,7 +248,7 @@ fn openai_fixtures_parse() {
     let c = parse(Provider::OpenAiCompatible, "openai/malformed_content.json").unwrap();
     assert!(c.content.starts_with("Sure! Here is my next step:"));
     assert!(serde_json::from_str::<Value>(&c.content).is_err());
-    assert_eq!(c.usage, Usage { input_tokens: 1398, output_tokens: 52 });
+    assert_eq!(c.usage, Usage::new(1398, 52));
     let err = parse(Provider::OpenAi, "openai/error_401.json").unwrap_err();
     assert!(matches!(&err, LlmError::Http { status: 401, message, .. } if message.starts_with("Incorrect API key")));
     assert!(err.to_string().contains("API key in Tabwright's options"), "{err}");
@@ -275,7 +275,9 @@ fn anthropic_request_golden() {
         json!({
             "model": "claude-sonnet-4-20250514",
             "max_tokens": anthropic::MAX_TOKENS,
-            "system": "You are a browser agent.",
+            // Prompt-caching breakpoints as Anthropic's prompt caching guide writes them:
+            // `cache_control: {type: "ephemeral"}` on the system block and on the tool.
+            "system": [{"type": "text", "text": "You are a browser agent.", "cache_control": {"type": "ephemeral"}}],
             "messages": [{"role": "user", "content": [
                 {"type": "text", "text": "Task: log in."},
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
@@ -284,6 +286,7 @@ fn anthropic_request_golden() {
                 "name": "agent_output",
                 "description": "Give your answer by calling this tool: its input is your whole answer.",
                 "input_schema": input_schema,
+                "cache_control": {"type": "ephemeral"},
             }],
             "tool_choice": {"type": "tool", "name": "agent_output"},
         })
@@ -311,7 +314,7 @@ fn anthropic_fixtures_parse() {
     );
     // Key order survives, as the model wrote it.
     assert!(c.content.starts_with(r#"{"evaluation_previous_goal""#), "{}", c.content);
-    assert_eq!(c.usage, Usage { input_tokens: 1589, output_tokens: 98 });
+    assert_eq!(c.usage, Usage::new(1589, 98));
     assert_eq!(c.model, "");
     assert!(
         matches!(parse(Provider::Anthropic, "anthropic/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("in bulk"))
@@ -386,7 +389,7 @@ fn gemini_fixtures_parse() {
     let c = parse(Provider::Gemini, "gemini/success.json").unwrap();
     assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
     // Thinking tokens are billed as output.
-    assert_eq!(c.usage, Usage { input_tokens: 1512, output_tokens: 57 + 211 });
+    assert_eq!(c.usage, Usage::new(1512, 57 + 211));
     assert!(
         matches!(parse(Provider::Gemini, "gemini/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("SAFETY"))
     );
@@ -445,7 +448,7 @@ fn ollama_request_golden() {
 fn ollama_fixtures_parse() {
     let c = parse(Provider::Ollama, "ollama/success.json").unwrap();
     assert_eq!(json_of(&c)["next_goal"], "Open the log-in page");
-    assert_eq!(c.usage, Usage { input_tokens: 1466, output_tokens: 64 });
+    assert_eq!(c.usage, Usage::new(1466, 64));
     // Ollama has no refusal signal: the text goes to the validator like any other.
     let c = parse(Provider::Ollama, "ollama/refusal.json").unwrap();
     assert_eq!(c.content, "I can't assist with that request.");
@@ -734,10 +737,15 @@ fn the_client_speaks_the_configured_provider() {
 #[test]
 fn user_prices_come_before_the_built_in_ones() {
     let mut s = with_fallback(None);
-    s.prices = vec![ModelPrice { model_prefix: "gpt-4.1".into(), input_per_million: 1.0, output_per_million: 2.0 }];
+    s.prices = vec![ModelPrice {
+        model_prefix: "gpt-4.1".into(),
+        input_per_million: 1.0,
+        output_per_million: 2.0,
+        cached_input_per_million: None,
+    }];
     let transport = Scripted::new(vec![]);
     let client = LlmClient::new(s, &transport);
-    let usage = Usage { input_tokens: 1_000_000, output_tokens: 500_000 };
+    let usage = Usage::new(1_000_000, 500_000);
     assert_eq!(client.cost_usd("gpt-4.1-mini", usage), Some(2.0));
     let built_in = tabwright::llm::pricing::cost_usd("gpt-4.1-mini", usage).unwrap();
     assert!((built_in - (0.40 + 0.80)).abs() < 1e-9, "{built_in}");
@@ -788,7 +796,12 @@ fn the_new_llm_settings_validate_with_defaults() {
     assert_eq!(s.extra_headers, vec![("X-Team".to_string(), "browser".to_string())]);
     assert_eq!(
         s.prices,
-        vec![ModelPrice { model_prefix: "claude-".into(), input_per_million: 2.5, output_per_million: 12.0 }]
+        vec![ModelPrice {
+            model_prefix: "claude-".into(),
+            input_per_million: 2.5,
+            output_per_million: 12.0,
+            cached_input_per_million: None
+        }]
     );
 
     // A fallback equal to the model is no fallback.
@@ -893,4 +906,42 @@ fn checking_a_connection_asks_the_model_once_for_its_json_and_names_what_failed(
     )
     .unwrap_err();
     assert!(matches!(err, LlmError::Http { status: 401, .. }), "{err}");
+}
+
+/// Each provider's count of input read from its prompt cache, in the place its API reference
+/// puts it, on the success answers: OpenAI's `usage.prompt_tokens_details.cached_tokens` (part
+/// of `prompt_tokens`), Anthropic's `cache_read_input_tokens` and `cache_creation_input_tokens`
+/// (counted apart from `input_tokens`), Gemini's `usageMetadata.cachedContentTokenCount` (part
+/// of `promptTokenCount`).
+#[test]
+fn cached_input_is_read_from_each_providers_usage() {
+    let with = |path: &str, pointer: &str, patch: Value| {
+        let mut body: Value = serde_json::from_str(&fixture(path)).unwrap();
+        let usage = body.pointer_mut(pointer).unwrap().as_object_mut().unwrap();
+        usage.extend(patch.as_object().unwrap().clone());
+        body.to_string()
+    };
+    let openai = with(
+        "openai/success.json",
+        "/usage",
+        json!({"prompt_tokens_details": {"cached_tokens": 1280, "audio_tokens": 0}}),
+    );
+    let c = parse_response(Provider::OpenAi, "u", &response(200, &openai)).unwrap();
+    assert_eq!(c.usage, Usage::new(1432, 61).with_cached(1280));
+    let anthropic = with(
+        "anthropic/success.json",
+        "/usage",
+        json!({"input_tokens": 309, "cache_read_input_tokens": 1280, "cache_creation_input_tokens": 0}),
+    );
+    let c = parse_response(Provider::Anthropic, "u", &response(200, &anthropic)).unwrap();
+    assert_eq!(c.usage, Usage::new(1589, 98).with_cached(1280));
+    let gemini = with("gemini/success.json", "/usageMetadata", json!({"cachedContentTokenCount": 1024}));
+    let c = parse_response(Provider::Gemini, "u", &response(200, &gemini)).unwrap();
+    assert_eq!(c.usage, Usage::new(1512, 268).with_cached(1024));
+    // A compatible server's null details are no cache.
+    let null = with("openai/success.json", "/usage", json!({"prompt_tokens_details": null}));
+    assert_eq!(
+        parse_response(Provider::OpenAiCompatible, "u", &response(200, &null)).unwrap().usage.cached_input_tokens,
+        0
+    );
 }

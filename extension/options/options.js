@@ -113,7 +113,8 @@ const entries = (value) => value.split(/[\s,]+/).filter(Boolean);
 
 // Prices: one `model-prefix input output` per line, in USD per million tokens.
 function pricesText(prices) {
-  return (prices ?? []).map((p) => `${p.model_prefix} ${p.input_per_million} ${p.output_per_million}`).join('\n');
+  return (prices ?? []).map((p) => [p.model_prefix, p.input_per_million, p.output_per_million, p.cached_input_per_million]
+    .filter((v) => v !== undefined && v !== null).join(' ')).join('\n');
 }
 
 function parsePrices(value) {
@@ -123,9 +124,13 @@ function parsePrices(value) {
     const line = lines[i].trim();
     if (!line) continue;
     const parts = line.split(/\s+/);
-    const [input, output] = parts.slice(1).map(Number);
-    if (parts.length !== 3 || !(input >= 0) || !(output >= 0)) return { error: t('pricesBadLine', [i + 1, line]) };
-    prices.push({ model_prefix: parts[0], input_per_million: input, output_per_million: output });
+    // A third number, when given, is the price of input read from the provider's cache.
+    const [input, output, cached] = parts.slice(1).map(Number);
+    const fits = (parts.length === 3 || (parts.length === 4 && cached >= 0)) && input >= 0 && output >= 0;
+    if (!fits) return { error: t('pricesBadLine', [i + 1, line]) };
+    const price = { model_prefix: parts[0], input_per_million: input, output_per_million: output };
+    if (parts.length === 4) price.cached_input_per_million = cached;
+    prices.push(price);
   }
   return { prices };
 }

@@ -9,10 +9,14 @@ import { endText } from '../history-store.js';
 import { markdownFragment } from './markdown-view.js';
 import { el } from '../dom.js';
 
-/** "4 steps · 12,345 tokens · $0.0123": what a task used. */
+/** "4 steps · 12,345 tokens (9,800 from the provider's cache) · $0.0123": what a task used.
+ * The cost counts cached input at its lower price (src/llm/pricing.rs). */
 export function usageLine(steps, usage, cost) {
   const tokens = (usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0);
-  const parts = [t(steps === 1 ? 'usageStepOne' : 'usageSteps', [steps]), t('progressTokens', [formatNumber(tokens)])];
+  const cached = usage?.cached_input_tokens ?? 0;
+  let used = t('progressTokens', [formatNumber(tokens)]);
+  if (cached > 0) used += ` ${t('usageCached', [formatNumber(cached)])}`;
+  const parts = [t(steps === 1 ? 'usageStepOne' : 'usageSteps', [steps]), used];
   if (typeof cost === 'number' && tokens > 0) parts.push(`$${cost.toFixed(4)}`);
   return parts.join(' · ');
 }

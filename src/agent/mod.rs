@@ -848,10 +848,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let cost = self.llm.cost_usd(&completion.model, completion.usage);
         let before = record.usage.input_tokens + record.usage.output_tokens;
         record.cost_usd = if before == 0 { cost } else { record.cost_usd.zip(cost).map(|(a, b)| a + b) };
-        record.usage.input_tokens += completion.usage.input_tokens;
-        record.usage.output_tokens += completion.usage.output_tokens;
-        self.usage.input_tokens += completion.usage.input_tokens;
-        self.usage.output_tokens += completion.usage.output_tokens;
+        record.usage += completion.usage;
+        self.usage += completion.usage;
     }
 
     /// A record (or task end) with every secret value masked (a URL that carries one, an error that quotes

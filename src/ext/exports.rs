@@ -639,8 +639,7 @@ async fn restore(broadcast: js_sys::Function) -> bool {
         .collect();
     let mut usage = crate::llm::Usage::default();
     for record in &history {
-        usage.input_tokens += record.usage.input_tokens;
-        usage.output_tokens += record.usage.output_tokens;
+        usage += record.usage;
     }
     // A finished task (its log ends with its end): kept for panels that open later, and for a
     // follow-up.

@@ -26,15 +26,20 @@ pub fn build_request(settings: &LlmSettings, request: &ChatRequest) -> HttpReque
     if let Some(png) = &request.image {
         content.push(json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}));
     }
+    // Cache breakpoints after the tool and after the system prompt: the prompt cache holds the
+    // prefix up to each, so a step whose action schema is the last step's reads both from the
+    // cache, and one whose schema changed (another page's actions) still writes them for the
+    // next. The page's state comes after, in the one user message.
     let body = json!({
         "model": settings.model,
         "max_tokens": MAX_TOKENS,
-        "system": request.system,
+        "system": [{"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": "user", "content": content}],
         "tools": [{
             "name": tool,
             "description": "Give your answer by calling this tool: its input is your whole answer.",
             "input_schema": anthropic_input_schema(&request.schema),
+            "cache_control": {"type": "ephemeral"},
         }],
         "tool_choice": {"type": "tool", "name": tool},
     });
@@ -95,10 +100,16 @@ struct Block {
 
 #[derive(Deserialize)]
 struct WireUsage {
+    /// The input tokens after the last cache breakpoint: neither read from the cache nor
+    /// written to it.
     #[serde(default)]
     input_tokens: u64,
     #[serde(default)]
     output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
 }
 
 /// Parses a Messages response, or the error body `{type: "error", error: {type, message}}`.
@@ -155,7 +166,12 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
     };
     let usage = parsed
         .usage
-        .map(|u| Usage { input_tokens: u.input_tokens, output_tokens: u.output_tokens })
+        .map(|u| {
+            // Anthropic counts the three parts of the input apart; the total is their sum.
+            let read = u.cache_read_input_tokens.unwrap_or(0);
+            let written = u.cache_creation_input_tokens.unwrap_or(0);
+            Usage::new(u.input_tokens + read + written, u.output_tokens).with_cached(read)
+        })
         .unwrap_or_default();
     Ok(Completion { content, usage, model: String::new() })
 }

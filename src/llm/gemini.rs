@@ -100,6 +100,9 @@ struct UsageMetadata {
     candidates_token_count: u64,
     #[serde(default)]
     thoughts_token_count: u64,
+    /// Of the prompt, the tokens read from a cache (implicit or explicit).
+    #[serde(default)]
+    cached_content_token_count: u64,
 }
 
 /// Finish reasons that mean the model or Google's filters would not answer (the API
@@ -174,9 +177,9 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
     }
     let usage = parsed
         .usage_metadata
-        .map(|u| Usage {
-            input_tokens: u.prompt_token_count,
-            output_tokens: u.candidates_token_count + u.thoughts_token_count,
+        .map(|u| {
+            Usage::new(u.prompt_token_count, u.candidates_token_count + u.thoughts_token_count)
+                .with_cached(u.cached_content_token_count)
         })
         .unwrap_or_default();
     Ok(Completion { content, usage, model: String::new() })
@@ -196,7 +199,7 @@ mod tests {
             "usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":4,"thoughtsTokenCount":20}}"#;
         let c = parse_response("u", &ok(body)).unwrap();
         assert_eq!(c.content, r#"{"a":1}"#);
-        assert_eq!(c.usage, Usage { input_tokens: 10, output_tokens: 24 });
+        assert_eq!(c.usage, Usage::new(10, 24));
     }
 
     fn stopped(reason: &str, message: Option<&str>) -> Result<Completion, LlmError> {

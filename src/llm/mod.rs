@@ -100,8 +100,37 @@ pub struct Completion {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
+    /// Every input token of the request, those read from the provider's cache included.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the provider read from its prompt cache, which cost less
+    /// ([`pricing`]): OpenAI's `prompt_tokens_details.cached_tokens`, Anthropic's
+    /// `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Usage {
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage { input_tokens, output_tokens, cached_input_tokens: 0 }
+    }
+
+    /// With `cached` of the input tokens read from the provider's cache.
+    pub fn with_cached(self, cached: u64) -> Self {
+        Usage { cached_input_tokens: cached.min(self.input_tokens), ..self }
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -71,7 +71,7 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         .content
         .filter(|c| !c.trim().is_empty())
         .ok_or_else(|| LlmError::Malformed("the response message has no content".into()))?;
-    let usage = Usage { input_tokens: parsed.prompt_eval_count, output_tokens: parsed.eval_count };
+    let usage = Usage::new(parsed.prompt_eval_count, parsed.eval_count);
     Ok(Completion { content, usage, model: String::new() })
 }
 

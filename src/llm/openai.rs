@@ -159,6 +159,10 @@ struct WireUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    /// `{cached_tokens, …}`: the part of the prompt read from the prompt cache. Read loosely:
+    /// compatible servers send it in other shapes, or null.
+    #[serde(default)]
+    prompt_tokens_details: Option<serde_json::Value>,
 }
 
 /// Parses a chat-completions response, or the provider's error body.
@@ -184,7 +188,10 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         .ok_or_else(|| LlmError::Malformed("the response message has no content".into()))?;
     let usage = parsed
         .usage
-        .map(|u| Usage { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens })
+        .map(|u| {
+            let cached = u.prompt_tokens_details.as_ref().and_then(|d| d.get("cached_tokens")).and_then(|c| c.as_u64());
+            Usage::new(u.prompt_tokens, u.completion_tokens).with_cached(cached.unwrap_or(0))
+        })
         .unwrap_or_default();
     Ok(Completion { content, usage, model: String::new() })
 }
@@ -294,7 +301,7 @@ mod tests {
         let c = parse_response("u", &ok(SUCCESS)).unwrap();
         let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
         assert_eq!(v["next_goal"], "Open the log-in page");
-        assert_eq!(c.usage, Usage { input_tokens: 1432, output_tokens: 61 });
+        assert_eq!(c.usage, Usage::new(1432, 61));
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct ModelPrice {
     pub model_prefix: String,
     pub input_per_million: f64,
     pub output_per_million: f64,
+    /// Input read from the provider's prompt cache; none = the built-in figure for the model,
+    /// or else the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_per_million: Option<f64>,
 }
 
 /// Built-in prices: `(model prefix, USD per million input tokens, USD per million output
@@ -53,6 +57,31 @@ pub const DEFAULT_PRICES: &[(&str, f64, f64)] = &[
     ("deepseek-chat", 0.28, 0.42),
 ];
 
+/// Built-in prices of input read from the provider's prompt cache, USD per million tokens, as
+/// published in 2025: OpenAI's cached input, Anthropic's cache reads (a tenth of the input
+/// price), Gemini's context-caching price, DeepSeek's cache hits. A model without one is
+/// charged its input price for cached tokens too. (Writing Anthropic's cache costs a quarter
+/// more than input; those tokens are charged as plain input.)
+pub const DEFAULT_CACHED_PRICES: &[(&str, f64)] = &[
+    ("gpt-5", 0.125),
+    ("gpt-5-mini", 0.025),
+    ("gpt-5-nano", 0.005),
+    ("gpt-4.1", 0.50),
+    ("gpt-4.1-mini", 0.10),
+    ("gpt-4.1-nano", 0.025),
+    ("gpt-4o", 1.25),
+    ("gpt-4o-mini", 0.075),
+    ("claude-sonnet-4", 0.30),
+    ("claude-3-7-sonnet", 0.30),
+    ("claude-haiku-4-5", 0.10),
+    ("claude-3-5-haiku", 0.08),
+    ("gemini-2.5-pro", 0.125),
+    ("gemini-2.5-flash", 0.03),
+    ("gemini-2.5-flash-lite", 0.01),
+    ("gemini-2.0-flash", 0.025),
+    ("deepseek-chat", 0.028),
+];
+
 /// The user's prices in front of the built-in ones.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PriceTable {
@@ -71,10 +100,31 @@ impl PriceTable {
         longest_match(user, model).or_else(|| longest_match(DEFAULT_PRICES.iter().copied(), model))
     }
 
-    /// What `usage` of `model` cost in USD; `None` for a model without a price.
+    /// USD per million input tokens read from the cache for `model`: the price of the user's
+    /// entry that prices the model, when it names one; else the built-in one, when the model's
+    /// price is the built-in one too; else its input price.
+    pub fn cached_price(&self, model: &str) -> Option<f64> {
+        let (input, _) = self.price(model)?;
+        let user = self.user.iter().map(|p| (p.model_prefix.as_str(), p.input_per_million, p.output_per_million));
+        if longest_match(user, model).is_some() {
+            let own = self
+                .user
+                .iter()
+                .map(|p| (p.model_prefix.as_str(), p.cached_input_per_million.unwrap_or(p.input_per_million), 0.0));
+            return longest_match(own, model).map(|(cached, _)| cached);
+        }
+        let built_in = DEFAULT_CACHED_PRICES.iter().map(|&(prefix, cached)| (prefix, cached, 0.0));
+        Some(longest_match(built_in, model).map_or(input, |(cached, _)| cached))
+    }
+
+    /// What `usage` of `model` cost in USD, cached input at its price; `None` for a model
+    /// without a price.
     pub fn cost_usd(&self, model: &str, usage: Usage) -> Option<f64> {
         let (input, output) = self.price(model)?;
-        Some((usage.input_tokens as f64 * input + usage.output_tokens as f64 * output) / 1_000_000.0)
+        let cached_price = self.cached_price(model).unwrap_or(input);
+        let cached = usage.cached_input_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        Some((fresh as f64 * input + cached as f64 * cached_price + usage.output_tokens as f64 * output) / 1_000_000.0)
     }
 }
 
@@ -109,7 +159,7 @@ mod tests {
     use super::*;
 
     fn usage(input: u64, output: u64) -> Usage {
-        Usage { input_tokens: input, output_tokens: output }
+        Usage::new(input, output)
     }
 
     #[test]
@@ -139,10 +189,56 @@ mod tests {
     }
 
     #[test]
+    fn cached_input_costs_its_own_price() {
+        // 1M input of which 800k came from the cache, on gpt-4.1-mini: 200k at 0.40, 800k at 0.10.
+        let cost = cost_usd("gpt-4.1-mini", usage(1_000_000, 0).with_cached(800_000)).unwrap();
+        assert!((cost - (0.08 + 0.08)).abs() < 1e-9, "{cost}");
+        // A model without a cached price: its input price for all.
+        let table = PriceTable::new(vec![ModelPrice {
+            model_prefix: "mine".into(),
+            input_per_million: 2.0,
+            output_per_million: 2.0,
+            cached_input_per_million: None,
+        }]);
+        let cost = table.cost_usd("mine", usage(1_000_000, 0).with_cached(500_000)).unwrap();
+        assert!((cost - 2.0).abs() < 1e-9, "{cost}");
+        // The user's entry with a cached price; and one without wins over the built-in one.
+        let table = PriceTable::new(vec![
+            ModelPrice {
+                model_prefix: "mine".into(),
+                input_per_million: 2.0,
+                output_per_million: 2.0,
+                cached_input_per_million: Some(0.5),
+            },
+            ModelPrice {
+                model_prefix: "gpt-4.1".into(),
+                input_per_million: 3.0,
+                output_per_million: 8.0,
+                cached_input_per_million: None,
+            },
+        ]);
+        assert_eq!(table.cached_price("mine"), Some(0.5));
+        assert_eq!(table.cached_price("gpt-4.1"), Some(3.0));
+        assert_eq!(table.cached_price("gpt-4.1-mini"), Some(3.0));
+        assert_eq!(PriceTable::default().cached_price("claude-sonnet-4-5"), Some(0.30));
+        assert_eq!(PriceTable::default().cached_price("llama3"), None);
+    }
+
+    #[test]
     fn user_prices_come_first_and_add_models() {
         let table = PriceTable::new(vec![
-            ModelPrice { model_prefix: "gpt-".into(), input_per_million: 1.0, output_per_million: 1.0 },
-            ModelPrice { model_prefix: "my-finetune".into(), input_per_million: 3.0, output_per_million: 6.0 },
+            ModelPrice {
+                model_prefix: "gpt-".into(),
+                input_per_million: 1.0,
+                output_per_million: 1.0,
+                cached_input_per_million: None,
+            },
+            ModelPrice {
+                model_prefix: "my-finetune".into(),
+                input_per_million: 3.0,
+                output_per_million: 6.0,
+                cached_input_per_million: None,
+            },
         ]);
         // The user's short prefix wins over the built-in longer one.
         assert_eq!(table.price("gpt-4.1-mini"), Some((1.0, 1.0)));

@@ -131,8 +131,11 @@ test('every step is in the history once, with its page, thoughts, actions, timin
   assert.match(steps[1].screenshot?.png_base64 ?? '', /^iVBOR/, 'the step that took a screenshot keeps its PNG');
   assert.ok(steps[1].screenshot.width > 0 && steps[1].screenshot.height > 0);
   assert.deepEqual(steps.filter((s) => s.screenshot).map((s) => s.step), [2], 'no other step has one');
-  const sum = (key) => steps.reduce((n, s) => n + s.usage[key], 0);
-  assert.deepEqual(task.usage, { input_tokens: sum('input_tokens'), output_tokens: sum('output_tokens') });
+  const sum = (key) => steps.reduce((n, s) => n + (s.usage[key] ?? 0), 0);
+  assert.deepEqual(
+    { cached_input_tokens: 0, ...task.usage },
+    { input_tokens: sum('input_tokens'), output_tokens: sum('output_tokens'), cached_input_tokens: sum('cached_input_tokens') },
+  );
 
   // What was kept is what the core recorded (its saved log leaves screenshots out).
   const status = await reader.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));

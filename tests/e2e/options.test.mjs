@@ -172,11 +172,14 @@ test('prices, blocked sites and a bad price line: costs appear in the panel, the
   await page.fill('#prices', 'mock-model 1000 2000\nbroken line');
   assert.match(await save(page), /^Not saved: Prices, line 2 \(“broken line”\): write a model name and two numbers/);
   assert.equal(await page.getAttribute('#prices', 'aria-invalid'), 'true');
-  await page.fill('#prices', 'mock-model 1000 2000');
+  await page.fill('#prices', 'mock-model 1000 2000 100\nother-model 1 2');
   await page.fill('#blocked-domains', '*.blocked.example\nads.example');
   assert.equal(await save(page), 'Saved.');
   const settings = await stored(page);
-  assert.deepEqual(settings.llm.prices, [{ model_prefix: 'mock-model', input_per_million: 1000, output_per_million: 2000 }]);
+  assert.deepEqual(settings.llm.prices, [
+    { model_prefix: 'mock-model', input_per_million: 1000, output_per_million: 2000, cached_input_per_million: 100 },
+    { model_prefix: 'other-model', input_per_million: 1, output_per_million: 2 },
+  ]);
   assert.deepEqual(settings.blocked_domains, ['*.blocked.example', 'ads.example']);
   await h.screenshot(page, 'options-light');
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -188,7 +191,7 @@ test('prices, blocked sites and a bad price line: costs appear in the panel, the
   world.setPolicy(() => answer('Finish', [{ done: { text: 'Looked.', success: true } }]));
   const final = await runTaskToEnd(panel, 'Look at the page');
   world.setPolicy(null);
-  assert.match(final, /1 step · [\d,]+ tokens · \$\d+\.\d{4}/, 'the cost by the user\'s price');
+  assert.match(final, /1 step · [\d,]+ tokens( \([\d,]+ from the provider's cache\))? · \$\d+\.\d{4}/, 'the cost by the user\'s price');
   await panel.close();
 });
 

@@ -166,7 +166,9 @@ test('Anthropic logs alice in: Messages with x-api-key and anthropic-version, th
     assert.deepEqual(body.tool_choice, { type: 'tool', name: body.tools[0].name });
     assert.equal(body.tools[0].input_schema.type, 'object');
     assert.ok(body.max_tokens > 0, 'Anthropic requires max_tokens');
-    assert.ok(typeof body.system === 'string' && body.system.length > 0, 'the system prompt is top-level');
+    assert.ok(body.system?.[0]?.text?.length > 0, 'the system prompt is top-level');
+    assert.deepEqual(body.system[0].cache_control, { type: 'ephemeral' }, 'the prompt cache may keep it');
+    assert.deepEqual(body.tools[0].cache_control, { type: 'ephemeral' });
     assert.deepEqual(body.messages.map((m) => m.role), ['user']);
   }
 });

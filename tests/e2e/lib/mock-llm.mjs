@@ -39,6 +39,20 @@ function schemaInPrompt(body) {
 }
 const usage = (raw) => ({ input: Math.ceil(raw.length / 4), output: 40 });
 
+// The last chat-completions request, for the cache below.
+let previousOpenAiRaw = '';
+
+/** What OpenAI's automatic prompt caching reports for a request: the part of it that repeats
+ * the start of the previous one, in whole blocks of 128 tokens once that reaches 1,024 (the
+ * minimum and the step its prompt-caching guide gives), at four characters a token. */
+function cachedTokens(raw, previous) {
+  const n = Math.min(raw.length, previous.length);
+  let same = 0;
+  while (same < n && raw.charCodeAt(same) === previous.charCodeAt(same)) same++;
+  const tokens = Math.floor(same / 4);
+  return tokens >= 1024 ? Math.floor(tokens / 128) * 128 : 0;
+}
+
 /** Each wire format: the base URL path the extension is given, how a request's path is
  * recognised (and what it names), where the state text and the schema are in the body, and how
  * an answer and an error are written. */
@@ -51,13 +65,18 @@ const FORMATS = {
     schema: (body) => body.response_format?.json_schema?.schema ?? schemaInPrompt(body),
     reply: (output, body, { n, raw }) => {
       const u = usage(raw);
+      const cached = Math.min(cachedTokens(raw, previousOpenAiRaw), u.input);
+      previousOpenAiRaw = raw;
       return {
         id: `chatcmpl-mock-${n}`,
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(output), refusal: null }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output },
+        usage: {
+          prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output,
+          prompt_tokens_details: { cached_tokens: cached },
+        },
       };
     },
     error: (status, message) => ({ error: { message, type: 'invalid_request_error', code: null } }),
@@ -219,7 +238,7 @@ export async function startMockLlm(policy, { provider = 'openai' } = {}) {
 export function formatOf(body) {
   if (Array.isArray(body?.contents)) return 'gemini';
   // Anthropic's forced tool, or its top-level system prompt with the token limit it requires.
-  if (body?.tools?.some?.((t) => t?.input_schema) || (typeof body?.system === 'string' && body?.max_tokens)) return 'anthropic';
+  if (body?.tools?.some?.((t) => t?.input_schema) || (body?.system !== undefined && body?.max_tokens)) return 'anthropic';
   // Ollama asks for structured output with `format`, OpenAI with `response_format`.
   if (body?.format !== undefined && !body?.response_format) return 'ollama';
   return 'openai';
