@@ -66,6 +66,12 @@ pub enum PanelRequest {
         v: u32,
         settings: serde_json::Value,
     },
+    /// The models the provider of these settings offers (as the options page holds them,
+    /// saved or not), for the model field: `Models`, or `Refused` saying why.
+    ListModels {
+        v: u32,
+        settings: serde_json::Value,
+    },
     /// Replay a saved task's steps without the model, in a new tab at `start_url` (see
     /// `agent::replay`). `title` is what the panel shows as the task.
     ReplayTask {
@@ -250,6 +256,13 @@ pub enum PanelReply {
         ms: u32,
         input_tokens: u64,
         output_tokens: u64,
+    },
+    /// The models the provider offers, sorted (`ListModels`); `listed` is false where the
+    /// provider has no list to ask (Azure OpenAI's deployments, named in its portal).
+    Models {
+        v: u32,
+        models: Vec<String>,
+        listed: bool,
     },
     /// The site a skill would be offered on, and the texts its steps typed, each with a
     /// suggested parameter name.

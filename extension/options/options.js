@@ -300,6 +300,63 @@ async function save(settings, key) {
   else showStatus(t('saved'), false);
 }
 
+// The model field offers the provider's own list of models (it still takes any name): asked
+// of the core (`list_models`) for the provider, base URL, key and headers as typed, when a
+// model field is first visited and a moment after they change; a failed list says why.
+let modelsAsked = 0;
+let modelsTimer = null;
+
+async function offerModels() {
+  const asked = ++modelsAsked;
+  const hint = field('models-hint');
+  const list = field('model-list');
+  const baseUrl = field('base-url').value.trim();
+  hint.className = 'hint';
+  if (!baseUrl) {
+    list.replaceChildren();
+    hint.textContent = '';
+    return;
+  }
+  const headers = parseHeaders(field('extra-headers').value);
+  const llm = {
+    provider: field('provider').value,
+    base_url: baseUrl,
+    api_key: field('api-key').value.trim(),
+    api_version: field('api-version').value.trim(),
+    extra_headers: headers.error ? {} : headers.headers,
+  };
+  hint.textContent = t('modelsAsking');
+  const reply = await askCore({ type: 'list_models', settings: { llm } });
+  if (asked !== modelsAsked) return; // the fields changed meanwhile: a newer answer is coming
+  if (reply.type === 'models') {
+    list.replaceChildren(...reply.models.map((name) => Object.assign(document.createElement('option'), { value: name })));
+    hint.textContent = !reply.listed ? '' : reply.models.length ? t('modelsListed', [reply.models.length]) : t('modelsNone');
+  } else {
+    list.replaceChildren();
+    hint.className = 'hint error';
+    hint.textContent = t('modelsFailed', [coreText(reply) || t('workerNoAnswer')]);
+  }
+}
+
+function offerModelsSoon() {
+  clearTimeout(modelsTimer);
+  // What was listed may not hold for what is being typed: say so at once.
+  modelsAsked++;
+  field('models-hint').className = 'hint';
+  field('models-hint').textContent = field('base-url').value.trim() ? t('modelsAsking') : '';
+  modelsTimer = setTimeout(offerModels, 600);
+}
+
+for (const id of ['provider', 'base-url', 'api-key', 'api-version', 'extra-headers']) {
+  field(id).addEventListener(id === 'provider' ? 'change' : 'input', offerModelsSoon);
+}
+// Opening the page asks nothing of the provider; the first visit to a model field does.
+for (const id of ['model', 'extraction-model', 'fallback-model']) {
+  field(id).addEventListener('focus', () => {
+    if (modelsAsked === 0) offerModels();
+  });
+}
+
 field('provider').addEventListener('change', showProvider);
 field('base-url').addEventListener('input', showProvider);
 form.addEventListener('input', (event) => event.target.removeAttribute?.('aria-invalid'));

@@ -228,6 +228,7 @@ enum Later {
         steps: Vec<crate::agent::replay::ReplayStep>,
     },
     TestConnection(serde_json::Value),
+    ListModels(serde_json::Value),
     SaveSkill(crate::agent::skill::SkillDraft),
 }
 
@@ -251,6 +252,7 @@ fn answer_now(request: PanelRequest) -> Result<PanelReply, Later> {
             }
         }
         PanelRequest::TestConnection { settings, .. } => return Err(Later::TestConnection(settings)),
+        PanelRequest::ListModels { settings, .. } => return Err(Later::ListModels(settings)),
         PanelRequest::SaveSkill { draft, .. } => return Err(Later::SaveSkill(draft)),
         PanelRequest::PauseTask { .. } => CURRENT.with_borrow(|slot| match slot {
             Some(slot) if slot.running.get() => {
@@ -345,6 +347,7 @@ fn answer_later(
                 start_task(request, None, broadcast).await
             }
             Later::TestConnection(settings) => test_connection(settings).await,
+            Later::ListModels(settings) => list_models(settings).await,
             Later::SaveSkill(draft) => save_skill(draft).await,
         }
     })
@@ -386,6 +389,36 @@ async fn test_connection(settings: serde_json::Value) -> PanelReply {
             input_tokens: completion.usage.input_tokens,
             output_tokens: completion.usage.output_tokens,
         },
+        Err(e) => refused(e),
+    }
+}
+
+/// Asks the provider of the settings for its models (`llm::models`). The settings need not
+/// be complete: a model name is not needed to list the models.
+async fn list_models(settings: serde_json::Value) -> PanelReply {
+    let mut settings = settings;
+    if let Some(llm) = settings.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
+        if llm.get("model").and_then(serde_json::Value::as_str).is_none_or(|m| m.trim().is_empty()) {
+            llm.insert("model".into(), serde_json::Value::from("-"));
+        }
+    }
+    let settings = match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
+        Ok(settings) => settings,
+        Err(e) => return refused(e),
+    };
+    let Some(request) = crate::llm::models::build_models_request(&settings.llm) else {
+        return PanelReply::Models { v: V, models: Vec::new(), listed: false };
+    };
+    let transport = FetchTransport { timeout_ms: CONNECTION_CHECK_MS.min(settings.llm.timeout_s.saturating_mul(1000)) };
+    let response = match transport.get(&request).await {
+        Ok(response) => response,
+        Err(e) => {
+            let url = request.url.split('?').next().unwrap_or_default().to_string();
+            return refused(crate::llm::LlmError::Unreachable { url, reason: e.0 });
+        }
+    };
+    match crate::llm::models::parse_models_response(settings.llm.provider, &request.url, &response) {
+        Ok(models) => PanelReply::Models { v: V, models, listed: true },
         Err(e) => refused(e),
     }
 }

@@ -29,8 +29,13 @@ impl Drop for AbortOnDrop {
     }
 }
 
-impl LlmTransport for FetchTransport {
-    async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+impl FetchTransport {
+    /// Sends `request` as a GET (its body is not sent): the providers' model lists.
+    pub async fn get(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.send(request, false).await
+    }
+
+    async fn send(&self, request: &HttpRequest, post: bool) -> Result<HttpResponse, TransportError> {
         let controller = AbortController::new().map_err(|e| TransportError(super::chrome::js_error_text(&e)))?;
         let signal: AbortSignal = controller.signal();
         let mut guard = AbortOnDrop { controller, armed: true };
@@ -46,11 +51,16 @@ impl LlmTransport for FetchTransport {
                 TransportError(e.to_string())
             }
         };
-        let mut builder = Request::post(&request.url).abort_signal(Some(&signal));
+        let mut builder =
+            if post { Request::post(&request.url) } else { Request::get(&request.url) }.abort_signal(Some(&signal));
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
-        let response = builder.body(request.body.clone()).map_err(describe)?.send().await.map_err(describe)?;
+        let response = if post {
+            builder.body(request.body.clone()).map_err(describe)?.send().await.map_err(describe)?
+        } else {
+            builder.send().await.map_err(describe)?
+        };
         let status = response.status();
         // Header names come from fetch in lower case already; lowered again to be sure.
         let headers = response.headers().entries().map(|(name, value)| (name.to_ascii_lowercase(), value)).collect();
@@ -59,6 +69,12 @@ impl LlmTransport for FetchTransport {
         timer.cancel();
         guard.armed = false;
         Ok(HttpResponse { status, headers, body })
+    }
+}
+
+impl LlmTransport for FetchTransport {
+    async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.send(request, true).await
     }
 
     async fn sleep(&self, ms: u32) {

@@ -21,6 +21,7 @@
 pub mod anthropic;
 mod client;
 pub mod gemini;
+pub mod models;
 pub mod ollama;
 pub mod openai;
 pub mod pricing;

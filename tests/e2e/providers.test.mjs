@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
-import { startMockLlm, schemaOf } from './lib/mock-llm.mjs';
+import { startMockLlm, schemaOf, MOCK_MODELS } from './lib/mock-llm.mjs';
 import { offeredActions } from './lib/state.mjs';
 import { loginPolicy } from './lib/policies.mjs';
 
@@ -318,6 +318,51 @@ test('the options page keeps every LLM field across a reload, shows the API vers
     });
     await page.reload();
     assert.equal(await page.inputValue('#provider'), 'gemini');
+  } finally {
+    await page.close();
+  }
+});
+
+test('the model field offers each provider\'s own model list, asked with the key as typed; a failed list says why', async () => {
+  const page = await h.context.newPage();
+  await page.setViewportSize({ width: 800, height: 1200 });
+  try {
+    await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+    await page.locator('#model').waitFor();
+    const auth = {
+      openai: (headers) => headers.authorization === 'Bearer list-key',
+      anthropic: (headers) => headers['x-api-key'] === 'list-key' && headers['anthropic-version'] === '2023-06-01',
+      gemini: (headers) => headers['x-goog-api-key'] === 'list-key',
+      ollama: (headers) => headers.authorization === 'Bearer list-key',
+    };
+    for (const provider of ['openai', 'anthropic', 'gemini', 'ollama']) {
+      const llm = await startMockLlm(() => { throw new Error('no chat here'); }, { provider });
+      try {
+        await page.selectOption('#provider', provider);
+        await page.fill('#api-key', 'list-key');
+        await page.fill('#base-url', llm.baseUrl);
+        await page.locator('#models-hint', { hasText: '2 models offered by the provider' }).waitFor({ timeout: 10_000 });
+        const offered = await page.locator('#model-list option').evaluateAll((os) => os.map((o) => o.value));
+        assert.deepEqual(offered, MOCK_MODELS, `${provider}: the list as the provider gave it, without models that do not write`);
+        assert.ok(llm.modelRequests.length >= 1, `${provider}: the list was asked of the provider`);
+        assert.ok(auth[provider](llm.modelRequests.at(-1).headers), `${provider}: with the key: ${JSON.stringify(llm.modelRequests.at(-1).headers)}`);
+        assert.equal(await page.getAttribute('#model', 'list'), 'model-list', 'the field still takes any name');
+      } finally {
+        await llm.close();
+      }
+    }
+    // A server that answers no list there (an Ollama named as OpenAI): the hint says why.
+    const llm = await startMockLlm(() => { throw new Error('no chat here'); }, { provider: 'ollama' });
+    try {
+      await page.selectOption('#provider', 'openai');
+      await page.fill('#base-url', `${llm.baseUrl}/v1`);
+      const hint = page.locator('#models-hint.error');
+      await hint.waitFor({ timeout: 10_000 });
+      assert.match(await hint.innerText(), /^The provider's model list could not be read: .*404/);
+      assert.equal(await page.locator('#model-list option').count(), 0);
+    } finally {
+      await llm.close();
+    }
   } finally {
     await page.close();
   }

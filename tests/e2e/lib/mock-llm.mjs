@@ -53,6 +53,35 @@ function cachedTokens(raw, previous) {
   return tokens >= 1024 ? Math.floor(tokens / 128) * 128 : 0;
 }
 
+/** The models every mock offers in its list, sorted as the core sorts them. */
+export const MOCK_MODELS = ['mock-model', 'mock-model-mini'];
+
+/** Each family's "list models" answer, in the shape of its API reference, for a GET at the
+ * path it lists them at; null for any other path. */
+const MODEL_LISTS = {
+  openai: (url) => (url.pathname.endsWith('/models')
+    ? { object: 'list', data: MOCK_MODELS.map((id) => ({ id, object: 'model', created: 1744316542, owned_by: 'system' })) }
+    : null),
+  anthropic: (url) => (url.pathname.endsWith('/models')
+    ? {
+      data: MOCK_MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-05-22T00:00:00Z' })),
+      has_more: false, first_id: MOCK_MODELS[0], last_id: MOCK_MODELS.at(-1),
+    }
+    : null),
+  gemini: (url) => (url.pathname.endsWith('/models')
+    ? {
+      models: [
+        ...MOCK_MODELS.map((name) => ({ name: `models/${name}`, displayName: name, supportedGenerationMethods: ['generateContent', 'countTokens'] })),
+        // Not a model that writes: left out of the list.
+        { name: 'models/mock-embedding', displayName: 'Embedding', supportedGenerationMethods: ['embedContent'] },
+      ],
+    }
+    : null),
+  ollama: (url) => (url.pathname === '/api/tags'
+    ? { models: MOCK_MODELS.map((name) => ({ name, model: name, modified_at: '2025-05-01T10:00:00Z', size: 1, digest: 'mock' })) }
+    : null),
+};
+
 /** Each wire format: the base URL path the extension is given, how a request's path is
  * recognised (and what it names), where the state text and the schema are in the body, and how
  * an answer and an error are written. */
@@ -185,6 +214,7 @@ export async function startMockLlm(policy, { provider = 'openai' } = {}) {
   if (!PROVIDERS[provider]) throw new Error(`The mock LLM does not speak "${provider}"; it speaks ${Object.keys(PROVIDERS).join(', ')}`);
   const format = provider === 'azure_openai' ? AZURE : FORMATS[PROVIDERS[provider]];
   const requests = [];
+  const modelRequests = [];
   const server = http.createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -192,6 +222,12 @@ export async function startMockLlm(policy, { provider = 'openai' } = {}) {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
     };
     const url = new URL(req.url, 'http://127.0.0.1');
+    const list = req.method === 'GET' ? MODEL_LISTS[PROVIDERS[provider]]?.(url) : null;
+    if (list && provider !== 'azure_openai') {
+      modelRequests.push({ url: req.url, headers: req.headers });
+      send(200, list);
+      return;
+    }
     const route = req.method === 'POST' ? format.route(url) : null;
     if (!route) {
       send(404, format.error(404, `no route ${req.method} ${req.url} (the mock speaks ${provider})`));
@@ -230,7 +266,7 @@ export async function startMockLlm(policy, { provider = 'openai' } = {}) {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
-  return { baseUrl: `http://127.0.0.1:${port}${format.base}`, requests, close: () => new Promise((r) => server.close(r)) };
+  return { baseUrl: `http://127.0.0.1:${port}${format.base}`, requests, modelRequests, close: () => new Promise((r) => server.close(r)) };
 }
 
 /** Which wire format a request body is in: openai (also for compatible servers and Azure),
