@@ -157,37 +157,41 @@
     ];
   }
 
-  /** The line boxes of an element that wraps over lines, cut to `clip` (null: none), when it
-   * has several; else an empty list. */
-  function lineBoxes(el, clip) {
-    const rects = el.getClientRects();
-    if (rects.length < 2) return [];
+  /** `r` cut to `clip` (null: none), or null when less than a pixel of it is left. */
+  function clipped(r, clip) {
+    const box = clip
+      ? { left: Math.max(r.left, clip.left), top: Math.max(r.top, clip.top), right: Math.min(r.right, clip.right), bottom: Math.min(r.bottom, clip.bottom) }
+      : r;
+    return box.right - box.left >= 1 && box.bottom - box.top >= 1 ? box : null;
+  }
+
+  /** The line boxes of an element that wraps over lines (`rects`, its client rects, when it
+   * has several), cut to `clip`. */
+  function lineBoxes(rects, clip) {
     const boxes = [];
     for (let i = 0; i < rects.length && boxes.length < 8; i++) {
-      const r = rects[i];
-      const box = clip
-        ? { left: Math.max(r.left, clip.left), top: Math.max(r.top, clip.top), right: Math.min(r.right, clip.right), bottom: Math.min(r.bottom, clip.bottom) }
-        : r;
-      if (box.right - box.left >= 1 && box.bottom - box.top >= 1) boxes.push(box);
+      const box = clipped(rects[i], clip);
+      if (box) boxes.push(box);
     }
     return boxes;
   }
 
   /** The line boxes of an element that wraps over lines (executor.js aims real clicks at
    * them); an empty list for an element of one box. */
-  tw.lineBoxes = (el) => lineBoxes(el, null);
+  tw.lineBoxes = (el) => {
+    const rects = el.getClientRects();
+    return rects.length < 2 ? [] : lineBoxes(rects, null);
+  };
 
   // How many of an element's words are tried, and how far into its text to look for them.
   const MAX_WORD_BOXES = 3;
   const MAX_TEXT_NODES = 40;
 
-  /** The boxes of the first few runs of words of an element of several boxes, cut to `clip`
-   * (null: none). An inline element around blocks (a menu link holding a div of words) has as
-   * its own boxes an empty line before the blocks, one spanning the whole row and an empty one
-   * after: the row's points may lie on anything drawn over its empty part, and a person aims
-   * at the words. */
+  /** The boxes of the first few runs of words of an element, cut to `clip` (null: none). An
+   * inline element around blocks (a menu link holding a div of words) has as its own boxes an
+   * empty line before the blocks, one spanning the whole row and an empty one after: the row's
+   * points may lie on anything drawn over its empty part, and a person aims at the words. */
   function wordBoxes(el, clip) {
-    if (el.getClientRects().length < 2) return [];
     const boxes = [];
     const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     const range = document.createRange();
@@ -196,18 +200,15 @@
       if (!node) break;
       if (!node.data.trim()) continue;
       range.selectNodeContents(node);
-      const r = range.getBoundingClientRect();
-      const box = clip
-        ? { left: Math.max(r.left, clip.left), top: Math.max(r.top, clip.top), right: Math.min(r.right, clip.right), bottom: Math.min(r.bottom, clip.bottom) }
-        : r;
-      if (box.right - box.left >= 1 && box.bottom - box.top >= 1) boxes.push(box);
+      const box = clipped(range.getBoundingClientRect(), clip);
+      if (box) boxes.push(box);
     }
     return boxes;
   }
 
   /** The boxes of an element's first words when it is made of several boxes (executor.js aims
    * real clicks at them when its own boxes are covered); an empty list otherwise. */
-  tw.wordBoxes = (el) => wordBoxes(el, null);
+  tw.wordBoxes = (el) => (el.getClientRects().length < 2 ? [] : wordBoxes(el, null));
 
   function hitTest(el, rect, accept) {
     if (!probePoints(rect)) return true; // outside the real viewport: nothing to test against
@@ -215,7 +216,10 @@
     // boxes only when those miss (most elements are one box, and one probe is cheaper), and
     // then at its first words.
     if (hitAt(el, probePoints(rect), accept)) return true;
-    const lines = lineBoxes(el, rect).flatMap((box) => probePoints(box) ?? []);
+    // Both need an element of several boxes, asked once.
+    const rects = el.getClientRects();
+    if (rects.length < 2) return false;
+    const lines = lineBoxes(rects, rect).flatMap((box) => probePoints(box) ?? []);
     if (lines.length > 0 && hitAt(el, lines, accept)) return true;
     const words = wordBoxes(el, rect).flatMap((box) => probePoints(box)?.slice(0, 1) ?? []);
     return words.length > 0 && hitAt(el, words, accept);

@@ -157,7 +157,10 @@ fn inline_node(node: &Value, root: &Value, entered: &mut Vec<String>) -> Value {
 /// The schema a reference names, inlined in turn, as an object to which the keywords beside
 /// the reference are added.
 fn referenced(reference: &str, root: &Value, entered: &mut Vec<String>) -> serde_json::Map<String, Value> {
-    let target = reference.strip_prefix('#').and_then(|pointer| root.pointer(&percent_decoded(pointer)));
+    // A URI fragment: its JSON pointer may carry %XX escapes (`#/$defs/My%20Type`).
+    let target = reference.strip_prefix('#').and_then(|pointer| {
+        root.pointer(&crate::safety::percent_decode(pointer).unwrap_or_else(|| pointer.to_string()))
+    });
     let schema = match target {
         Some(_) if entered.iter().filter(|r| *r == reference).count() >= MAX_RECURSION => {
             json!({"type": "null", "description": "Nested deeper than the answer can go: null."})
@@ -178,26 +181,6 @@ fn referenced(reference: &str, root: &Value, entered: &mut Vec<String>) -> serde
         Value::Bool(true) => serde_json::Map::new(),
         other => serde_json::Map::from_iter([("allOf".to_string(), json!([other]))]),
     }
-}
-
-/// A URI fragment's JSON pointer with its %XX escapes decoded (`#/$defs/My%20Type`).
-fn percent_decoded(pointer: &str) -> String {
-    let bytes = pointer.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| pointer.to_string())
 }
 
 fn finish_description(success: bool) -> String {

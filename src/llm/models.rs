@@ -14,7 +14,6 @@
 //! named in the Azure portal; no list is asked for there.
 
 use super::{http_error, parse_body, with_extra_headers, HttpRequest, HttpResponse, LlmError};
-use crate::actions::url::encode_query_component;
 use crate::settings::{is_azure_v1_url, LlmSettings, Provider};
 use serde_json::Value;
 
@@ -50,7 +49,7 @@ pub fn build_models_request(settings: &LlmSettings) -> Option<HttpRequest> {
             if !key.is_empty() {
                 headers.push(("x-goog-api-key".to_string(), key.to_string()));
             }
-            format!("{base}/models?pageSize={}", encode_query_component("1000"))
+            format!("{base}/models?pageSize=1000")
         }
         Provider::Ollama => {
             if !key.is_empty() {

@@ -131,7 +131,7 @@ fn split_scheme(url: &str) -> Option<(String, &str)> {
 }
 
 /// Decodes `%xx` escapes; `None` when the result is not UTF-8 (a browser rejects such a host).
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     if !text.contains('%') {
         return Some(text.to_string());
     }

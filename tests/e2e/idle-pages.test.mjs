@@ -5,8 +5,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startObserver } from './lib/observe.mjs';
-import { answer } from './lib/mock-llm.mjs';
-import { runTask } from './lib/harness.mjs';
 
 let o;
 
@@ -121,22 +119,8 @@ test('a task puts its scripts in its own tab only, and when it ends every page i
   const page = await o.open('click-listener.html');
   await page.waitForLoadState('load');
   await keepOwnFunctions(page);
-  // The task looks once, then waits until told to finish.
-  let release;
-  const held = new Promise((r) => { release = r; });
-  let looked;
-  const firstLook = new Promise((r) => { looked = r; });
-  o.setPolicy(async () => {
-    looked();
-    await held;
-    return answer('Done', [{ done: { text: 'Looked.', success: true } }]);
-  });
-  let elsewhere;
-  try {
-    await o.panel.bringToFront();
-    await page.bringToFront();
-    await runTask(o.panel, 'Look at the page');
-    await firstLook;
+  // The task looks once, then waits until the checks while it runs are done.
+  const elsewhere = await o.whileTaskHolds(page, async () => {
     const during = await footprint(page);
     assert.equal(during.marks, 4, 'the task page has the page-world scripts');
     assert.equal(during.scripts, true, 'and the content scripts');
@@ -146,16 +130,14 @@ test('a task puts its scripts in its own tab only, and when it ends every page i
     // not the task's tab, and go.
     const url = `${o.h.fixtures.url}/shadow-dom.html`;
     await o.panel.evaluate((u) => chrome.windows.create({ url: u }), url);
-    elsewhere = await o.h.context.waitForEvent('page', { predicate: (p) => p.url() === url, timeout: 10_000 });
-    await elsewhere.waitForLoadState('load');
-    await elsewhere.waitForFunction(() => !EventTarget.prototype[Symbol.for('tabwright.page-listeners')], null, { timeout: 10_000 });
-    const other = await footprint(elsewhere);
-    assert.deepEqual({ ...other, world: undefined, scripts: undefined }, { ...UNTOUCHED, world: undefined, scripts: undefined });
-    assert.equal(other.scripts, false, 'nothing of the content scripts lives on in the other page');
-  } finally {
-    release();
-    o.setPolicy(null);
-  }
+    const other = await o.h.context.waitForEvent('page', { predicate: (p) => p.url() === url, timeout: 10_000 });
+    await other.waitForLoadState('load');
+    await other.waitForFunction(() => !EventTarget.prototype[Symbol.for('tabwright.page-listeners')], null, { timeout: 10_000 });
+    const seen = await footprint(other);
+    assert.deepEqual({ ...seen, world: undefined, scripts: undefined }, { ...UNTOUCHED, world: undefined, scripts: undefined });
+    assert.equal(seen.scripts, false, 'nothing of the content scripts lives on in the other page');
+    return other;
+  }, 'Look at the page');
   await o.panel.locator('#log .final').last().waitFor({ timeout: 30_000 });
   await page.waitForFunction(() => !EventTarget.prototype[Symbol.for('tabwright.page-listeners')], null, { timeout: 10_000 });
   assert.deepEqual(await ownFunctionsBack(page), {
@@ -176,6 +158,6 @@ test('a task puts its scripts in its own tab only, and when it ends every page i
   assert.equal(seen.world, false);
   assert.equal(seen.marks, 0);
   await fresh.close();
-  await elsewhere?.close();
+  await elsewhere.close();
   await page.close();
 });

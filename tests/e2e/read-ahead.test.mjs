@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { startObserver, pageOf } from './lib/observe.mjs';
 import { findIndex } from './lib/state.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { runTask } from './lib/harness.mjs';
 
 let o;
 
@@ -34,31 +33,6 @@ async function inContentWorld(page, expression) {
     return result.value;
   } finally {
     await cdp.detach();
-  }
-}
-
-/** Runs `work` while a task holds `page` (the content scripts are in a page only while a task
- * runs): the task's model waits for it to finish before answering. */
-async function whileTaskHolds(page, work) {
-  let started;
-  const looking = new Promise((r) => { started = r; });
-  let release;
-  const held = new Promise((r) => { release = r; });
-  o.setPolicy(async () => {
-    started();
-    await held;
-    return answer('Done', [{ done: { text: 'Finished.', success: true } }]);
-  });
-  try {
-    await o.panel.bringToFront();
-    await page.bringToFront();
-    await runTask(o.panel, 'Hold the page');
-    await looking;
-    return await work();
-  } finally {
-    release();
-    o.setPolicy(null);
-    await o.panel.locator('#log .final').last().waitFor({ timeout: 30_000 }).catch(() => {});
   }
 }
 
@@ -97,7 +71,7 @@ test('a look after a click shows the page as it is when asked, read ahead or not
 test('a snapshot read ahead is dropped when the page changes, scrolls, or the request differs', async () => {
   const page = await o.open('read-ahead.html');
   await page.setViewportSize({ width: 800, height: 300 });
-  const outcome = await whileTaskHolds(page, () => inContentWorld(page, `(async () => {
+  const outcome = await o.whileTaskHolds(page, () => inContentWorld(page, `(async () => {
     const tw = globalThis.tabwright;
     const wanted = { viewportExpansion: 500, screen: null };
     const taken = async (change, request = wanted) => {

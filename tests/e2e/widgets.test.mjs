@@ -75,89 +75,66 @@ async function openWidget(name, ready) {
 
 const savedText = (page) => page.locator('#saved').innerText();
 
+/** Opens widget page `name` afresh, plays `steps` for `task` until it saves, and asserts the
+ * page's own saved value; returns the states the model saw. */
+async function chooseAndSave(name, ready, task, steps, expected) {
+  const page = await openWidget(name, ready);
+  try {
+    const states = await play(page, task, steps, 'Saved:');
+    assert.equal(await savedText(page), expected);
+    return states;
+  } finally {
+    await page.close();
+  }
+}
+
 test('react-select: two unlabelled-looking comboboxes are told apart by their labels; chosen by clicks and by select_dropdown', async () => {
-  let page = await openWidget('react-select', '#city');
-  const states = await play(page, 'Book a trip to Porto with a window seat', [
+  const states = await chooseAndSave('react-select', '#city', 'Book a trip to Porto with a window seat', [
     ...byClicks('Destination city', 'Porto').slice(0, 2),
     ...bySelect('Seat', 'Window'),
-  ], 'Saved:');
-  assert.equal(await savedText(page), 'Saved: city=porto, seat=window');
+  ], 'Saved: city=porto, seat=window');
   assert.match(pageOf(states[0]), /<input role=combobox label='Destination city'/);
   assert.match(pageOf(states[0]), /<input role=combobox label=Seat/);
-  await page.close();
-  page = await openWidget('react-select', '#city');
-  await play(page, 'Book a trip to Madrid', bySelect('Destination city', 'Madrid'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: city=madrid, seat=-');
-  await page.close();
+  await chooseAndSave('react-select', '#city', 'Book a trip to Madrid', bySelect('Destination city', 'Madrid'), 'Saved: city=madrid, seat=-');
 });
 
 test('MUI Select and Autocomplete: chosen by clicks, and by select_dropdown; the closing menu does not hide Save', async () => {
-  let page = await openWidget('mui', '[role=combobox]');
-  await play(page, 'Ship a medium parcel to Spain', [
+  await chooseAndSave('mui', '[role=combobox]', 'Ship a medium parcel to Spain', [
     ...byClicks('Parcel size', 'Medium').slice(0, 2),
     ...byClicks('Country', 'Spain'),
-  ], 'Saved:');
-  assert.equal(await savedText(page), 'Saved: size=medium, country=Spain');
-  await page.close();
-  page = await openWidget('mui', '[role=combobox]');
-  await play(page, 'Ship a large parcel to Italy', [
+  ], 'Saved: size=medium, country=Spain');
+  await chooseAndSave('mui', '[role=combobox]', 'Ship a large parcel to Italy', [
     (s) => answer('Choose the size', [{ select_dropdown: { index: mustFind(s, labelled('Parcel size'), 'size'), text: 'Large' } }]),
     ...bySelect('Country', 'Italy'),
-  ], 'Saved:');
-  assert.equal(await savedText(page), 'Saved: size=large, country=Italy');
-  await page.close();
+  ], 'Saved: size=large, country=Italy');
 });
 
 test('Headless UI Listbox: chosen by clicks and by select_dropdown', async () => {
-  let page = await openWidget('headless', 'button');
-  await play(page, 'Assign it to Carla Dias', byClicks('Assignee', 'Carla Dias'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: assignee=Carla Dias');
-  await page.close();
-  page = await openWidget('headless', 'button');
-  await play(page, 'Assign it to Bruno Costa', bySelect('Assignee', 'Bruno Costa'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: assignee=Bruno Costa');
-  await page.close();
+  await chooseAndSave('headless', 'button', 'Assign it to Carla Dias', byClicks('Assignee', 'Carla Dias'), 'Saved: assignee=Carla Dias');
+  await chooseAndSave('headless', 'button', 'Assign it to Bruno Costa', bySelect('Assignee', 'Bruno Costa'), 'Saved: assignee=Bruno Costa');
 });
 
 test('Ant Design Select: select_dropdown picks from the list a person sees, not the hidden accessibility list; clicks work too', async () => {
-  let page = await openWidget('antd', '.ant-select');
-  await play(page, 'Order bananas', bySelect('Fruit', 'Banana'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: fruit=banana');
-  await page.close();
-  page = await openWidget('antd', '.ant-select');
-  await play(page, 'Order cherries', byClicks('Fruit', 'Cherry'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: fruit=cherry');
-  await page.close();
+  await chooseAndSave('antd', '.ant-select', 'Order bananas', bySelect('Fruit', 'Banana'), 'Saved: fruit=banana');
+  await chooseAndSave('antd', '.ant-select', 'Order cherries', byClicks('Fruit', 'Cherry'), 'Saved: fruit=cherry');
 });
 
 test('Shoelace sl-select: options slotted into its shadow DOM are found by select_dropdown and by clicks', async () => {
-  let page = await openWidget('shoelace', 'sl-select');
-  await play(page, 'Pick green', bySelect('Colour', 'Green'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: colour=green');
-  await page.close();
-  page = await openWidget('shoelace', 'sl-select');
-  await play(page, 'Pick blue', byClicks('Colour', 'Blue'), 'Saved:');
-  assert.equal(await savedText(page), 'Saved: colour=blue');
-  await page.close();
+  await chooseAndSave('shoelace', 'sl-select', 'Pick green', bySelect('Colour', 'Green'), 'Saved: colour=green');
+  await chooseAndSave('shoelace', 'sl-select', 'Pick blue', byClicks('Colour', 'Blue'), 'Saved: colour=blue');
 });
 
 test('react-datepicker: a date picked in its calendar, and a date typed in its field', async () => {
-  let page = await openWidget('datepicker', '#departure');
-  await play(page, 'Leave on 24 December 2026', [
+  await chooseAndSave('datepicker', '#departure', 'Leave on 24 December 2026', [
     (s) => answer('Open the calendar', [{ click: { index: mustFind(s, labelled('Departure date'), 'the date field') } }]),
     (s) => answer('Pick the 24th', [{ click: { index: mustFind(s, /December 24th, 2026/, 'the 24th') } }]),
     (s) => answer('Save', [{ click: { index: mustFind(s, saying('Save'), 'Save') } }]),
-  ], 'Saved:');
-  assert.equal(await savedText(page), 'Saved: departure=2026-12-24');
-  await page.close();
-  page = await openWidget('datepicker', '#departure');
-  await play(page, 'Leave on 2 January 2027', [
+  ], 'Saved: departure=2026-12-24');
+  await chooseAndSave('datepicker', '#departure', 'Leave on 2 January 2027', [
     (s) => answer('Type the date', [
       { input: { index: mustFind(s, labelled('Departure date'), 'the date field'), text: '2027-01-02', clear: true } },
       { send_keys: { keys: 'Escape' } },
     ]),
     (s) => answer('Save', [{ click: { index: mustFind(s, saying('Save'), 'Save') } }]),
-  ], 'Saved:');
-  assert.equal(await savedText(page), 'Saved: departure=2027-01-02');
-  await page.close();
+  ], 'Saved: departure=2027-01-02');
 });

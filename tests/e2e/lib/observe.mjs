@@ -1,7 +1,7 @@
 // Looking at fixture pages through the real extension: each look runs a one-step task whose mock
 // LLM answers `done` at once, and returns the state text the extension sent — exactly what a
 // model would see. Tests with more steps swap in their own policy.
-import { startWithMockLlm, runTaskToEnd } from './harness.mjs';
+import { startWithMockLlm, runTaskToEnd, runTask } from './harness.mjs';
 import { answer } from './mock-llm.mjs';
 
 export async function startObserver(settings = {}) {
@@ -68,6 +68,31 @@ export async function startObserver(settings = {}) {
         return { page, states: states.slice(first) };
       } finally {
         world.setPolicy(null);
+      }
+    },
+    /** Runs `work()` while a task holds `page` (the content scripts are in a page only while
+     * a task runs): the task's model waits, after its first look, until `work` is done, then
+     * finishes; returns what `work` returned once the task has ended. */
+    async whileTaskHolds(page, work, task = 'Hold the page') {
+      let started;
+      const looking = new Promise((r) => { started = r; });
+      let release;
+      const held = new Promise((r) => { release = r; });
+      world.setPolicy(async () => {
+        started();
+        await held;
+        return answer('Done', [{ done: { text: 'Finished.', success: true } }]);
+      });
+      try {
+        await panel.bringToFront();
+        await page.bringToFront();
+        await runTask(panel, task);
+        await looking;
+        return await work();
+      } finally {
+        release();
+        world.setPolicy(null);
+        await panel.locator('#log .final').last().waitFor({ timeout: 30_000 }).catch(() => {});
       }
     },
     close: world.close,
