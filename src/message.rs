@@ -131,6 +131,7 @@ pub(crate) mod tests {
             SettingsError::UnknownStructuredOutput("xml".into()),
             SettingsError::UnknownVision("sometimes".into()),
             SettingsError::BadPrice("gpt-4o".into()),
+            SettingsError::BadModelName("gpt\u{7}4o".into()),
             SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
         ];
         out.extend(settings.iter().map(said));

@@ -34,6 +34,9 @@ pub enum PanelRequest {
         /// The files the person attached (their bytes are kept by the panel: files-store.js).
         #[serde(default)]
         files: Vec<crate::browser::TaskFile>,
+        /// The model for this task, chosen in the side panel; the saved model when absent.
+        #[serde(default)]
+        model: Option<String>,
     },
     /// The user's answer to the running task's `ask_human` question.
     AnswerQuestion {
@@ -67,11 +70,14 @@ pub enum PanelRequest {
         settings: serde_json::Value,
     },
     /// The models the provider of these settings offers (as the options page holds them,
-    /// saved or not), for the model field: `Models`, or `Refused` saying why.
+    /// saved or not; the saved settings when absent), for a model field: `Models`, or
+    /// `Refused` saying why.
     ListModels {
         v: u32,
-        settings: serde_json::Value,
+        #[serde(default)]
+        settings: Option<serde_json::Value>,
     },
+
     /// Replay a saved task's steps without the model, in a new tab at `start_url` (see
     /// `agent::replay`). `title` is what the panel shows as the task.
     ReplayTask {
@@ -566,6 +572,7 @@ mod tests {
                 follow_up: false,
                 new_tab: false,
                 files: Vec::new(),
+                model: None,
             }
         );
         let r = read(json!({"v": 1, "type": "start_task", "task": "t", "tab_id": null,

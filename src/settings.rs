@@ -409,6 +409,8 @@ pub enum SettingsError {
     UnknownVision(String),
     #[error("The price for \"{0}\" is not valid: give a model name prefix and prices of 0 or more USD per million tokens. Fix it in Tabwright's options.")]
     BadPrice(String),
+    #[error("The model name \"{0}\" is not valid: a model is named on one line of at most 200 characters. Choose another model for the task.")]
+    BadModelName(String),
 }
 
 impl crate::message::Localize for SettingsError {
@@ -438,7 +440,25 @@ impl crate::message::Localize for SettingsError {
             SettingsError::UnknownStructuredOutput(mode) => L::new("settings_unknown_structured_output", [mode]),
             SettingsError::UnknownVision(mode) => L::new("settings_unknown_vision", [mode]),
             SettingsError::BadPrice(model) => L::new("settings_bad_price", [model]),
+            SettingsError::BadModelName(model) => L::new("settings_bad_model_name", [model]),
         })
+    }
+}
+
+/// A model name longer than this is refused (no provider's is near it).
+const MAX_MODEL_NAME_CHARS: usize = 200;
+
+impl Settings {
+    /// These settings with `model` as the model of the task, when the person chose one for it
+    /// in the side panel; the saved model otherwise. The rest (provider, key, fallback) stays.
+    pub fn with_model(mut self, model: Option<&str>) -> Result<Settings, SettingsError> {
+        let Some(model) = model.map(str::trim).filter(|m| !m.is_empty()) else { return Ok(self) };
+        if model.chars().count() > MAX_MODEL_NAME_CHARS || model.chars().any(char::is_control) {
+            let shown: String = model.chars().take(60).filter(|c| !c.is_control()).collect();
+            return Err(SettingsError::BadModelName(shown));
+        }
+        self.llm.model = model.to_string();
+        Ok(self)
     }
 }
 
@@ -728,5 +748,20 @@ mod tests {
             .validate()
             .unwrap_err();
         assert!(matches!(err, SettingsError::OutOfRange { min: 4_000, .. }), "{err}");
+    }
+
+    #[test]
+    fn a_model_chosen_for_the_task_replaces_the_saved_one_and_nothing_else() {
+        let llm = json!({"base_url": "http://x", "model": "big", "fallback_model": "small", "extraction_model": "big"});
+        let saved = StoredSettings::from_json(json!({"llm": llm})).unwrap().validate().unwrap();
+        let chosen = saved.clone().with_model(Some("  small ")).unwrap();
+        assert_eq!(chosen.llm.model, "small");
+        assert_eq!(chosen.llm.fallback_model.as_deref(), Some("small"));
+        assert_eq!(chosen.llm.base_url, saved.llm.base_url);
+        assert_eq!(saved.clone().with_model(None).unwrap().llm.model, "big");
+        assert_eq!(saved.clone().with_model(Some("  ")).unwrap().llm.model, "big", "blank keeps the saved model");
+        let err = saved.clone().with_model(Some("gpt\n4o")).unwrap_err();
+        assert!(matches!(&err, SettingsError::BadModelName(shown) if shown == "gpt4o"), "{err}");
+        assert!(saved.with_model(Some(&"m".repeat(201))).is_err());
     }
 }

@@ -187,11 +187,14 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
     assert_eq!(site.state.borrow().ran_before_look, [format!("click {sign_in}"), "click 58".to_string()]);
     let done = &run.history.steps[2].actions[0];
     assert_eq!((done.name.as_str(), done.target.is_none()), ("done", true), "no element, no target");
-    // Every request carries exactly the registered actions that fit the page.
+    // Every request names exactly the registered actions that fit the page, and offers the
+    // same schema, byte for byte, on every page of the site (a prefix the providers cache).
     for body in &run.requests {
-        assert_eq!(offered_actions(body), PAGE_ACTIONS);
+        assert_eq!(available_actions(body), PAGE_ACTIONS);
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+        assert_eq!(body["response_format"], run.requests[0]["response_format"]);
     }
+    assert!(offered_actions(&run.requests[0]).contains(&"go_back".to_string()), "the page's state is not the schema's");
     // The history of step 2 is in the third request's state, with the password masked.
     let third = run.requests[2]["messages"][1]["content"].as_str().unwrap();
     assert!(third.contains("Fill in the form and submit it"), "{third}");
@@ -394,7 +397,7 @@ fn an_unreadable_page_still_goes_to_the_llm_which_can_navigate_away() {
     let llm = ScriptedLlm::new(|state, body| {
         if state.contains("Note: The page could not be read (the page failed to load)") {
             assert_eq!(
-                offered_actions(body),
+                available_actions(body),
                 ["search", "navigate", "open_tab", "wait", "ask_human", "done"],
                 "no element actions on an unreadable page"
             );

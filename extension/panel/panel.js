@@ -15,6 +15,7 @@ import { download } from '../download.js';
 import { askCore as ask } from '../core-client.js';
 import { SkillForm } from './skill-form.js';
 import { Attachments } from './attachments.js';
+import { ModelChoice } from './model-choice.js';
 
 localize();
 
@@ -33,6 +34,9 @@ let conversationOpen = false;
 const attachments = new Attachments({
   list: $('attachments'), input: $('attach-input'), button: $('attach'), dropZone: $('composer'), notice: (text) => showNotice(text),
 });
+// The model for the next task: the saved one unless the person chose another.
+const modelChoice = new ModelChoice({ row: $('model-row'), select: $('model-choice'), note: $('model-list-note') });
+modelChoice.load();
 // Whether the running task is paused (or asked to pause); the pause button then resumes.
 let paused = false;
 let running = false;
@@ -184,7 +188,7 @@ async function startTask() {
     const tabId = await targetTabId();
     const reply = await ask({
       type: 'start_task', task, tab_id: tabId, start_url: null, follow_up: conversationOpen, new_tab: newTabBox.checked,
-      files: attachments.forTask(),
+      files: attachments.forTask(), model: modelChoice.chosen(),
     });
     if (reply.type === 'refused') {
       showNotice(coreText(reply));

@@ -26,6 +26,7 @@ impl ActionDef for AskHuman {
         description: "Ask the user a question and wait for the answer: for what only they know or may decide (a one-time code, a choice, a confirmation before something irreversible).",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };

@@ -54,6 +54,7 @@ impl ActionDef for Click {
         description: "Click an interactive element by its index (preferred), or a point of the viewport by x and y.",
         domains: &[],
         page_filter: Some(|page, _| page.snapshot.has_elements() || page.notice.is_none()),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

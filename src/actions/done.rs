@@ -29,6 +29,7 @@ impl ActionDef for Done {
         description: DONE_DESCRIPTION,
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };
@@ -65,6 +66,7 @@ impl ActionDef for StructuredDone {
         description: "Finish the task: give the result as `data` in the requested shape and say whether the task succeeded. Must be the only action in its step.",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };

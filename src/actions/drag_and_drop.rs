@@ -45,6 +45,7 @@ impl ActionDef for DragAndDrop {
         description: "Drag an element by its index and drop it on another element (target) or at a point of the viewport (x and y): reorder a list, move a card, set a slider.",
         domains: &[],
         page_filter: Some(|page, _| page.snapshot.has_elements()),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

@@ -62,6 +62,7 @@ impl ActionDef for DropdownOptions {
         description: "List all options of a dropdown (a <select> shows only its chosen one).",
         domains: &[],
         page_filter: Some(has_dropdown),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };
@@ -115,6 +116,7 @@ impl ActionDef for SelectDropdown {
         description: "Choose an option of a dropdown by the option's text.",
         domains: &[],
         page_filter: Some(has_dropdown),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

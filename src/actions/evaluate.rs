@@ -3,7 +3,7 @@
 //! A script can do anything the page can, so the action is offered only on hosts the user
 //! listed in the options (`evaluate_domains`); elsewhere it is not in the schema at all.
 
-use super::{url::host_matches, url::host_of, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use super::{url::host_matches, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::dom::untrusted_block;
 use crate::llm::LlmTransport;
@@ -20,10 +20,9 @@ pub struct EvaluateParams {
 
 pub struct Evaluate;
 
-/// Whether the user allowed scripts on this page's host.
-pub fn evaluate_allowed(page: &PageState, options: &ActionOptions) -> bool {
-    let Some(host) = host_of(page.url()) else { return false };
-    page.notice.is_none() && options.evaluate_domains.iter().any(|glob| host_matches(&host, glob))
+/// Whether the user allowed scripts on this host.
+pub fn evaluate_allowed(host: &str, options: &ActionOptions) -> bool {
+    options.evaluate_domains.iter().any(|glob| host_matches(host, glob))
 }
 
 /// The script as run: first a check, in the page itself, that the page is still on a host the
@@ -44,7 +43,8 @@ impl ActionDef for Evaluate {
         name: "evaluate",
         description: "Run a JavaScript expression in the page and get its value as JSON. Use only when no other action can do it.",
         domains: &[],
-        page_filter: Some(evaluate_allowed),
+        page_filter: Some(|page, _| page.notice.is_none()),
+        url_filter: Some(|host, options| host.is_some_and(|h| evaluate_allowed(h, options))),
         terminates_sequence: false,
         needs: Needs::DEBUGGER,
     };

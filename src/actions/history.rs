@@ -13,6 +13,7 @@ impl ActionDef for GoBack {
         description: "Go back to the previous page in this tab's history.",
         domains: &[],
         page_filter: Some(|page, _| page.can_go_back),
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };
@@ -39,6 +40,7 @@ impl ActionDef for GoForward {
         description: "Go forward to the next page in this tab's history (after going back).",
         domains: &[],
         page_filter: Some(|page, _| page.can_go_forward),
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };

@@ -28,6 +28,7 @@ impl ActionDef for Input {
         description: "Type text into an input field, text area or editable element by its index.",
         domains: &[],
         page_filter: Some(|page, _| page.snapshot.has_elements()),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

@@ -6,8 +6,9 @@
 //! hand). The [`registry!`] list below is the one place an action is switched on; it generates
 //! the typed [`Action`] enum and the dispatch to each executor.
 //!
-//! Each step, [`ActionUnion::for_page`] keeps only the actions allowed on the current page, and
-//! that union is both the schema the LLM must follow and the validator of what it answers.
+//! Each step, [`ActionUnion::for_page`] keeps the actions offered at the current URL (their
+//! hosts, the user's lists) as the schema the LLM must follow, and of those the ones the page's
+//! state allows (elements, history, tabs) as the validator of what it answers.
 
 // Checks that fail with the action's result (`Err(ActionResult)`) are on the cold path; the
 // size of that error does not matter.
@@ -96,8 +97,16 @@ pub struct ActionSpec {
     pub description: &'static str,
     /// Host globs (`example.com`, `*.example.com`) where the action is offered; empty = everywhere.
     pub domains: &'static [&'static str],
-    /// Offered only on pages (and with settings) for which this returns true; `None` = always.
+    /// Allowed only on pages in a state for which this returns true (elements to click, a
+    /// history to go back in, a second tab); `None` = always. Checked when the answer is
+    /// validated and named in the state's list of available actions, but not taken out of the
+    /// schema: the schema changes only with the URL, so a task's requests share their prefix.
     pub page_filter: Option<fn(&PageState, &ActionOptions) -> bool>,
+    /// Offered only where this returns true of the URL's host (`None` for a page without
+    /// one, such as `about:blank`) and the task's settings: scripts on the hosts the user
+    /// listed, uploads when the task has files. `None` = everywhere. Unlike the page filter,
+    /// this leaves the action out of the schema.
+    pub url_filter: Option<fn(Option<&str>, &ActionOptions) -> bool>,
     /// Whether the page may change under the next actions of the same step (navigation-like).
     pub terminates_sequence: bool,
     pub needs: Needs,

@@ -24,6 +24,7 @@ impl ActionDef for Navigate {
         description: "Open a URL in the current tab, or in a new tab with new_tab.",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };

@@ -27,6 +27,7 @@ impl ActionDef for Scroll {
         description: "Scroll the page, or the container holding element `index`, up or down by screens to see more.",
         domains: &[],
         page_filter: Some(|page, _| page.can_scroll()),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

@@ -25,6 +25,7 @@ impl ActionDef for Search {
         description: "Search the web for a query in the current tab and show the results page.",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };

@@ -31,6 +31,7 @@ impl ActionDef for SearchPage {
         description: "Search the whole page's text for a word, phrase or regular expression; returns each match with its context.",
         domains: &[],
         page_filter: Some(|page, _| page.notice.is_none() && !crate::actions::url::is_blank_page(page.url())),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

@@ -28,6 +28,7 @@ impl ActionDef for SendKeys {
             "Press keys (Enter, Escape, Tab, arrows, shortcuts like Control+a) in the focused element or page.",
         domains: &[],
         page_filter: Some(|page, _| page.notice.is_none()),
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::DEBUGGER,
     };

@@ -59,6 +59,7 @@ impl ActionDef for UseSkill {
         description: "A saved skill.",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         // Its steps navigate and change the page.
         terminates_sequence: true,
         needs: Needs::PAGE,

@@ -58,6 +58,7 @@ impl ActionDef for SwitchTab {
         description: "Make another of the task's tabs the current one (the next actions work in it).",
         domains: &[],
         page_filter: Some(several_tabs),
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };
@@ -90,6 +91,7 @@ impl ActionDef for OpenTab {
         description: "Open a URL in a new tab, which becomes the current tab.",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };
@@ -140,6 +142,7 @@ impl ActionDef for CloseTab {
             "Close one of the task's tabs. If it is the current tab, another of the task's tabs becomes current.",
         domains: &[],
         page_filter: Some(several_tabs),
+        url_filter: None,
         terminates_sequence: true,
         needs: Needs::NOTHING,
     };

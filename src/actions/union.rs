@@ -11,7 +11,10 @@ use crate::settings::ActionOptions;
 use serde_json::{json, Map, Value};
 
 pub struct ActionUnion {
-    allowed: Vec<RegisteredAction>,
+    /// The actions offered at this URL, in registry order: the schema's branches.
+    offered: Vec<RegisteredAction>,
+    /// Which of them the page's state allows (positions in `offered`): the validator's.
+    allowed: Vec<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,10 +32,18 @@ pub enum ValidationError {
 }
 
 impl ActionUnion {
-    /// The actions allowed on `page`: those whose domains match its host and whose page filter
-    /// accepts it, minus what the user's include/exclude lists leave out. `done` is always
+    /// The actions for `page`. Offered (the schema): those whose domains and URL filter match
+    /// the URL's host, minus what the user's include/exclude lists leave out. Allowed (the
+    /// validator, and the state's list of available actions): of those, the ones whose page
+    /// filter accepts the page's state and whose needs it meets (the debugger). `done` is always
     /// offered, and on the last step it is the only action, so the task ends with an answer
     /// rather than by running out of steps.
+    ///
+    /// The schema follows the URL alone so that it stays the same from step to step while the
+    /// task stays on a site: it is the start of every request (OpenAI and Anthropic put it
+    /// before the system prompt), and a prefix that does not change is what the providers'
+    /// prompt caches bill at a fraction of the price. An action the page's state rules out is
+    /// still refused, with the list of those allowed, and never reaches the browser.
     pub fn for_page(
         registered: &[RegisteredAction],
         page: &PageState,
@@ -40,7 +51,7 @@ impl ActionUnion {
         last_step: bool,
     ) -> Self {
         let host = host_of(page.url());
-        let allowed = registered
+        let offered: Vec<RegisteredAction> = registered
             .iter()
             .filter(|a| {
                 let name = a.name.as_ref();
@@ -55,22 +66,40 @@ impl ActionUnion {
                     && !options.exclude.iter().any(|n| n == name)
                     && (a.domains.is_empty()
                         || host.as_deref().is_some_and(|h| a.domains.iter().any(|g| host_matches(h, g))))
-                    && (!a.spec.needs.debugger || page.debugger_available)
-                    && a.spec.page_filter.is_none_or(|f| f(page, options))
+                    && a.spec.url_filter.is_none_or(|f| f(host.as_deref(), options))
             })
             .cloned()
             .collect();
-        ActionUnion { allowed }
+        let allowed = offered
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| {
+                (!a.spec.needs.debugger || page.debugger_available)
+                    && a.spec.page_filter.is_none_or(|f| f(page, options))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        ActionUnion { offered, allowed }
     }
 
+    fn allowed(&self) -> impl Iterator<Item = &RegisteredAction> {
+        self.allowed.iter().map(|&i| &self.offered[i])
+    }
+
+    /// The names of the actions the page allows now, in registry order.
     pub fn names(&self) -> Vec<&str> {
-        self.allowed.iter().map(|a| a.name.as_ref()).collect()
+        self.allowed().map(|a| a.name.as_ref()).collect()
+    }
+
+    /// The names of the schema's branches, in order: what makes two schemas the same.
+    pub fn offered_names(&self) -> Vec<&str> {
+        self.offered.iter().map(|a| a.name.as_ref()).collect()
     }
 
     /// The union as JSON Schema: `{"anyOf": [{"type": "object", "properties": {name: params}, …}]}`.
     pub fn schema(&self) -> Value {
         let branches: Vec<Value> = self
-            .allowed
+            .offered
             .iter()
             .map(|a| {
                 let mut params = a.params_schema.clone();
@@ -93,11 +122,8 @@ impl ActionUnion {
     /// Parses parameters for an action of this union by its name (used again once secrets are
     /// filled in).
     pub fn parse_action(&self, name: &str, params: Value) -> Result<Action, String> {
-        let registered = self
-            .allowed
-            .iter()
-            .find(|a| a.name == name)
-            .ok_or_else(|| format!("`{name}` is not available on this page"))?;
+        let registered =
+            self.allowed().find(|a| a.name == name).ok_or_else(|| format!("`{name}` is not available on this page"))?;
         registered.parse(params)
     }
 
@@ -119,7 +145,7 @@ impl ActionUnion {
                     return Err(ValidationError::NotSingleKey { position, found });
                 }
             };
-            let Some(registered) = self.allowed.iter().find(|a| a.name == name.as_str()) else {
+            let Some(registered) = self.allowed().find(|a| a.name == name.as_str()) else {
                 return Err(ValidationError::NotAllowed {
                     position,
                     name: name.clone(),
@@ -181,7 +207,7 @@ mod tests {
 
     fn names(page: &PageState, options: &ActionOptions) -> Vec<&'static str> {
         // Built-in actions only: their branch names are their specs' names.
-        ActionUnion::for_page(&registered(), page, options, false).allowed.iter().map(|a| a.spec.name).collect()
+        ActionUnion::for_page(&registered(), page, options, false).allowed().map(|a| a.spec.name).collect()
     }
 
     fn branch_names(schema: &Value) -> Vec<String> {
@@ -216,17 +242,50 @@ mod tests {
     }
 
     #[test]
-    fn union_offers_one_single_key_branch_per_allowed_action() {
+    fn union_offers_one_single_key_branch_per_action_offered_at_the_url() {
         let union = ActionUnion::for_page(&registered(), &page("https://example.com/", 2), &Default::default(), false);
         let schema = union.schema();
-        assert_eq!(branch_names(&schema), with_rest(&[]));
+        // Every built-in action but `evaluate` (scripts only where the user allowed them) and
+        // `upload_file` (only with attached files), whatever the page's state allows.
+        let every: Vec<&str> =
+            registered().iter().map(|a| a.spec.name).filter(|n| !["evaluate", "upload_file"].contains(n)).collect();
+        assert_eq!(branch_names(&schema), every);
+        assert_eq!(union.offered_names(), every);
+        assert_eq!(union.names(), with_rest(&[]));
         for branch in schema["anyOf"].as_array().unwrap() {
             assert_eq!(branch["additionalProperties"], false);
             assert_eq!(branch["required"].as_array().unwrap().len(), 1);
         }
-        let click = &schema["anyOf"][2]["properties"]["click"];
+        let click = schema["anyOf"].as_array().unwrap().iter().find_map(|b| b["properties"].get("click")).unwrap();
         assert_eq!(click["properties"]["index"]["type"], serde_json::json!(["integer", "null"]));
         assert!(click["description"].as_str().unwrap().starts_with("Click an interactive element by its index"));
+    }
+
+    #[test]
+    fn the_schema_changes_with_the_url_not_with_the_page_state_and_the_state_still_decides() {
+        let options = ActionOptions { evaluate_domains: vec!["example.com".into()], ..Default::default() };
+        let mut before = page("https://example.com/a", 1);
+        before.notice = Some("The page failed to load".into());
+        let mut after = page("https://example.com/b", 40);
+        after.can_go_back = true;
+        after.tabs.push(TabInfo { id: 9, url: "https://example.org/".into(), title: "Other".into() });
+        after.snapshot.scroll = ScrollInfo { above_px: 0, below_px: 900 };
+        let (one, two) = (
+            ActionUnion::for_page(&registered(), &before, &options, false),
+            ActionUnion::for_page(&registered(), &after, &options, false),
+        );
+        assert_eq!(one.schema().to_string(), two.schema().to_string(), "same site, same schema, byte for byte");
+        assert_ne!(one.names(), two.names());
+        let other_site = ActionUnion::for_page(&registered(), &page("https://example.org/", 1), &options, false);
+        assert!(!other_site.offered_names().contains(&"evaluate"), "scripts stay out of the schema off their hosts");
+        assert!(one.offered_names().contains(&"evaluate"));
+        // What the state rules out is refused, naming what is allowed, though the schema offers it.
+        let err = one.validate(&[serde_json::json!({"go_back": {}})]).unwrap_err();
+        assert!(
+            matches!(&err, ValidationError::NotAllowed { name, allowed, .. } if name == "go_back" && !allowed.contains("go_back") && allowed.contains("navigate")),
+            "{err}"
+        );
+        assert!(two.validate(&[serde_json::json!({"go_back": {}})]).is_ok());
     }
 
     #[test]

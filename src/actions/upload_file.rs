@@ -9,7 +9,6 @@
 use super::{element_label, observed_element, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState, UploadTarget};
 use crate::llm::LlmTransport;
-use crate::settings::ActionOptions;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -23,10 +22,6 @@ pub struct UploadFileParams {
     pub file: String,
 }
 
-fn has_files(page: &PageState, options: &ActionOptions) -> bool {
-    !options.files.is_empty() && page.snapshot.has_elements()
-}
-
 pub struct UploadFile;
 
 impl ActionDef for UploadFile {
@@ -35,7 +30,9 @@ impl ActionDef for UploadFile {
         name: "upload_file",
         description: "Give the page a file the person attached to the task: put it into a file field (or the button or label that opens one), or drop it on a drop area.",
         domains: &[],
-        page_filter: Some(has_files),
+        page_filter: Some(|page, _| page.snapshot.has_elements()),
+        // Offered only to a task the person attached files to.
+        url_filter: Some(|_, options| !options.files.is_empty()),
         terminates_sequence: false,
         needs: Needs::PAGE,
     };

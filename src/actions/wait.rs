@@ -25,6 +25,7 @@ impl ActionDef for Wait {
         description: "Wait a number of seconds (at most 30) for the page to change.",
         domains: &[],
         page_filter: None,
+        url_filter: None,
         terminates_sequence: false,
         needs: Needs::NOTHING,
     };

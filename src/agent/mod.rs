@@ -773,7 +773,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// The schema of the answer to a step offering `union`, and its size in tokens.
     fn answer_schema(&mut self, union: &ActionUnion) -> (serde_json::Value, u32) {
-        let names = union.names();
+        let names = union.offered_names();
         if let Some((known, schema, tokens)) = &self.answer_schema {
             if known.iter().map(String::as_str).eq(names.iter().copied()) {
                 return (schema.clone(), *tokens);

@@ -136,7 +136,10 @@ mod tests {
         let without = AgentOutput::schema(&union(), false, 5);
         assert!(without["properties"].get("thinking").is_none(), "thinking is optional by setting");
         assert_eq!(schema["properties"]["action"]["type"], "array");
-        assert_eq!(schema["properties"]["action"]["items"]["anyOf"].as_array().unwrap().len(), union().names().len());
+        assert_eq!(
+            schema["properties"]["action"]["items"]["anyOf"].as_array().unwrap().len(),
+            union().offered_names().len()
+        );
         assert_eq!(schema["additionalProperties"], false);
         assert!(schema.get("$defs").is_none());
     }

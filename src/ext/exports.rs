@@ -221,6 +221,7 @@ enum Later {
         output_schema: Option<serde_json::Value>,
         follow_up: bool,
         files: Vec<crate::browser::TaskFile>,
+        model: Option<String>,
     },
     Replay {
         title: String,
@@ -228,7 +229,8 @@ enum Later {
         steps: Vec<crate::agent::replay::ReplayStep>,
     },
     TestConnection(serde_json::Value),
-    ListModels(serde_json::Value),
+    /// The settings as the options page holds them, or the saved ones.
+    ListModels(Option<serde_json::Value>),
     SaveSkill(crate::agent::skill::SkillDraft),
 }
 
@@ -236,13 +238,15 @@ enum Later {
 #[inline(never)]
 fn answer_now(request: PanelRequest) -> Result<PanelReply, Later> {
     Ok(match request {
-        PanelRequest::StartTask { task, tab_id, start_url, output_schema, follow_up, new_tab, files, .. } => {
+        PanelRequest::StartTask {
+            task, tab_id, start_url, output_schema, follow_up, new_tab, files, model, ..
+        } => {
             let start = match (start_url, new_tab) {
                 (Some(url), _) => Start::NewTabAt(url),
                 (None, true) => Start::NewTab { beside: tab_id },
                 (None, false) => Start::Tab(tab_id),
             };
-            return Err(Later::Start { task, start, output_schema, follow_up, files });
+            return Err(Later::Start { task, start, output_schema, follow_up, files, model });
         }
         PanelRequest::ReplayTask { title, start_url, steps, .. } => {
             if steps.is_empty() {
@@ -326,7 +330,7 @@ fn answer_later(
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = PanelReply>>> {
     Box::pin(async move {
         match later {
-            Later::Start { task, start, output_schema, follow_up, files } => {
+            Later::Start { task, start, output_schema, follow_up, files, model } => {
                 let earlier = if follow_up {
                     CURRENT.with_borrow(|slot| {
                         slot.as_ref().map(|s| (s.conversation.borrow().clone(), s.conversation_id.clone()))
@@ -334,7 +338,8 @@ fn answer_later(
                 } else {
                     None
                 };
-                start_task(TaskRequest { task, start, output_schema, files, script: None }, earlier, broadcast).await
+                start_task(TaskRequest { task, start, output_schema, files, script: None, model }, earlier, broadcast)
+                    .await
             }
             Later::Replay { title, start_url, steps } => {
                 let request = TaskRequest {
@@ -343,6 +348,7 @@ fn answer_later(
                     output_schema: None,
                     files: Vec::new(),
                     script: Some(steps),
+                    model: None,
                 };
                 start_task(request, None, broadcast).await
             }
@@ -395,8 +401,14 @@ async fn test_connection(settings: serde_json::Value) -> PanelReply {
 
 /// Asks the provider of the settings for its models (`llm::models`). The settings need not
 /// be complete: a model name is not needed to list the models.
-async fn list_models(settings: serde_json::Value) -> PanelReply {
-    let mut settings = settings;
+async fn list_models(settings: Option<serde_json::Value>) -> PanelReply {
+    let mut settings = match settings {
+        Some(settings) => settings,
+        None => match chrome::stored_settings().await {
+            Ok(raw) => raw,
+            Err(e) => return refused(Refusal::SettingsUnreadable(e.to_string())),
+        },
+    };
     if let Some(llm) = settings.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
         if llm.get("model").and_then(serde_json::Value::as_str).is_none_or(|m| m.trim().is_empty()) {
             llm.insert("model".into(), serde_json::Value::from("-"));
@@ -454,6 +466,8 @@ struct TaskRequest {
     output_schema: Option<serde_json::Value>,
     files: Vec<crate::browser::TaskFile>,
     script: Option<Vec<crate::agent::replay::ReplayStep>>,
+    /// The model the person chose for this task in the side panel.
+    model: Option<String>,
 }
 
 async fn start_task(
@@ -461,7 +475,7 @@ async fn start_task(
     earlier: Option<(Vec<PreviousTask>, String)>,
     broadcast: js_sys::Function,
 ) -> PanelReply {
-    let TaskRequest { task, start, output_schema, files, script } = request;
+    let TaskRequest { task, start, output_schema, files, script, model } = request;
     let task = task.trim().to_string();
     if task.is_empty() {
         return refused(Refusal::EmptyTask);
@@ -483,7 +497,7 @@ async fn start_task(
     let Some(slot) = claim_slot(&task_id, Vec::new(), earlier.clone(), &conversation_id) else {
         return refused(Refusal::TaskRunning);
     };
-    let (settings, tab_id) = match prepare(start).await {
+    let (settings, tab_id) = match prepare(start, model.as_deref()).await {
         Ok(ready) => ready,
         Err(reason) => {
             slot.running.set(false);
@@ -698,7 +712,12 @@ async fn restore(broadcast: js_sys::Function) -> bool {
     });
     let prepared = async {
         let raw = chrome::stored_settings().await.map_err(|e| Refusal::SettingsUnreadable(e.to_string()))?;
-        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?;
+        // The task goes on with the model it started with, chosen in the panel or saved then.
+        let started_with = saved.events.iter().find_map(|e| match e {
+            AgentEvent::TaskStarted { model, .. } => Some(model.as_str()),
+            _ => None,
+        });
+        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?.with_model(started_with)?;
         // The task's tabs: the one it started on and every tab a step worked in, those still open.
         let mut tabs = vec![saved.start_tab];
         for record in &history {
@@ -750,9 +769,9 @@ async fn restore(broadcast: js_sys::Function) -> bool {
 }
 
 /// Reads and checks the settings and picks the tab, or says why the task cannot start.
-async fn prepare(start: Start) -> Result<(crate::settings::Settings, i32), Refusal> {
+async fn prepare(start: Start, model: Option<&str>) -> Result<(crate::settings::Settings, i32), Refusal> {
     let raw = chrome::stored_settings().await.map_err(|e| Refusal::SettingsUnreadable(e.to_string()))?;
-    let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?;
+    let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?.with_model(model)?;
     let tab_id = pick_tab(start).await?;
     Ok((settings, tab_id))
 }

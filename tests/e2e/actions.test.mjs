@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startObserver, pageOf, textOf } from './lib/observe.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findIndex, field, offeredActions } from './lib/state.mjs';
+import { availableActions, findIndex, field, offeredActions } from './lib/state.mjs';
 
 let o;
 
@@ -99,12 +99,12 @@ test('go_back and go_forward move through the tab history, and are offered only 
     () => answer('Back', [{ go_back: {} }]),
     () => answer('Forward', [{ go_forward: {} }]),
   ]);
-  assert.ok(!offeredActions(agent[0]).includes('go_forward'), 'nothing to go forward to yet');
-  assert.ok(offeredActions(agent[1]).includes('go_back'), 'after a navigation the page can go back');
-  assert.ok(!offeredActions(agent[1]).includes('go_forward'));
+  assert.ok(!availableActions(agent[0]).includes('go_forward'), 'nothing to go forward to yet');
+  assert.ok(availableActions(agent[1]).includes('go_back'), 'after a navigation the page can go back');
+  assert.ok(!availableActions(agent[1]).includes('go_forward'));
   assert.equal(field(states[2], 'Title'), 'Page A');
   assert.match(lastResults(states[2]), /Went back to http[^ ]+history-a\.html/);
-  assert.ok(offeredActions(agent[2]).includes('go_forward'), 'after going back the page can go forward');
+  assert.ok(availableActions(agent[2]).includes('go_forward'), 'after going back the page can go forward');
   assert.equal(field(states[3], 'Title'), 'Page B');
   assert.equal(await page.title(), 'Page B');
 });
@@ -307,11 +307,11 @@ test('input and select_dropdown drive a real React-controlled form, and dropdown
     },
     (s) => answer('Order', [{ click: { index: mustFind(s, 'Place order'), x: null, y: null } }]),
   ]);
-  assert.ok(offeredActions(agent[0]).includes('select_dropdown'), 'a page with a select offers dropdown actions');
+  assert.ok(availableActions(agent[0]).includes('select_dropdown'), 'a page with a select offers dropdown actions');
   assert.match(lastResults(states[1]), /0: "Small"\n1: "Medium" \(selected\)\n2: "Large \(\+2 €\)"/);
   assert.match(pageOf(states[2]), /Preview: Ada Lovelace, large/, 'React saw the typed name and the chosen size');
   await page.getByRole('heading', { name: 'Ordered a large for Ada Lovelace' }).waitFor({ timeout: 5_000 });
-  assert.ok(!offeredActions(agent[3]).includes('select_dropdown'), 'no dropdown on the confirmation page');
+  assert.ok(!availableActions(agent[3]).includes('select_dropdown'), 'no dropdown on the confirmation page');
 });
 
 test('send_keys presses a real Enter that submits a form without a button, and Escape', async () => {
@@ -340,7 +340,7 @@ test('scroll moves the page and a scrolling container, and is offered only when 
     (s) => answer('Scroll the inbox', [{ scroll: { down: true, pages: 10, index: mustFind(s, />Message 1$/) } }]),
     () => answer('Scroll the page', [{ scroll: { down: true, pages: 10, index: null } }]),
   ]);
-  assert.ok(offeredActions(agent[0]).includes('scroll'));
+  assert.ok(availableActions(agent[0]).includes('scroll'));
   assert.match(lastResults(states[1]), /Scrolled the container of \[\d+\] <a> down by \d+ pixels; it is now at the bottom/);
   assert.ok(findIndex(states[1], 'Message 30'), 'the last message is listed after scrolling the inbox');
   assert.match(lastResults(states[2]), /Scrolled the page down by \d+ pixels; it is now at the bottom/);
@@ -348,7 +348,7 @@ test('scroll moves the page and a scrolling container, and is offered only when 
   assert.ok(await page.evaluate(() => window.scrollY) > 5000);
   const short = await o.open('actions/history-a.html');
   const { agent: plain } = await runScript(short, 'Look', []);
-  assert.ok(!offeredActions(plain[0]).includes('scroll'), 'nothing scrolls on a short page');
+  assert.ok(!availableActions(plain[0]).includes('scroll'), 'nothing scrolls on a short page');
 });
 
 test('find_text scrolls a phrase into view and search_page finds text anywhere without the LLM', async () => {
@@ -390,10 +390,10 @@ test('a link that opens a new tab moves the task there; switch_tab, open_tab and
       return answer('Close the report', [{ close_tab: { tab_id: Number(report) } }]);
     },
   ]);
-  assert.ok(!offeredActions(agent[0]).includes('switch_tab'), 'tab switching needs a second tab');
+  assert.ok(!availableActions(agent[0]).includes('switch_tab'), 'tab switching needs a second tab');
   assert.match(lastResults(states[1]), /it opened a new tab \(tab \d+\) at http[^ ]+history-b\.html, which is now the current tab/);
   assert.equal(field(states[1], 'Title'), 'Page B');
-  assert.ok(offeredActions(agent[1]).includes('switch_tab') && offeredActions(agent[1]).includes('close_tab'));
+  assert.ok(availableActions(agent[1]).includes('switch_tab') && availableActions(agent[1]).includes('close_tab'));
   assert.equal(field(states[2], 'Title'), 'Links out');
   assert.equal(field(states[3], 'Title'), 'Pricing');
   assert.match(lastResults(states[4]), /Closed tab \d+/);

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHarness, runTask } from './lib/harness.mjs';
 import { startMockLlm } from './lib/mock-llm.mjs';
-import { offeredActions } from './lib/state.mjs';
+import { availableActions, offeredActions } from './lib/state.mjs';
 import { loginPolicy } from './lib/policies.mjs';
 
 let h;
@@ -67,11 +67,15 @@ test('log in as alice through the side panel: the page welcomes her and the loop
   const firstState = firstRequest.body.messages[1].content;
   assert.match(firstState, /Log in as alice with password hunter2/);
   assert.doesNotMatch(firstState, /Hidden button/, 'a display:none button is not shown to the LLM');
-  // The union fits the page: element actions on the form, no dropdown, tab or script actions.
+  // The page allows what fits it: element actions on the form, no dropdown or tab actions.
+  // The schema offers the site's actions (never scripts, which the user did not allow here),
+  // the same on every step.
   for (const { body } of llm.requests) {
-    const offered = offeredActions(body);
-    for (const name of ['navigate', 'click', 'input', 'send_keys', 'done']) assert.ok(offered.includes(name), `${name} in ${offered}`);
-    for (const name of ['select_dropdown', 'switch_tab', 'close_tab', 'evaluate']) assert.ok(!offered.includes(name), `${name} in ${offered}`);
+    const available = availableActions(body);
+    for (const name of ['navigate', 'click', 'input', 'send_keys', 'done']) assert.ok(available.includes(name), `${name} in ${available}`);
+    for (const name of ['select_dropdown', 'switch_tab', 'close_tab', 'evaluate']) assert.ok(!available.includes(name), `${name} in ${available}`);
+    assert.ok(!offeredActions(body).includes('evaluate'));
+    assert.deepEqual(body.response_format, llm.requests[0].body.response_format, 'one schema for the whole task');
   }
   // The second request sees the filled form: the user name's value, never the password's, and
   // the history of step 1 with the password masked.

@@ -4,8 +4,8 @@
 // OpenAI, Anthropic, Gemini and Ollama, plus the options page's own fields for them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTask } from './lib/harness.mjs';
-import { startMockLlm, schemaOf, MOCK_MODELS } from './lib/mock-llm.mjs';
+import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startMockLlm, schemaOf, answer, MOCK_MODELS } from './lib/mock-llm.mjs';
 import { offeredActions } from './lib/state.mjs';
 import { loginPolicy } from './lib/policies.mjs';
 
@@ -365,5 +365,49 @@ test('the model field offers each provider\'s own model list, asked with the key
     }
   } finally {
     await page.close();
+  }
+});
+
+test('the side panel runs the next task with the model chosen there (the saved one, another the options name, or one the provider lists), and each task shows its model', async () => {
+  const llm = await startMockLlm(() => answer('Finish', [{ done: { text: 'Looked.', success: true } }]), { provider: 'openai' });
+  const site = await h.openFixture('login.html');
+  try {
+    // Saved while the panel is open: it follows the options without being reopened.
+    await h.settings({ provider: 'openai', baseUrl: llm.baseUrl, model: 'mock-model', fallbackModel: 'mock-fallback', apiKey: 'k' });
+    const choice = panel.locator('#model-choice');
+    const shown = () => choice.evaluate((s) => s.selectedOptions[0]?.textContent);
+    await panel.waitForFunction(() => document.querySelector('#model-choice option')?.textContent === 'mock-model (from the options)');
+    assert.equal(await choice.inputValue(), '', 'the saved model by default');
+    // Opening the choice asks the provider for its list, once.
+    await choice.focus();
+    await panel.locator('#model-choice optgroup[label="From the provider"] option[value="mock-model-mini"]').waitFor({ state: 'attached', timeout: 10_000 });
+    const groups = await choice.evaluate((s) => [...s.querySelectorAll('optgroup')].map((g) => [g.label, [...g.children].map((o) => o.value)]));
+    assert.deepEqual(groups, [['Configured in the options', ['mock-fallback']], ['From the provider', ['mock-model-mini']]],
+      'the saved model once, the fallback, then what the provider lists besides them');
+    assert.equal(llm.modelRequests.length, 1);
+
+    const run = async (model) => {
+      await choice.selectOption(model);
+      const fresh = panel.locator('#new-conversation');
+      if (await fresh.isVisible()) await fresh.click();
+      await site.bringToFront();
+      await panel.bringToFront();
+      const before = llm.requests.length;
+      await runTaskToEnd(panel, 'Look at the page');
+      return llm.requests.slice(before).map((r) => r.body.model);
+    };
+    assert.deepEqual(await run('mock-model-mini'), ['mock-model-mini'], 'the chosen model answers the task');
+    assert.equal(await panel.locator('.task-model').last().innerText(), 'Model: mock-model-mini');
+    assert.equal(await shown(), 'mock-model-mini', 'the choice holds for the next task');
+    await h.screenshot(panel, 'panel-model-choice');
+    assert.deepEqual(await run('mock-fallback'), ['mock-fallback']);
+    assert.deepEqual(await run(''), ['mock-model'], 'back to the saved model');
+    assert.equal(await panel.locator('.task-model').last().innerText(), 'Model: mock-model');
+    // The settings stay as saved: the choice is the panel's, for its tasks.
+    const saved = await panel.evaluate(async () => (await chrome.storage.local.get('settings')).settings.llm.model);
+    assert.equal(saved, 'mock-model');
+  } finally {
+    await site.close();
+    await llm.close();
   }
 });

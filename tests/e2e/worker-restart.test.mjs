@@ -21,7 +21,7 @@ before(async () => {
     return answer(`Type attempt ${done + 1}`, [{ input: { index: findField(state, 'Username'), text: `try${done + 1}`, clear: true } }]);
   });
   ({ h, llm } = world);
-  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', fallbackModel: 'mock-model-mini' });
 });
 
 after(() => world?.close());
@@ -29,6 +29,9 @@ after(() => world?.close());
 test('the worker stopped mid-task: the task goes on from its last completed step and finishes with its full history', async () => {
   const site = await h.openFixture('login.html');
   const panel = await h.openPanel();
+  // The task runs with a model chosen in the panel, not the saved one.
+  await panel.locator('#model-choice option[value="mock-model-mini"]').waitFor({ state: 'attached' });
+  await panel.selectOption('#model-choice', 'mock-model-mini');
   // Hold the third request, then stop the worker while it waits for the LLM.
   const held = world.openGate();
   await runTask(panel, 'Type into the user name field three times');
@@ -59,6 +62,8 @@ test('the worker stopped mid-task: the task goes on from its last completed step
   assert.ok(status.events.some((e) => e.type === 'task_restored'));
   assert.equal(status.events.at(-1).type, 'task_finished');
   assert.equal(status.running, false);
+  // The restored task goes on with the model it started with.
+  assert.deepEqual([...new Set(llm.requests.map((r) => r.body.model))], ['mock-model-mini']);
   // The restored worker's prompt still carries the steps done before the stop.
   const afterRestart = llm.requests.slice(3).map((r) => r.body.messages[1].content);
   assert.match(afterRestart[0], /Step 1: goal: Type attempt 1[\s\S]*Step 2: goal: Type attempt 2/);

@@ -352,6 +352,14 @@ pub fn title_of(state: &str) -> &str {
 }
 
 /// The action names offered in a request's schema.
+/// The actions the state message says the page allows now (`Available actions: a, b.`).
+pub fn available_actions(body: &Value) -> Vec<String> {
+    let state = state_text(body);
+    let line = state.lines().find_map(|l| l.strip_prefix("Available actions: ")).unwrap_or_default();
+    line.trim_end_matches('.').split(", ").filter(|n| !n.is_empty()).map(str::to_string).collect()
+}
+
+/// The actions the request's schema offers: one branch each.
 pub fn offered_actions(body: &Value) -> Vec<String> {
     body["response_format"]["json_schema"]["schema"]["properties"]["action"]["items"]["anyOf"]
         .as_array()

@@ -1,6 +1,6 @@
 // Reading the state text the extension sends to the LLM, the way a model would: find an
 // element's index by what the line says, never by a number known in advance.
-import { schemaOf } from './mock-llm.mjs';
+import { schemaOf, stateOf } from './mock-llm.mjs';
 
 /** The element lines of the browser state: [{index, isNew, line}]. */
 export function elements(state) {
@@ -35,6 +35,14 @@ export function field(state, name) {
 export function offeredActions(body) {
   const branches = schemaOf(body)?.properties?.action?.items?.anyOf ?? [];
   return branches.map((b) => Object.keys(b.properties ?? {})[0]);
+}
+
+/** The action names the state text says the page allows now (`Available actions: a, b.`). The
+ * schema offers every action of the site; the page's state (elements, history, tabs, a select)
+ * decides which of them it takes. */
+export function availableActions(body) {
+  const line = /^Available actions: (.*)\.$/m.exec(stateOf(body) ?? '')?.[1] ?? '';
+  return line ? line.split(', ') : [];
 }
 
 /** Steps completed so far, as the state's history lists them. */
