@@ -13,12 +13,6 @@ use tabwright::agent::replay::{ReplayAction, ReplayStep};
 use tabwright::agent::{Agent, Ports, StopSignal, TaskEnd, TaskHistory};
 use tabwright::protocol::AgentEvent;
 
-struct Run {
-    history: TaskHistory,
-    events: Vec<AgentEvent>,
-    requests: Vec<Value>,
-}
-
 fn run_task(site: FakeSite, llm: ScriptedLlm, max_steps: u32, stop: StopSignal) -> Run {
     run_stoppable(site, llm, settings(max_steps), "Log in as alice with password hunter2", stop)
 }
@@ -812,33 +806,6 @@ fn run_stoppable(
     stop: StopSignal,
 ) -> Run {
     run_configured(site, llm, settings, ("t1", task), stop, |agent| agent)
-}
-
-/// The agent a test runs: the fake site, the scripted model, events kept in a log.
-type TestAgent = Agent<FakeSite, ScriptedLlm, Box<dyn Fn(AgentEvent)>, fn() -> f64>;
-
-/// Runs task `(id, text)` as `configure` sets the agent up (a follow-up, a replay), keeping
-/// its events and the requests the LLM received.
-fn run_configured(
-    site: FakeSite,
-    llm: ScriptedLlm,
-    settings: tabwright::settings::Settings,
-    (id, task): (&str, &str),
-    stop: StopSignal,
-    configure: impl FnOnce(TestAgent) -> TestAgent,
-) -> Run {
-    let events = Rc::new(RefCell::new(Vec::new()));
-    let sink: Box<dyn Fn(AgentEvent)> = {
-        let events = events.clone();
-        Box::new(move |e: AgentEvent| events.borrow_mut().push(e))
-    };
-    let requests = llm.requests.clone();
-    let clock: fn() -> f64 = || 0.0;
-    let ports = Ports { browser: site, transport: llm, events: sink, clock };
-    let history = block_on(configure(Agent::new(id.into(), task.into(), settings, ports, stop)).run());
-    let events = events.borrow().clone();
-    let requests = requests.borrow().clone();
-    Run { history, events, requests }
 }
 
 /// Logs in with the password named as a secret, never written out.

@@ -89,6 +89,9 @@ struct Part {
 struct PromptFeedback {
     #[serde(default)]
     block_reason: Option<String>,
+    /// Why the prompt was blocked, in words.
+    #[serde(default)]
+    block_reason_message: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -137,22 +140,35 @@ const FAILED: &[&str] = &[
 /// Parses a `generateContent` response, or the error body `{error: {code, message, status}}`.
 /// Output tokens include a thinking model's thoughts, which are billed as output.
 ///
-/// A prompt Gemini blocked has `promptFeedback.blockReason` and no candidate; `promptFeedback`
-/// without one (its safety ratings) is no refusal. A candidate's `finishReason`: `STOP` (or
+/// A prompt Gemini blocked has `promptFeedback.blockReason` (and maybe `blockReasonMessage`) and
+/// no candidate; no candidate with only a `blockReasonMessage` is blocked too; `promptFeedback`
+/// with neither (its safety ratings) is no refusal. A candidate's `finishReason`: `STOP` (or
 /// none) is an answer, `MAX_TOKENS` [`LlmError::Truncated`], the [`REFUSED`] ones a refusal,
 /// the [`FAILED`] ones a failed answer asked again; a reason newer than these is taken as a
 /// stop when text came. `finishMessage`, when given, is said with the reason.
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "Gemini generateContent")?;
-    if let Some(reason) = parsed.prompt_feedback.and_then(|f| f.block_reason).filter(|r| !r.is_empty()) {
-        return Err(LlmError::Refusal(format!("Gemini blocked the prompt ({reason})")));
+    let feedback = parsed.prompt_feedback.unwrap_or(PromptFeedback { block_reason: None, block_reason_message: None });
+    let reason = feedback.block_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+    let message = feedback.block_reason_message.as_deref().map(str::trim).filter(|m| !m.is_empty());
+    let blocked = |reason: Option<&str>, message: Option<&str>| {
+        let reason = reason.unwrap_or("no reason given");
+        LlmError::Refusal(match message {
+            Some(message) => format!("Gemini blocked the prompt ({reason}): {}", excerpt(message, 300)),
+            None => format!("Gemini blocked the prompt ({reason})"),
+        })
+    };
+    if reason.is_some() {
+        return Err(blocked(reason, message));
     }
-    let candidate = parsed
-        .candidates
-        .into_iter()
-        .next()
-        .ok_or_else(|| LlmError::Malformed("the response has no candidates".into()))?;
+    let Some(candidate) = parsed.candidates.into_iter().next() else {
+        // No answer, and the feedback says why in words only.
+        return Err(match message {
+            Some(message) => blocked(None, Some(message)),
+            None => LlmError::Malformed("the response has no candidates".into()),
+        });
+    };
     let because = |reason: &str| match candidate.finish_message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
         Some(message) => format!("{reason}: {}", excerpt(message, 300)),
         None => reason.to_string(),

@@ -28,7 +28,7 @@ pub mod pricing;
 pub mod retry;
 pub mod schema;
 
-pub use client::{LlmClient, STICKY_FALLBACK_CALLS};
+pub use client::{connection_check_request, LlmClient, STICKY_FALLBACK_CALLS};
 
 use crate::settings::{LlmSettings, Provider};
 

@@ -200,9 +200,6 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
 mod tests {
     use super::*;
 
-    const SUCCESS: &str = include_str!("../../tests/fixtures/llm/openai/success.json");
-    const REFUSAL: &str = include_str!("../../tests/fixtures/llm/openai/refusal.json");
-    const TRUNCATED: &str = include_str!("../../tests/fixtures/llm/openai/truncated.json");
     const ERROR_401: &str = include_str!("../../tests/fixtures/llm/openai/error_401.json");
 
     fn settings(key: &str) -> LlmSettings {
@@ -294,24 +291,6 @@ mod tests {
         };
         let http = build_request(&settings(""), &req);
         assert!(http.headers.iter().all(|(k, _)| k != "authorization"));
-    }
-
-    #[test]
-    fn recorded_success_gives_content_and_usage() {
-        let c = parse_response("u", &ok(SUCCESS)).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
-        assert_eq!(v["next_goal"], "Open the log-in page");
-        assert_eq!(c.usage, Usage::new(1432, 61));
-    }
-
-    #[test]
-    fn recorded_refusal_is_a_refusal() {
-        assert!(matches!(parse_response("u", &ok(REFUSAL)), Err(LlmError::Refusal(r)) if r.contains("can't help")));
-    }
-
-    #[test]
-    fn recorded_truncation_is_truncated() {
-        assert_eq!(parse_response("u", &ok(TRUNCATED)), Err(LlmError::Truncated));
     }
 
     #[test]

@@ -2,21 +2,25 @@
 //!
 //! - [`FakeSite`] is a tiny web site behind the `Browser` port: a log-in page whose form really
 //!   checks the typed values, and a welcome page.
-//! - [`ScriptedLlm`] is an LLM behind the `LlmTransport` port that speaks the OpenAI
-//!   chat-completions wire format. Its policy reads the state text the core sent and finds
-//!   elements by their text, never by indices known in advance; it records every request.
+//! - [`ScriptedLlm`] is an LLM behind the `LlmTransport` port that answers in the wire format of
+//!   the request it got (OpenAI chat completions, Anthropic Messages, Gemini generateContent,
+//!   Ollama /api/chat). Its policy reads the state text the core sent and finds elements by
+//!   their text, never by indices known in advance; it records every request.
 
 #![allow(dead_code)]
 
+use futures::executor::block_on;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use tabwright::agent::{Agent, Ports, StopSignal, TaskHistory};
 use tabwright::browser::{
     ActionEffect, Browser, BrowserError, PageMarkdown, PageState, Screenshot, TaskFile, UploadOutcome, UploadTarget,
 };
 use tabwright::dom::{Element, Snapshot};
 use tabwright::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
+use tabwright::protocol::AgentEvent;
 use tabwright::settings::{Limits, LlmSettings, Settings};
 
 pub fn settings(max_steps: u32) -> Settings {
@@ -313,28 +317,121 @@ impl LlmTransport for ScriptedLlm {
                 unreachable!()
             }
         };
-        let response = json!({
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": null}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-        });
+        let response = match WireFormat::of(&body) {
+            WireFormat::OpenAi => json!({
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": null}, "logprobs": null, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+            }),
+            WireFormat::Anthropic => {
+                let input: Value = serde_json::from_str(&content).unwrap_or(Value::String(content));
+                json!({
+                    "id": "msg_test", "type": "message", "role": "assistant", "model": body["model"],
+                    "content": [{"type": "tool_use", "id": "toolu_test", "name": body["tools"][0]["name"], "input": input}],
+                    "stop_reason": "tool_use", "stop_sequence": null,
+                    "usage": {"input_tokens": 100, "output_tokens": 20},
+                })
+            }
+            WireFormat::Gemini => json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": content}]}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+            }),
+            WireFormat::Ollama => json!({
+                "model": body["model"], "created_at": "2026-01-01T00:00:00Z",
+                "message": {"role": "assistant", "content": content},
+                "done_reason": "stop", "done": true, "prompt_eval_count": 100, "eval_count": 20,
+            }),
+        };
         Ok(HttpResponse { status: 200, headers: Vec::new(), body: response.to_string() })
+    }
+}
+
+/// The provider wire format of a request body, read from its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireFormat {
+    OpenAi,
+    Anthropic,
+    Gemini,
+    Ollama,
+}
+
+impl WireFormat {
+    pub fn of(body: &Value) -> WireFormat {
+        if body.get("contents").is_some() {
+            WireFormat::Gemini
+        } else if body.get("max_tokens").is_some() && body.get("system").is_some() {
+            WireFormat::Anthropic
+        } else if body.get("format").is_some() && body.get("response_format").is_none() {
+            WireFormat::Ollama
+        } else {
+            WireFormat::OpenAi
+        }
+    }
+}
+
+/// The text of the request's last user message (without an attached image), in any format.
+fn user_text(body: &Value) -> String {
+    let joined = |parts: &Value| -> String {
+        parts.as_array().map_or_else(String::new, |parts| {
+            parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n")
+        })
+    };
+    match WireFormat::of(body) {
+        WireFormat::Gemini => {
+            body["contents"].as_array().and_then(|c| c.last()).map_or_else(String::new, |c| joined(&c["parts"]))
+        }
+        _ => {
+            let message = body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
+            match message.map(|m| &m["content"]) {
+                Some(Value::String(text)) => text.clone(),
+                Some(parts) => joined(parts),
+                None => String::new(),
+            }
+        }
+    }
+}
+
+/// The JSON Schema the request asks the answer to follow, in any format.
+pub fn answer_schema(body: &Value) -> Value {
+    match WireFormat::of(body) {
+        // JSON-object mode: the schema is written at the end of the system prompt.
+        WireFormat::OpenAi if body["response_format"]["type"] == "json_object" => {
+            let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+            system
+                .rfind("JSON Schema:")
+                .and_then(|at| serde_json::from_str(&system[at + 12..]).ok())
+                .unwrap_or(Value::Null)
+        }
+        WireFormat::OpenAi => body["response_format"]["json_schema"]["schema"].clone(),
+        WireFormat::Anthropic => body["tools"][0]["input_schema"].clone(),
+        WireFormat::Gemini => body["generationConfig"]["responseJsonSchema"].clone(),
+        WireFormat::Ollama => body["format"].clone(),
+    }
+}
+
+/// The name the request gives its answer's schema (`agent_output`, `extraction`, …), where the
+/// format names it.
+fn schema_name(body: &Value) -> Option<&str> {
+    match WireFormat::of(body) {
+        WireFormat::OpenAi => body["response_format"]["json_schema"]["name"].as_str(),
+        WireFormat::Anthropic => body["tools"][0]["name"].as_str(),
+        WireFormat::Gemini | WireFormat::Ollama => None,
     }
 }
 
 /// The user message's text (without an attached image).
 pub fn state_text(body: &Value) -> String {
-    let content = &body["messages"][1]["content"];
-    match content.as_array() {
-        Some(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
-        None => content.as_str().unwrap_or_default().to_string(),
-    }
+    user_text(body)
 }
 
 /// Whether a request is one of `extract`'s calls rather than an agent step.
 pub fn is_extraction(body: &Value) -> bool {
-    body["response_format"]["json_schema"]["name"] == "extraction"
+    match schema_name(body) {
+        Some(name) => name == "extraction",
+        // Formats that do not name the schema: the extraction answer has no `action`.
+        None => answer_schema(body)["properties"].get("action").is_none(),
+    }
 }
 
 /// The index of the first element line in the state text that contains `needle`.
@@ -361,10 +458,44 @@ pub fn available_actions(body: &Value) -> Vec<String> {
 
 /// The actions the request's schema offers: one branch each.
 pub fn offered_actions(body: &Value) -> Vec<String> {
-    body["response_format"]["json_schema"]["schema"]["properties"]["action"]["items"]["anyOf"]
+    answer_schema(body)["properties"]["action"]["items"]["anyOf"]
         .as_array()
         .map(|branches| {
             branches.iter().filter_map(|b| b["properties"].as_object().and_then(|p| p.keys().next().cloned())).collect()
         })
         .unwrap_or_default()
+}
+
+/// A task run to its end: its history, its events and the requests the LLM received.
+pub struct Run {
+    pub history: TaskHistory,
+    pub events: Vec<AgentEvent>,
+    pub requests: Vec<Value>,
+}
+
+/// The agent a test runs: the fake site, the scripted model, events kept in a log.
+pub type TestAgent = Agent<FakeSite, ScriptedLlm, Box<dyn Fn(AgentEvent)>, fn() -> f64>;
+
+/// Runs task `(id, text)` as `configure` sets the agent up (a follow-up, a replay), keeping
+/// its events and the requests the LLM received.
+pub fn run_configured(
+    site: FakeSite,
+    llm: ScriptedLlm,
+    settings: tabwright::settings::Settings,
+    (id, task): (&str, &str),
+    stop: StopSignal,
+    configure: impl FnOnce(TestAgent) -> TestAgent,
+) -> Run {
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink: Box<dyn Fn(AgentEvent)> = {
+        let events = events.clone();
+        Box::new(move |e: AgentEvent| events.borrow_mut().push(e))
+    };
+    let requests = llm.requests.clone();
+    let clock: fn() -> f64 = || 0.0;
+    let ports = Ports { browser: site, transport: llm, events: sink, clock };
+    let history = block_on(configure(Agent::new(id.into(), task.into(), settings, ports, stop)).run());
+    let events = events.borrow().clone();
+    let requests = requests.borrow().clone();
+    Run { history, events, requests }
 }
