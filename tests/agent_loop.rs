@@ -189,6 +189,15 @@ fn logs_in_by_reading_the_page_and_stops_on_done() {
         assert_eq!(body["response_format"], run.requests[0]["response_format"]);
     }
     assert!(offered_actions(&run.requests[0]).contains(&"go_back".to_string()), "the page's state is not the schema's");
+    // What comes before the page in a request is the previous request's start, grown by the
+    // step just done: the system prompt, the task, and the history up to its last step.
+    for pair in run.requests.windows(2) {
+        assert_eq!(pair[0]["messages"][0], pair[1]["messages"][0], "the same system prompt");
+        let (before, after) = (state_text(&pair[0]), state_text(&pair[1]));
+        let kept = &before[..before.find("</history>").unwrap()];
+        let kept = kept.strip_suffix("(no steps yet)\n").unwrap_or(kept);
+        assert!(after.starts_with(kept), "the next request starts as this one did:\n{kept}\n---\n{after}");
+    }
     // The history of step 2 is in the third request's state, with the password masked.
     let third = run.requests[2]["messages"][1]["content"].as_str().unwrap();
     assert!(third.contains("Fill in the form and submit it"), "{third}");
