@@ -1002,10 +1002,10 @@ fn thinking_off_leaves_the_field_out_of_the_schema() {
 
 /// Input tokens of an agent request as the core estimates them: system prompt, state text, schema.
 fn estimated_tokens(body: &Value) -> u32 {
-    use tabwright::prompt::estimate_tokens;
+    use tabwright::prompt::{estimate_json_tokens, estimate_tokens};
     estimate_tokens(body["messages"][0]["content"].as_str().unwrap_or_default())
         + estimate_tokens(&state_text(body))
-        + estimate_tokens(&body["response_format"]["json_schema"]["schema"].to_string())
+        + estimate_json_tokens(&body["response_format"]["json_schema"]["schema"].to_string())
 }
 
 #[test]

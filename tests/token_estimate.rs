@@ -6,7 +6,11 @@
 
 use std::fs;
 use std::path::Path;
-use tabwright::prompt::{estimate_tokens, SYSTEM_PROMPT};
+use tabwright::actions::{registered, registered_for, ActionUnion};
+use tabwright::agent::AgentOutput;
+use tabwright::browser::PageState;
+use tabwright::dom::{Element, Snapshot};
+use tabwright::prompt::{estimate_json_tokens, estimate_tokens, SYSTEM_PROMPT};
 
 fn texts(dir: &str) -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
@@ -57,4 +61,45 @@ fn the_estimate_is_within_five_percent_of_o200k() {
         fs::write(out, figures.to_string()).unwrap();
     }
     assert!(pooled.abs() <= 0.05, "the estimate is {:+.1}% off o200k on the page texts", pooled * 100.0);
+}
+
+/// The answer schema's estimate (part of every request's fixed cost in the budget) against
+/// o200k, for the schemas a task sends: the default actions with and without `thinking`, a
+/// short list of actions, and a result schema of the person's.
+#[test]
+fn the_answer_schemas_estimate_is_within_ten_percent_of_o200k() {
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    let page =
+        PageState::new(1, Snapshot::with_elements("https://example.com/", "", vec![Element::new(1, "a", &[], "x")]));
+    let result =
+        serde_json::json!({"type": "object", "properties": {"price": {"type": "number"}, "name": {"type": "string"}}});
+    let short =
+        tabwright::settings::ActionOptions { include: vec!["click".into(), "input".into()], ..Default::default() };
+    let schemas = [
+        (
+            "every action, thinking",
+            AgentOutput::schema(&ActionUnion::for_page(&registered(), &page, &Default::default(), false), true, 5),
+        ),
+        (
+            "every action",
+            AgentOutput::schema(&ActionUnion::for_page(&registered(), &page, &Default::default(), false), false, 5),
+        ),
+        ("two actions", AgentOutput::schema(&ActionUnion::for_page(&registered(), &page, &short, false), true, 5)),
+        (
+            "a result schema",
+            AgentOutput::schema(
+                &ActionUnion::for_page(&registered_for(Some(&result)), &page, &Default::default(), false),
+                true,
+                5,
+            ),
+        ),
+    ];
+    for (what, schema) in schemas {
+        let text = schema.to_string();
+        let (estimate, real) =
+            (f64::from(estimate_json_tokens(&text)), bpe.encode_with_special_tokens(&text).len() as f64);
+        let error = estimate / real - 1.0;
+        println!("{what}: estimate {estimate} against o200k {real}: {:+.1}%", error * 100.0);
+        assert!(error.abs() <= 0.10, "{what}: the estimate is {:+.1}% off o200k", error * 100.0);
+    }
 }

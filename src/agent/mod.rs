@@ -21,8 +21,8 @@ use crate::browser::{Browser, PageState, Screenshot};
 use crate::dom::ElementFingerprint;
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
 use crate::prompt::{
-    estimate_image_tokens, estimate_tokens, page_listing, short_page_listing, state_message, steps_text, Detail,
-    HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
+    estimate_image_tokens, estimate_json_tokens, estimate_tokens, page_listing, short_page_listing, state_message,
+    steps_text, Detail, HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
 };
 use crate::protocol::{AgentEvent, PlannedAction, PROTOCOL_VERSION as V};
 use crate::settings::{ActionOptions, Limits, Settings, Vision};
@@ -780,7 +780,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         }
         let schema = AgentOutput::schema(union, self.thinking, self.limits.max_actions_per_step as usize);
-        let tokens = estimate_tokens(&schema.to_string());
+        let tokens = estimate_json_tokens(&schema.to_string());
         self.answer_schema = Some((names.iter().map(|n| n.to_string()).collect(), schema.clone(), tokens));
         (schema, tokens)
     }
