@@ -14,6 +14,7 @@
 //! - [`protocol`]: the messages that cross the worker ↔ side panel seam.
 //! - [`settings`]: what the user configures, validated.
 //! - [`tagged`]: reading the internally tagged enums of the wire formats.
+//! - [`web`]: URLs and hosts as the browser reads them, for every rule that depends on a site.
 
 pub mod actions;
 pub mod agent;
@@ -26,6 +27,7 @@ pub mod protocol;
 pub mod safety;
 pub mod settings;
 pub mod tagged;
+pub mod web;
 
 #[cfg(target_arch = "wasm32")]
 mod ext;

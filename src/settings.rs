@@ -167,7 +167,7 @@ impl SearchEngine {
 
     /// The results page for `query`.
     pub fn results_url(self, query: &str) -> String {
-        let q = crate::actions::url::encode_query_component(query);
+        let q = crate::web::encode_query_component(query);
         match self {
             SearchEngine::Duckduckgo => format!("https://duckduckgo.com/?q={q}"),
             SearchEngine::Google => format!("https://www.google.com/search?q={q}&udm=14"),
@@ -243,7 +243,7 @@ impl StructuredOutput {
         match name.trim().to_ascii_lowercase().replace('-', "_").as_str() {
             "json_schema" => Some(StructuredOutput::JsonSchema),
             "json_object" => Some(StructuredOutput::JsonObject),
-            "" if crate::actions::url::host_of(base_url)
+            "" if crate::web::host_of(base_url)
                 .is_some_and(|h| h == "deepseek.com" || h.ends_with(".deepseek.com")) =>
             {
                 Some(StructuredOutput::JsonObject)
@@ -601,7 +601,7 @@ impl StoredSettings {
             if glob.is_empty() {
                 continue;
             }
-            if !crate::actions::url::is_host_glob(&glob) {
+            if !crate::web::is_host_glob(&glob) {
                 return Err(SettingsError::BadDomain(glob));
             }
             evaluate_domains.push(glob);

@@ -160,9 +160,9 @@ fn inline_node(node: &Value, root: &Value, entered: &mut Vec<String>) -> Value {
 /// the reference are added.
 fn referenced(reference: &str, root: &Value, entered: &mut Vec<String>) -> serde_json::Map<String, Value> {
     // A URI fragment: its JSON pointer may carry %XX escapes (`#/$defs/My%20Type`).
-    let target = reference.strip_prefix('#').and_then(|pointer| {
-        root.pointer(&crate::safety::percent_decode(pointer).unwrap_or_else(|| pointer.to_string()))
-    });
+    let target = reference
+        .strip_prefix('#')
+        .and_then(|pointer| root.pointer(&crate::web::percent_decode(pointer).unwrap_or_else(|| pointer.to_string())));
     let schema = match target {
         Some(_) if entered.iter().filter(|r| *r == reference).count() >= MAX_RECURSION => {
             json!({"type": "null", "description": "Nested deeper than the answer can go: null."})

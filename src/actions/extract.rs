@@ -43,7 +43,7 @@ impl ActionDef for Extract {
         name: "extract",
         description: "Read the whole page (not only the listed elements) and extract the information a query asks for.",
         domains: &[],
-        page_filter: Some(|page, _| page.notice.is_none() && !crate::actions::url::is_blank_page(page.url())),
+        page_filter: Some(|page, _| page.notice.is_none() && !crate::web::is_blank_page(page.url())),
         url_filter: None,
         terminates_sequence: false,
         needs: Needs { content_script: true, debugger: false, llm: true },

@@ -21,7 +21,7 @@ impl ActionDef for FindText {
         name: "find_text",
         description: "Scroll the page so that the first occurrence of a text is in view.",
         domains: &[],
-        page_filter: Some(|page, _| page.notice.is_none() && !crate::actions::url::is_blank_page(page.url())),
+        page_filter: Some(|page, _| page.notice.is_none() && !crate::web::is_blank_page(page.url())),
         url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,

@@ -36,7 +36,6 @@ mod skill;
 mod tabs;
 mod union;
 mod upload_file;
-pub mod url;
 mod wait;
 
 pub use ask_human::{AskHuman, AskHumanParams};

@@ -1,8 +1,9 @@
 //! `navigate`: load a URL in the task's tab, or in a new tab.
 
-use super::{url::is_web_url, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use super::{ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::llm::LlmTransport;
+use crate::web::is_web_url;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -15,7 +15,7 @@ impl ActionDef for TakeScreenshot {
         name: "screenshot",
         description: "Take a screenshot of the visible part of the page; it is attached to your next step as an image.",
         domains: &[],
-        page_filter: Some(|page, _| !crate::actions::url::is_blank_page(page.url())),
+        page_filter: Some(|page, _| !crate::web::is_blank_page(page.url())),
         url_filter: None,
         terminates_sequence: false,
         needs: Needs::DEBUGGER,

@@ -30,7 +30,7 @@ impl ActionDef for SearchPage {
         name: "search_page",
         description: "Search the whole page's text for a word, phrase or regular expression; returns each match with its context.",
         domains: &[],
-        page_filter: Some(|page, _| page.notice.is_none() && !crate::actions::url::is_blank_page(page.url())),
+        page_filter: Some(|page, _| page.notice.is_none() && !crate::web::is_blank_page(page.url())),
         url_filter: None,
         terminates_sequence: false,
         needs: Needs::PAGE,

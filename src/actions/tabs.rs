@@ -4,10 +4,11 @@
 //! them); the browser state lists them with their ids. Other tabs of the user are not shown and
 //! cannot be touched.
 
-use super::{url::is_web_url, ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use super::{ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::dom::untrusted;
 use crate::llm::LlmTransport;
+use crate::web::is_web_url;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

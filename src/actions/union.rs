@@ -5,9 +5,10 @@
 //! is allowed here, with parameters of the right shape; what it answers is checked again by
 //! [`ActionUnion::validate`], whose errors are written for the LLM to correct itself.
 
-use super::{url::host_matches, url::host_of, Action, RegisteredAction};
+use super::{Action, RegisteredAction};
 use crate::browser::PageState;
 use crate::settings::ActionOptions;
+use crate::web::{host_matches, host_of};
 use serde_json::{json, Map, Value};
 
 pub struct ActionUnion {

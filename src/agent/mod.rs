@@ -673,7 +673,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             let what = running.skill_name().map_or("a replay".to_string(), |n| format!("the skill \"{n}\""));
             return ActionResult::error(format!("A skill cannot be started while {what} runs."));
         }
-        let host = crate::actions::url::host_of(page.url());
+        let host = crate::web::host_of(page.url());
         let Some(skill) = self.skills.iter().find(|s| s.action == call.skill && host.as_deref() == Some(&s.domain))
         else {
             return ActionResult::error(format!("There is no skill `{}` on this site.", call.skill));
@@ -864,7 +864,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// Whether the URL firewall lets the task go to `url` (blank pages always).
     fn firewall_allows(&self, url: &str) -> Result<(), crate::safety::Blocked> {
-        if crate::actions::url::is_blank_page(url) {
+        if crate::web::is_blank_page(url) {
             return Ok(());
         }
         self.safety.firewall.check(url)

@@ -235,8 +235,8 @@ fn slug(text: &str, max_words: usize, max_chars: usize) -> String {
 
 /// The site a skill that began on `start_url` belongs to: its host, if it is a web page.
 fn site_of(start_url: &str) -> Result<String, SkillError> {
-    crate::actions::url::host_of(start_url)
-        .filter(|_| crate::actions::url::is_web_url(start_url))
+    crate::web::host_of(start_url)
+        .filter(|_| crate::web::is_web_url(start_url))
         .ok_or_else(|| SkillError::NoSite(start_url.to_string()))
 }
 

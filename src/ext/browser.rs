@@ -16,7 +16,6 @@
 
 use super::chrome::{self, from_js, Tab};
 use super::debugger::Debugger;
-use crate::actions::url::{is_blank_page, is_restricted};
 use crate::browser::{
     ActionEffect, Browser, BrowserError, DragOutcome, DropPoint, DropdownOption, KeyPress, PageMarkdown, PageMatches,
     PageState, Screenshot, ScrollOutcome, TabInfo, TaskFile, UploadOutcome, UploadTarget,
@@ -24,6 +23,7 @@ use crate::browser::{
 use crate::dom::{ChildFrame, FrameSet, FrameSnapshot, FrameWaits, Snapshot, Stitcher};
 use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
+use crate::web::{is_blank_page, is_restricted};
 use gloo_timers::future::TimeoutFuture;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -228,7 +228,7 @@ impl ChromeBrowser {
         for tab in &all {
             let Some(id) = tab.id else { continue };
             let url = tab.pending_url.as_deref().or(tab.url.as_deref()).unwrap_or("");
-            if self.blank_children.contains(&id) && crate::actions::url::is_web_url(url) {
+            if self.blank_children.contains(&id) && crate::web::is_web_url(url) {
                 self.blank_children.retain(|&b| b != id);
                 self.tabs.push(id);
                 joined.push(tab.clone());
@@ -253,7 +253,7 @@ impl ChromeBrowser {
                 // Links with target=_blank open without an opener: a web tab that appeared in
                 // the task's window during the action is the action's too.
                 let beside = tab.window_id.is_some() && tab.window_id == window;
-                if crate::actions::url::is_web_url(url) && (opened_by_task || beside) {
+                if crate::web::is_web_url(url) && (opened_by_task || beside) {
                     self.tabs.push(id);
                     joined.push(tab.clone());
                     looking = true;

@@ -8,11 +8,11 @@
 use super::browser::ChromeBrowser;
 use super::chrome::{self, to_js};
 use super::transport::FetchTransport;
-use crate::actions::url::{is_blank_page, is_restricted, is_web_url};
 use crate::agent::{Agent, Ports, PreviousTask, StopSignal};
 use crate::browser::BrowserError;
 use crate::protocol::{AgentEvent, PanelReply, PanelRequest, ProtocolError, Refusal, PROTOCOL_VERSION as V};
 use crate::settings::StoredSettings;
+use crate::web::{is_blank_page, is_restricted, is_web_url};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

@@ -9,8 +9,8 @@
 use super::schema::gemini_json_schema;
 use super::{excerpt, http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
 use super::{LlmError, Usage};
-use crate::actions::url::encode_query_component;
 use crate::settings::LlmSettings;
+use crate::web::encode_query_component;
 use serde::Deserialize;
 use serde_json::json;
 

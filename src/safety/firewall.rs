@@ -9,8 +9,8 @@
 //! The answer is a [`Blocked`] whose message names the rule, because it goes both to the LLM
 //! (as the action's error, so it stops trying) and to the user (who may want to change a list).
 
-use super::{RuleUrl, SafetyError};
-use crate::actions::url::{host_matches, is_host_glob};
+use super::SafetyError;
+use crate::web::{host_matches, is_blank_page, is_host_glob, NotWeb, WebUrl};
 use std::fmt;
 
 /// Schemes never opened: browser and extension pages, and URLs that run code or carry content.
@@ -78,42 +78,30 @@ impl Firewall {
     }
 
     fn rule_for(&self, url: &str) -> Option<BlockRule> {
-        let parsed = RuleUrl::parse(url);
-        let scheme = parsed.scheme.as_str();
-        if scheme.is_empty() {
-            return Some(BlockRule::NotAbsolute);
-        }
-        if scheme == "about" && is_about_blank(&parsed.rest) {
-            return None;
-        }
-        if NEVER_OPENED.contains(&scheme) {
-            return Some(BlockRule::NeverOpened { scheme: parsed.scheme });
-        }
-        if !parsed.is_web() {
-            return Some(BlockRule::NotWeb { scheme: crate::dom::untrusted(scheme, 40) });
-        }
-        let Some(host) = parsed.host else { return Some(BlockRule::NoHost) };
-        if host == "chromewebstore.google.com" || (host == "chrome.google.com" && parsed.rest.contains("webstore")) {
+        let web = match WebUrl::parse(url) {
+            Ok(web) => web,
+            Err(NotWeb::NotAbsolute) => return Some(BlockRule::NotAbsolute),
+            Err(NotWeb::Invalid) => return Some(BlockRule::Invalid),
+            Err(NotWeb::Scheme(scheme)) if scheme == "about" && is_blank_page(url) => return None,
+            Err(NotWeb::Scheme(scheme)) if NEVER_OPENED.contains(&scheme.as_str()) => {
+                return Some(BlockRule::NeverOpened { scheme })
+            }
+            Err(NotWeb::Scheme(scheme)) => {
+                return Some(BlockRule::NotWeb { scheme: crate::dom::untrusted(&scheme, 40) })
+            }
+        };
+        if web.is_web_store() {
             return Some(BlockRule::WebStore);
         }
-        // A host a browser would turn into its xn-- form cannot be compared with ASCII globs:
-        // refuse it rather than let it around the deny list.
-        if !host.is_ascii() && !self.denied.is_empty() {
-            return Some(BlockRule::InternationalHost { host: crate::dom::untrusted(&host, 100) });
+        let host = web.host();
+        if let Some(glob) = self.denied.iter().find(|g| host_matches(host, g)) {
+            return Some(BlockRule::Denied { host: crate::dom::untrusted(host, 100), glob: glob.clone() });
         }
-        if let Some(glob) = self.denied.iter().find(|g| host_matches(&host, g)) {
-            return Some(BlockRule::Denied { host: crate::dom::untrusted(&host, 100), glob: glob.clone() });
-        }
-        if !self.allowed.is_empty() && !self.allowed.iter().any(|g| host_matches(&host, g)) {
+        if !self.allowed.is_empty() && !self.allowed.iter().any(|g| host_matches(host, g)) {
             return Some(BlockRule::NotAllowed { allowed: self.allowed.clone() });
         }
         None
     }
-}
-
-/// `about:blank`, possibly with a query or fragment.
-fn is_about_blank(rest: &str) -> bool {
-    rest == "blank" || rest.starts_with("blank#") || rest.starts_with("blank?")
 }
 
 fn globs(list: &'static str, stored: &[String]) -> Result<Vec<String>, SafetyError> {
@@ -161,13 +149,9 @@ pub enum BlockRule {
     },
     /// No scheme at all.
     NotAbsolute,
-    /// An http(s) URL without a host.
-    NoHost,
+    /// An http(s) URL a browser would refuse: no host, or a host or port it cannot read.
+    Invalid,
     WebStore,
-    /// A non-ASCII host while a deny list is set.
-    InternationalHost {
-        host: String,
-    },
     Denied {
         host: String,
         glob: String,
@@ -185,14 +169,12 @@ impl fmt::Display for BlockRule {
                 write!(f, "{scheme}: URLs are not web pages; only http:// and https:// URLs are opened")
             }
             BlockRule::NotAbsolute => write!(f, "it is not a full URL; write it with https:// (or http://)"),
-            BlockRule::NoHost => write!(f, "it has no host name"),
+            BlockRule::Invalid => {
+                write!(f, "it is not a URL a browser can open (its host name or port cannot be read)")
+            }
             BlockRule::WebStore => {
                 write!(f, "the Chrome Web Store is never opened (Chrome does not let extensions act there)")
             }
-            BlockRule::InternationalHost { host } => write!(
-                f,
-                "the international host name {host} cannot be checked against the deny list; write it in its xn-- form"
-            ),
             BlockRule::Denied { host, glob } if host == glob => {
                 write!(f, "{host} is on the deny list (set in Tabwright's options)")
             }
@@ -251,8 +233,9 @@ mod tests {
             ("ftp://example.com/x", "only http:// and https:// URLs"),
             ("mailto:a@example.com", "only http:// and https:// URLs"),
             ("example.com/path", "not a full URL"),
-            ("https://", "no host name"),
-            ("https://user@:8080/x", "no host name"),
+            ("https://", "not a URL a browser can open"),
+            ("https://user@:8080/x", "not a URL a browser can open"),
+            ("https://evil.com%2f.good.com/", "not a URL a browser can open"),
         ] {
             let text = reason(&fw, url);
             assert!(text.contains(words), "{url}: {text}");
@@ -322,7 +305,11 @@ mod tests {
         // The host is what follows the last @ and precedes a backslash, as in browsers.
         assert!(fw.check("https://evil.com\\@good.com/").is_err());
         assert_eq!(fw.check("https://evil.com.good.com/"), Ok(()));
-        assert!(reason(&fw, "https://évil.com/").contains("xn-- form"));
+        // An international name is compared in the form the browser sends: another host.
+        assert_eq!(fw.check("https://évil.com/"), Ok(()));
+        let puny = crate::web::host_of("https://évil.com/").unwrap();
+        assert!(puny.starts_with("xn--") && puny.ends_with(".com"), "{puny}");
+        assert!(firewall(&[], &[&puny]).check("https://évil.com/").is_err());
         let open = firewall(&["*.example.com"], &[]);
         assert_eq!(open.check("https://bücher.example.com/"), Ok(()));
         assert!(open.check("https://example.com.evil.net/").is_err());

@@ -67,153 +67,14 @@ impl crate::message::Localize for SafetyError {
     }
 }
 
-/// A URL as the rules see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RuleUrl {
-    /// Lower-cased, without the colon; empty when the URL has none (a relative URL).
-    pub scheme: String,
-    /// For http(s): the host as a browser resolves it, lower-cased, without port, userinfo,
-    /// brackets or trailing dots, numeric IPv4 forms written as a.b.c.d. `None` when empty.
-    pub host: Option<String>,
-    /// For http(s): what follows the host (path, query, fragment), percent-decoded where
-    /// possible and lower-cased.
-    pub rest: String,
-}
-
-impl RuleUrl {
-    pub fn parse(url: &str) -> RuleUrl {
-        // Browsers drop surrounding spaces and control characters, and tabs and newlines
-        // anywhere.
-        let cleaned: String =
-            url.trim_matches(|c: char| c <= ' ').chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
-        let Some((scheme, after)) = split_scheme(&cleaned) else {
-            return RuleUrl { scheme: String::new(), host: None, rest: String::new() };
-        };
-        if scheme != "http" && scheme != "https" {
-            return RuleUrl { scheme, host: None, rest: after.to_ascii_lowercase() };
-        }
-        // Web URLs: any run of slashes or backslashes before the host is ignored.
-        let after = after.trim_start_matches(['/', '\\']);
-        let end = after.find(['/', '\\', '?', '#']).unwrap_or(after.len());
-        let (authority, rest) = after.split_at(end);
-        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let raw_host = match host_port.strip_prefix('[') {
-            Some(v6) => v6.split(']').next().unwrap_or(""),
-            None => host_port.split(':').next().unwrap_or(""),
-        };
-        let host = percent_decode(raw_host).map(|h| canonical_host(&h)).filter(|h| !h.is_empty());
-        let rest = percent_decode(rest).unwrap_or_else(|| rest.to_string()).to_lowercase();
-        RuleUrl { scheme, host, rest }
-    }
-
-    pub fn is_web(&self) -> bool {
-        self.scheme == "http" || self.scheme == "https"
-    }
-}
-
 /// The host of a page for domain rules: `None` for anything but http(s) URLs with a host.
 pub(crate) fn rule_host(url: &str) -> Option<String> {
-    let parsed = RuleUrl::parse(url);
-    if parsed.is_web() {
-        parsed.host
-    } else {
-        None
-    }
-}
-
-/// `("https", rest)` for `HTTPS:rest`; `None` when the text does not start with a scheme.
-fn split_scheme(url: &str) -> Option<(String, &str)> {
-    let (scheme, rest) = url.split_once(':')?;
-    let mut chars = scheme.chars();
-    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    valid.then(|| (scheme.to_ascii_lowercase(), rest))
-}
-
-/// Decodes `%xx` escapes; `None` when the result is not UTF-8 (a browser rejects such a host).
-pub(crate) fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_string());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Lower-cases a host, writes numeric IPv4 forms (`0x7f.1`, `2130706433`) as dotted decimal,
-/// and drops trailing dots.
-fn canonical_host(host: &str) -> String {
-    let lower = host.to_lowercase();
-    let trimmed = lower.trim_end_matches('.');
-    match parse_ipv4(trimmed) {
-        Some([a, b, c, d]) => format!("{a}.{b}.{c}.{d}"),
-        None => trimmed.to_string(),
-    }
-}
-
-/// The IPv4 address a browser reads in a host whose last label is a number, in any of the
-/// forms URLs allow: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x).
-fn parse_ipv4(host: &str) -> Option<[u8; 4]> {
-    let parts: Vec<&str> = host.split('.').collect();
-    let last = parts.last()?;
-    if last.is_empty() || parts.len() > 4 {
-        return None;
-    }
-    let number = |p: &str| -> Option<u64> {
-        if p.is_empty() {
-            return None;
-        }
-        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
-            (h, 16)
-        } else if p.len() > 1 && p.starts_with('0') {
-            (&p[1..], 8)
-        } else {
-            (p, 10)
-        };
-        if digits.is_empty() {
-            return Some(0);
-        }
-        if !digits.chars().all(|c| c.is_digit(radix)) || digits.len() > 20 {
-            return None;
-        }
-        u64::from_str_radix(digits, radix).ok()
-    };
-    let values: Vec<u64> = parts.iter().map(|p| number(p)).collect::<Option<_>>()?;
-    let (head, tail) = values.split_at(values.len() - 1);
-    if head.iter().any(|&v| v > 255) {
-        return None;
-    }
-    let tail_bits = 8 * (5 - values.len() as u32);
-    if tail[0] >= 1u64 << tail_bits {
-        return None;
-    }
-    let mut address = tail[0];
-    for (i, &v) in head.iter().enumerate() {
-        address |= v << (8 * (3 - i as u32));
-    }
-    Some((address as u32).to_be_bytes())
+    crate::web::host_of(url)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn host(url: &str) -> Option<String> {
-        RuleUrl::parse(url).host
-    }
 
     #[test]
     fn stored_settings_carry_secrets_and_lists() {
@@ -242,28 +103,5 @@ mod tests {
         assert!(err.to_string().contains("Tabwright's options"), "{err}");
         let bad = StoredSettings::from_json(json!({"llm": llm, "secrets": [{"name": "a b", "value": "v"}]})).unwrap();
         assert!(matches!(bad.validate(), Err(SettingsError::Safety(SafetyError::BadSecretName { .. }))));
-    }
-
-    #[test]
-    fn hosts_are_read_as_a_browser_reads_them() {
-        assert_eq!(host("https://user:pw@Example.COM:8080/a?b#c").as_deref(), Some("example.com"));
-        assert_eq!(host("  HTTPS://Example.com./").as_deref(), Some("example.com"));
-        assert_eq!(host("https:\\\\evil.com\\@good.com/").as_deref(), Some("evil.com"));
-        assert_eq!(host("https:evil.com").as_deref(), Some("evil.com"));
-        assert_eq!(host("https://ev\nil.com/").as_deref(), Some("evil.com"));
-        assert_eq!(host("https://%65vil%2Ecom/").as_deref(), Some("evil.com"));
-        assert_eq!(host("http://[::1]:80/").as_deref(), Some("::1"));
-        assert_eq!(host("http://2130706433/").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host("http://0x7f.1/").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host("http://0177.0.0.01/").as_deref(), Some("127.0.0.1"));
-        assert_eq!(host("http://1.2.3.4.5/").as_deref(), Some("1.2.3.4.5"));
-        assert_eq!(host("http://@/"), None);
-        assert_eq!(host("https://%zz.com/").as_deref(), Some("%zz.com"));
-        assert_eq!(host("https://%ff.com/"), None);
-        assert_eq!(host("mailto:a@b.com"), None);
-        assert_eq!(RuleUrl::parse("JavaScript:alert(1)").scheme, "javascript");
-        assert_eq!(RuleUrl::parse("example.com/x").scheme, "");
-        assert_eq!(rule_host("about:blank"), None);
-        assert_eq!(rule_host("https://a.com").as_deref(), Some("a.com"));
     }
 }

@@ -9,7 +9,7 @@
 //! to the LLM or the user and in everything stored.
 
 use super::{rule_host, SafetyError};
-use crate::actions::url::{host_matches, is_host_glob};
+use crate::web::{host_matches, is_host_glob};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
