@@ -551,13 +551,21 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
             let terminates = action.spec().terminates_sequence;
             let target = action.element_index().and_then(|index| ElementFingerprint::of(&page.snapshot, index));
-            // Before it runs: the firewall (where a navigation-like action would go), then the
-            // secrets it names. Either can refuse it, as the action's failed result. A skill's
-            // steps fill in secrets each as it runs, on the site it runs on.
-            let checked = match action.target_url(&self.options).map(|url| self.firewall_allows(&url)) {
-                Some(Err(blocked)) => Err(format!("{blocked} Choose another site.")),
+            // Before it runs: the secrets it names, then the firewall (where a navigation-like
+            // action would go, with its secrets in). Either can refuse it, as the action's
+            // failed result. A skill's steps fill in secrets each as it runs, on its site.
+            let checked = match action.target_url(&self.options) {
                 _ if matches!(action, Action::UseSkill(_)) => Ok(action),
-                _ => self.with_secrets(action, union, page),
+                Some(url) => self.with_secrets_in_url(action, union, &url).and_then(|action| {
+                    let filled = action.target_url(&self.options).unwrap_or(url);
+                    match self.firewall_allows(&filled) {
+                        Ok(()) => Ok(action),
+                        Err(blocked) => {
+                            Err(format!("{} Choose another site.", self.safety.secrets.redact(&blocked.to_string())))
+                        }
+                    }
+                }),
+                None => self.with_secrets(action, union, page.url()),
             };
             // After the last action (or one the sequence stops after) the page is looked at.
             if i + 1 == total || terminates {
@@ -871,9 +879,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     }
 
     /// The action with the values of the secrets it names (`<secret>name</secret>`) filled in,
-    /// for this page only; the LLM's own words (kept in history) never hold a value. A secret
-    /// unknown or not allowed on this site is an error for the LLM.
-    fn with_secrets(&self, action: Action, union: &ActionUnion, page: &PageState) -> Result<Action, String> {
+    /// as allowed on the site of `url` (the page it acts on); the LLM's own words (kept in
+    /// history) never hold a value. A secret unknown or not allowed on this site is an error for
+    /// the LLM.
+    fn with_secrets(&self, action: Action, union: &ActionUnion, url: &str) -> Result<Action, String> {
         if self.safety.secrets.is_empty() {
             return Ok(action);
         }
@@ -881,8 +890,24 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         if !params.to_string().to_ascii_lowercase().contains("<secret>") {
             return Ok(action);
         }
-        let filled = self.safety.secrets.substitute(&params, page.url()).map_err(|e| e.to_string())?;
+        let filled = self.safety.secrets.substitute(&params, url).map_err(|e| e.to_string())?;
         union.parse_action(action.name(), filled)
+    }
+
+    /// A navigation-like action with the secrets in its URL filled in. A secret in a URL goes
+    /// to that URL's site, not to the page the task is on: it must be allowed on the host the
+    /// URL names, and filling it in must leave that host as it was (a value that moves the URL
+    /// to another site, or into its host name, is refused).
+    fn with_secrets_in_url(&self, action: Action, union: &ActionUnion, url: &str) -> Result<Action, String> {
+        let host = crate::web::host_of(url);
+        let filled = self.with_secrets(action, union, url)?;
+        let filled_url = filled.target_url(&self.options).unwrap_or_default();
+        if filled_url != url && crate::web::host_of(&filled_url) != host {
+            return Err(
+                "A secret may not change which site a URL goes to: name it only in the path or the query of a URL on a site where it may be used.".into(),
+            );
+        }
+        Ok(filled)
     }
 }
 
