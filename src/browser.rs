@@ -435,6 +435,11 @@ pub trait Browser {
         Err(BrowserError::Unsupported("take screenshots"))
     }
     /// Runs JavaScript in the page and returns its value as JSON text.
+    /// The address of the page a script would run in now, as the debugger's own target sees
+    /// it (the page may have moved on since it was observed).
+    async fn script_target_url(&mut self) -> Result<String, BrowserError> {
+        Err(BrowserError::Unsupported("run scripts"))
+    }
     async fn evaluate(&mut self, _code: &str) -> Result<String, BrowserError> {
         Err(BrowserError::Unsupported("run scripts"))
     }

@@ -19,6 +19,8 @@ pub struct WebUrl {
     href: String,
     /// The host as rules compare it (see [`WebUrl::host`]).
     host: String,
+    /// The host as the URL writes it, as a page reads it in `location.hostname`.
+    hostname: String,
     /// The path, as written (escapes kept).
     path: String,
 }
@@ -90,7 +92,7 @@ impl WebUrl {
         if host.is_empty() {
             return Err(NotWeb::Invalid);
         }
-        Ok(WebUrl { href: parsed.href, host, path: parsed.path })
+        Ok(WebUrl { href: parsed.href, host, hostname: parsed.host, path: parsed.path })
     }
 
     /// The host as rules compare it: lower-case, international names in their `xn--` form,
@@ -98,6 +100,12 @@ impl WebUrl {
     /// and no userinfo.
     pub fn host(&self) -> &str {
         &self.host
+    }
+
+    /// The host exactly as the page itself reads it (`location.hostname`: IPv6 in brackets, a
+    /// trailing dot kept).
+    pub fn hostname(&self) -> &str {
+        &self.hostname
     }
 
     /// The whole URL as the browser writes it.

@@ -912,6 +912,41 @@ fn a_secret_in_a_url_goes_only_to_a_site_it_is_for() {
     assert_eq!(landed, "https://www.bank.example/account");
 }
 
+/// Where a script may run is decided in the worker, on the address the debugger's target has
+/// when the script is about to run; the page gets a check it cannot redefine, and never a secret.
+#[test]
+fn a_script_runs_only_where_the_user_allowed_scripts_and_never_holds_a_secret() {
+    let run_script = |code: &'static str, moved_to: Option<&str>| {
+        let site = FakeSite::at(LOGIN_URL);
+        site.state.borrow_mut().script_target = moved_to.map(str::to_string);
+        let llm = ScriptedLlm::new(move |state, _| {
+            if state.contains("Step 1:") {
+                return output("Stop", json!([{"done": {"text": "done", "success": true}}]));
+            }
+            output("Read it", json!([{"evaluate": {"code": code}}]))
+        });
+        let mut s = with_safety(3, &[("pw", "hunter2", &["app.example.com"])], &[]);
+        s.actions.evaluate_domains = vec!["app.example.com".into()];
+        let run = run_with(site.clone(), llm, s, "Read the total");
+        let result = run.history.steps[0].actions[0].result.clone();
+        let scripts = site.state.borrow().scripts.clone();
+        (result, scripts)
+    };
+    let (result, scripts) = run_script("window.total", None);
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(scripts.len(), 1);
+    assert!(scripts[0].starts_with(r#"if (location.hostname !== "app.example.com") throw"#), "{}", scripts[0]);
+    assert!(scripts[0].ends_with("\nwindow.total"));
+    // The page moved to a host the user did not allow scripts on: nothing runs.
+    let (result, scripts) = run_script("window.total", Some("https://evil.test/x"));
+    assert!(result.is_error && result.message.contains("evil.test"), "{result:?}");
+    assert!(scripts.is_empty());
+    // A secret is never handed to a script, even on its own site.
+    let (result, scripts) = run_script("fetch('/x?p=<secret>pw</secret>')", None);
+    assert!(result.is_error && result.message.contains("never given to scripts"), "{result:?}");
+    assert!(scripts.is_empty());
+}
+
 #[test]
 fn the_firewall_stops_a_navigation_to_a_blocked_site_and_leaves_one_reached_by_a_link() {
     let llm = ScriptedLlm::new(|state, _| {

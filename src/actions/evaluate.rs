@@ -26,15 +26,16 @@ pub fn evaluate_allowed(host: &str, options: &ActionOptions) -> bool {
     options.evaluate_domains.iter().any(|glob| host_matches(host, glob))
 }
 
-/// The script as run: first a check, in the page itself, that the page is still on a host the
-/// user allowed — the tab may have moved on since the step observed it (a redirect, a click
-/// earlier in the step) — then the model's code, whose completion value is the result.
-pub fn guarded_script(code: &str, allowed: &[String]) -> String {
-    let globs = serde_json::to_string(allowed).unwrap_or_else(|_| "[]".into());
+/// The script as run: first a check, in the page, that the page is still at `hostname` (the
+/// host the worker just allowed, as the page itself writes it), then the model's code, whose
+/// completion value is the result. The check compares `location.hostname`, which a page cannot
+/// redefine, with a string, and calls nothing a page could replace (no prototype method, no
+/// `JSON`, no `URL`): the decision itself was made in the worker.
+pub fn guarded_script(code: &str, hostname: &str) -> String {
+    let quoted = serde_json::to_string(hostname).unwrap_or_else(|_| "\"\"".into());
     format!(
-        "{{ const host = location.hostname.toLowerCase(); \
-         if (!{globs}.some((g) => g === '*' || host === g || (g.startsWith('*.') && (host === g.slice(2) || host.endsWith(g.slice(1)))))) \
-         throw new Error('scripts are not allowed on ' + host + '; the page is no longer on a host where the user allowed them'); }}\n{code}"
+        "if (location.hostname !== {quoted}) throw 'the page left {}, where the user allowed scripts';\n{code}",
+        hostname.replace(['\'', '\\', '\n'], "")
     )
 }
 
@@ -69,7 +70,20 @@ impl ActionDef for Evaluate {
         params: EvaluateParams,
         ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError> {
-        let script = guarded_script(&params.code, &ctx.options.evaluate_domains);
+        // Decided here, in the worker, on the address the debugger's target has now: the page
+        // may have moved on since the step observed it (a redirect, a click earlier in the step).
+        let url = ctx.browser.script_target_url().await?;
+        let target = match crate::web::WebUrl::parse(&url) {
+            Ok(target) if evaluate_allowed(target.host(), ctx.options) => target,
+            Ok(target) => {
+                return Ok(ActionResult::error(format!(
+                    "The page is now on {}, where the user did not allow scripts; the script did not run.",
+                    crate::dom::untrusted(target.host(), 100)
+                )))
+            }
+            Err(_) => return Ok(ActionResult::error("The tab is not on a web page now; the script did not run.")),
+        };
+        let script = guarded_script(&params.code, target.hostname());
         match ctx.browser.evaluate(&script).await {
             Ok(value) => Ok(ActionResult::ok("Ran the script; its value is in the results below")
                 .with_detail(untrusted_block(&value, 10_000))),
@@ -86,12 +100,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_script_checks_the_host_in_the_page_before_the_code_runs() {
-        let script = guarded_script("window.total * 2", &["shop.example.com".into(), "*.example.org".into()]);
+    fn the_script_checks_the_host_in_the_page_with_nothing_a_page_can_replace() {
+        let script = guarded_script("window.total * 2", "shop.example.com");
         let (guard, code) = script.split_once('\n').unwrap();
-        assert!(guard.starts_with("{ const host = location.hostname.toLowerCase();"), "{guard}");
-        assert!(guard.contains(r#"["shop.example.com","*.example.org"].some("#), "{guard}");
-        assert!(guard.ends_with("}"), "the guard is a block, so the code's value is the script's");
+        assert_eq!(
+            guard,
+            r#"if (location.hostname !== "shop.example.com") throw 'the page left shop.example.com, where the user allowed scripts';"#
+        );
         assert_eq!(code, "window.total * 2");
+        // A host that tries to close the string is written as data.
+        let odd = guarded_script("1", "a\"b'c");
+        assert!(odd.starts_with(r#"if (location.hostname !== "a\"b'c") throw 'the page left a"bc,"#), "{odd}");
     }
 }

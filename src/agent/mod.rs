@@ -890,6 +890,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         if !params.to_string().to_ascii_lowercase().contains("<secret>") {
             return Ok(action);
         }
+        // A script runs in the page's own world, where the page can read anything it is given.
+        if matches!(action, Action::Evaluate(_)) {
+            return Err("Secrets are never given to scripts: type a secret into a field with `input` instead.".into());
+        }
         let filled = self.safety.secrets.substitute(&params, url).map_err(|e| e.to_string())?;
         union.parse_action(action.name(), filled)
     }

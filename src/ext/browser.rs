@@ -1158,6 +1158,10 @@ impl Browser for ChromeBrowser {
         self.debugger.screenshot(self.tab_id).await
     }
 
+    async fn script_target_url(&mut self) -> Result<String, BrowserError> {
+        self.debugger.target_url(self.tab_id).await
+    }
+
     async fn evaluate(&mut self, code: &str) -> Result<String, BrowserError> {
         self.debugger.evaluate(self.tab_id, code).await
     }

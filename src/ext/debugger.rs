@@ -166,6 +166,13 @@ impl Debugger {
         Ok(Screenshot { png_base64, width, height })
     }
 
+    /// The address of the page the debugger's target shows now (where a script would run).
+    pub async fn target_url(&mut self, tab_id: i32) -> Result<String, BrowserError> {
+        let info =
+            self.command(tab_id, "Reading the page's address", "Target.getTargetInfo", serde_json::json!({})).await?;
+        Ok(info["targetInfo"]["url"].as_str().unwrap_or_default().to_string())
+    }
+
     /// Runs an expression in the page's main world and returns its value as JSON text.
     pub async fn evaluate(&mut self, tab_id: i32, code: &str) -> Result<String, BrowserError> {
         let params = serde_json::json!({

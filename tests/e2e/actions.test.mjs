@@ -462,6 +462,18 @@ test('evaluate is offered only on the host the user allowed, and runs the script
   assert.ok(!offeredActions(elsewhere[0]).includes('evaluate'), 'not offered on 127.0.0.1');
 });
 
+test('evaluate is decided in the worker: a page that replaces URL, JSON, location and the prototypes a check would call neither stops the script nor fools the check', async () => {
+  const page = await o.open('actions/patched-script-page.html');
+  await page.goto(`${o.h.fixtures.otherUrl}/actions/patched-script-page.html`);
+  assert.ok(await page.evaluate(() => [1].some(() => true) === false && JSON.stringify(1) === '"elsewhere.example"'), 'the page patched itself');
+  const { states } = await runScript(page, 'How many visitors?', [
+    () => answer('Read the numbers', [{ evaluate: { code: 'window.dashboard.visitors + 1' } }]),
+  ]);
+  // The page's JSON.stringify would say "elsewhere.example": the value comes back through the
+  // debugger, untouched by the page.
+  assert.match(lastResults(states[1]), /Ran the script; its value is in the results below\n<page_content>\n1235\n<\/page_content>/);
+});
+
 test('ask_human pauses the task until the user answers in the side panel', async () => {
   const page = await o.open('actions/otp.html');
   const run = runScript(page, 'Verify the login', [

@@ -73,6 +73,11 @@ pub struct SiteState {
     pub look_announced: bool,
     /// The element actions (`click 58`, `input 41`) that ran told that a look follows them.
     pub ran_before_look: Vec<String>,
+    /// The scripts run in the page, as sent.
+    pub scripts: Vec<String>,
+    /// Where the debugger's target is when a script is about to run, when not the page's URL
+    /// (the page moved on after it was observed).
+    pub script_target: Option<String>,
 }
 
 #[derive(Clone)]
@@ -244,6 +249,16 @@ impl Browser for FakeSite {
     async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
         let s = self.state.borrow();
         Ok(PageMarkdown { markdown: s.markdown.clone(), title: "Example".into(), url: s.url.clone() })
+    }
+
+    async fn script_target_url(&mut self) -> Result<String, BrowserError> {
+        let s = self.state.borrow();
+        Ok(s.script_target.clone().unwrap_or_else(|| s.url.clone()))
+    }
+
+    async fn evaluate(&mut self, code: &str) -> Result<String, BrowserError> {
+        self.state.borrow_mut().scripts.push(code.to_string());
+        Ok("42".into())
     }
 
     async fn screenshot(&mut self) -> Result<Screenshot, BrowserError> {
