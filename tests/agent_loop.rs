@@ -947,6 +947,33 @@ fn a_script_runs_only_where_the_user_allowed_scripts_and_never_holds_a_secret() 
     assert!(scripts.is_empty());
 }
 
+/// A secret for the site goes into its own fields, never into a field of a frame another
+/// site put on the page.
+#[test]
+fn a_secret_is_not_typed_into_a_frame_from_another_site() {
+    let site = FakeSite::at(LOGIN_URL);
+    site.state.borrow_mut().embedded_frame = Some("https://pay.evil.test/card".into());
+    let llm = ScriptedLlm::new(|state, _| {
+        if state.contains("Step 1:") {
+            return output("Stop", json!([{"done": {"text": "done", "success": true}}]));
+        }
+        output(
+            "Type the password twice",
+            json!([
+                {"input": {"index": index_of(state, "placeholder=Password").unwrap(), "text": "<secret>alice_pw</secret>"}},
+                {"input": {"index": index_of(state, "placeholder='Card number'").unwrap(), "text": "<secret>alice_pw</secret>"}}
+            ]),
+        )
+    });
+    let run =
+        run_with(site.clone(), llm, with_safety(3, &[("alice_pw", "hunter2", &["app.example.com"])], &[]), "Log in");
+    let actions = &run.history.steps[0].actions;
+    assert!(!actions[0].result.is_error, "the page's own field gets it: {:?}", actions[0].result);
+    assert!(actions[1].result.is_error && actions[1].result.message.contains("alice_pw"), "{:?}", actions[1].result);
+    assert_eq!(site.state.borrow().fields.get(&17).map(String::as_str), Some("hunter2"));
+    assert_ne!(site.state.borrow().fields.get(&77).map(String::as_str), Some("hunter2"));
+}
+
 #[test]
 fn the_firewall_stops_a_navigation_to_a_blocked_site_and_leaves_one_reached_by_a_link() {
     let llm = ScriptedLlm::new(|state, _| {

@@ -565,7 +565,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                         }
                     }
                 }),
-                None => self.with_secrets(action, union, page.url()),
+                // A secret typed into an element goes to that element's document: a frame's
+                // own site, not the page around it.
+                None => {
+                    let document =
+                        action.element_index().and_then(|i| page.snapshot.document_url_of(i)).unwrap_or(page.url());
+                    self.with_secrets(action, union, document)
+                }
             };
             // After the last action (or one the sequence stops after) the page is looked at.
             if i + 1 == total || terminates {

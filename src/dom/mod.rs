@@ -124,6 +124,65 @@ impl Snapshot {
     pub fn element(&self, index: u32) -> Option<&Element> {
         self.elements().find(|e| e.index == index)
     }
+
+    /// The address of the document element `index` belongs to: the innermost frame around it
+    /// (empty for a frame that could not be read), or the page's own. What an action gives an
+    /// element goes to that document, whatever the page around it.
+    pub fn document_url_of(&self, index: u32) -> Option<&str> {
+        let mut frames: Vec<(u16, &str)> = Vec::new();
+        for node in &self.nodes {
+            let depth = match node {
+                Node::Element(e) => e.depth,
+                Node::Text { depth, .. } | Node::Frame { depth, .. } => *depth,
+            };
+            // A node no deeper than a frame's placeholder is outside that frame.
+            while frames.last().is_some_and(|(frame_depth, _)| depth <= *frame_depth) {
+                frames.pop();
+            }
+            match node {
+                Node::Frame { depth, url } => frames.push((*depth, url)),
+                Node::Element(e) if e.index == index => {
+                    return Some(frames.last().map_or(self.url.as_str(), |(_, url)| url));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod document_tests {
+    use super::*;
+
+    #[test]
+    fn an_element_belongs_to_the_innermost_frame_around_it() {
+        let at = |index: u32, depth: u16| Node::Element(Element { depth, ..Element::new(index, "input", &[], "") });
+        let snapshot = Snapshot {
+            url: "https://shop.example/".into(),
+            title: String::new(),
+            scroll: ScrollInfo::default(),
+            nodes: vec![
+                at(1, 0),
+                Node::Frame { depth: 0, url: "https://pay.example/card".into() },
+                at(2, 1),
+                Node::Frame { depth: 1, url: "https://ads.example/".into() },
+                at(3, 2),
+                at(4, 1),
+                at(5, 0),
+                Node::Frame { depth: 0, url: String::new() },
+                at(6, 1),
+            ],
+        };
+        let of = |i| snapshot.document_url_of(i);
+        assert_eq!(of(1), Some("https://shop.example/"));
+        assert_eq!(of(2), Some("https://pay.example/card"));
+        assert_eq!(of(3), Some("https://ads.example/"));
+        assert_eq!(of(4), Some("https://pay.example/card"), "back in the outer frame");
+        assert_eq!(of(5), Some("https://shop.example/"), "back on the page");
+        assert_eq!(of(6), Some(""), "a frame that could not be read");
+        assert_eq!(of(7), None);
+    }
 }
 
 impl Element {

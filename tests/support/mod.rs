@@ -73,6 +73,9 @@ pub struct SiteState {
     pub look_announced: bool,
     /// The element actions (`click 58`, `input 41`) that ran told that a look follows them.
     pub ran_before_look: Vec<String>,
+    /// When set, the log-in page embeds a frame from this address with a field of its own
+    /// ("Card number", index 77).
+    pub embedded_frame: Option<String>,
     /// The scripts run in the page, as sent.
     pub scripts: Vec<String>,
     /// Where the debugger's target is when a script is about to run, when not the page's URL
@@ -138,7 +141,13 @@ impl FakeSite {
             .filter(|e| !s.removed.contains(&e.index))
             .map(|e| Element { index: e.index + s.renumbered_by, ..e })
             .collect();
-        Snapshot::with_elements(&s.url, &title, elements)
+        let mut snapshot = Snapshot::with_elements(&s.url, &title, elements);
+        if let (Some(frame), true) = (&s.embedded_frame, s.url == LOGIN_URL) {
+            snapshot.nodes.push(tabwright::dom::Node::Frame { depth: 0, url: frame.clone() });
+            let field = Self::element(77, "input", &[("placeholder", "Card number")], "");
+            snapshot.nodes.push(tabwright::dom::Node::Element(Element { depth: 1, ..field }));
+        }
+        snapshot
     }
 }
 
