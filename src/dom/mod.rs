@@ -151,6 +151,21 @@ impl Snapshot {
     }
 }
 
+impl Element {
+    /// A top-level element with no scroll, for pages built in code.
+    pub fn new(index: u32, tag: &str, attributes: &[(&str, &str)], text: &str) -> Self {
+        Element {
+            index,
+            tag: tag.to_string(),
+            attributes: attributes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            text: text.to_string(),
+            is_new: false,
+            depth: 0,
+            scroll: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod document_tests {
     use super::*;
@@ -182,20 +197,5 @@ mod document_tests {
         assert_eq!(of(5), Some("https://shop.example/"), "back on the page");
         assert_eq!(of(6), Some(""), "a frame that could not be read");
         assert_eq!(of(7), None);
-    }
-}
-
-impl Element {
-    /// A top-level element with no scroll, for pages built in code.
-    pub fn new(index: u32, tag: &str, attributes: &[(&str, &str)], text: &str) -> Self {
-        Element {
-            index,
-            tag: tag.to_string(),
-            attributes: attributes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            text: text.to_string(),
-            is_new: false,
-            depth: 0,
-            scroll: None,
-        }
     }
 }
