@@ -711,7 +711,7 @@ impl ChromeBrowser {
             captured = chrome::capture_visible_tab(window).await;
         }
         let png_base64 = captured.ok()?.strip_prefix("data:image/png;base64,")?.to_string();
-        let (width, height) = super::debugger::png_size(&png_base64)?;
+        let (width, height) = crate::browser::png_size(&png_base64)?;
         Some(Screenshot { png_base64, width, height })
     }
 }

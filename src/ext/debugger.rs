@@ -161,7 +161,7 @@ impl Debugger {
             .command(tab_id, what, "Page.captureScreenshot", serde_json::json!({"format": "png", "fromSurface": true}))
             .await?;
         let png_base64 = result["data"].as_str().unwrap_or_default().to_string();
-        let (width, height) = png_size(&png_base64)
+        let (width, height) = crate::browser::png_size(&png_base64)
             .ok_or_else(|| BrowserError::Debugger { what: what.into(), reason: "Chrome returned no image".into() })?;
         Ok(Screenshot { png_base64, width, height })
     }
@@ -240,33 +240,4 @@ fn modifier_keys(mask: u32) -> Vec<(&'static str, &'static str, u32, u32)> {
     .into_iter()
     .filter(|(.., bit)| mask & bit != 0)
     .collect()
-}
-
-/// Width and height from a base64 PNG's header (IHDR), without decoding the image.
-pub(super) fn png_size(base64: &str) -> Option<(u32, u32)> {
-    let head: Vec<u8> = decode_base64(base64.get(..32)?)?;
-    if head.get(..8)? != b"\x89PNG\r\n\x1a\n" {
-        return None;
-    }
-    let width = u32::from_be_bytes(head.get(16..20)?.try_into().ok()?);
-    let height = u32::from_be_bytes(head.get(20..24)?.try_into().ok()?);
-    Some((width, height))
-}
-
-fn decode_base64(text: &str) -> Option<Vec<u8>> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    for quad in text.as_bytes().chunks(4) {
-        let v: Vec<u8> = quad.iter().map(|&c| value(c)).collect::<Option<_>>()?;
-        let n = v.iter().fold(0u32, |acc, &x| (acc << 6) | x as u32) << (6 * (4 - v.len()));
-        out.extend_from_slice(&n.to_be_bytes()[1..1 + v.len() * 3 / 4]);
-    }
-    Some(out)
 }

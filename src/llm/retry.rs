@@ -41,53 +41,46 @@ pub fn backoff_ms(retry: u32, random: f64) -> u32 {
 /// `date` header (so the local clock does not matter); when either cannot be read the wait is
 /// [`UNREADABLE_DATE_DELAY_MS`]. Every wait is capped at [`MAX_RETRY_AFTER_MS`].
 pub fn retry_after_ms(response: &HttpResponse) -> Option<u32> {
-    let cap = |ms: f64| ms.clamp(0.0, f64::from(MAX_RETRY_AFTER_MS)).round() as u32;
-    if let Some(ms) = response.header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
-        if ms.is_finite() {
-            return Some(cap(ms));
-        }
+    let cap = |ms: u64| ms.min(u64::from(MAX_RETRY_AFTER_MS)) as u32;
+    if let Some(ms) = response.header("retry-after-ms").and_then(|v| decimal_thousandths(v, 1)) {
+        return Some(cap(ms));
     }
     let value = response.header("retry-after")?.trim();
     if value.is_empty() {
         return None;
     }
-    if let Ok(seconds) = value.parse::<f64>() {
-        return Some(if seconds.is_finite() { cap(seconds * 1000.0) } else { UNREADABLE_DATE_DELAY_MS });
+    if let Some(ms) = decimal_thousandths(value, 1000) {
+        return Some(cap(ms));
     }
-    let delay = match (http_date_seconds(value), response.header("date").and_then(http_date_seconds)) {
-        (Some(at), Some(now)) => cap((at - now) as f64 * 1000.0),
+    let delay = match (httpdate::parse_http_date(value), response.header("date").map(httpdate::parse_http_date)) {
+        (Ok(at), Some(Ok(now))) => cap(at.duration_since(now).map_or(0, |d| d.as_millis() as u64)),
         _ => UNREADABLE_DATE_DELAY_MS,
     };
     Some(delay)
 }
 
-/// Seconds since 1970 for an IMF-fixdate such as `Wed, 21 Oct 2015 07:28:00 GMT`, the form
-/// HTTP servers must send; the obsolete forms are not read.
-fn http_date_seconds(text: &str) -> Option<i64> {
-    let parts: Vec<&str> = text.split_whitespace().collect();
-    let [_weekday, day, month, year, time, "GMT"] = parts.as_slice() else { return None };
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i64 + 1;
-    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
-    let year: i64 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
-    let hms: Vec<i64> = time.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
-    let [h, m, s] = hms.as_slice() else { return None };
-    if !(0..24).contains(h) || !(0..60).contains(m) || !(0..=60).contains(s) {
+/// A decimal number of seconds (`scale` 1000) or milliseconds (`scale` 1) as whole
+/// milliseconds, read with integers: `2`, `0.5`, `-3` (a wait of nothing). `None` for
+/// anything else, such as an HTTP date.
+fn decimal_thousandths(text: &str, scale: u64) -> Option<u64> {
+    let text = text.trim();
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) || whole.len() > 12 {
         return None;
     }
-    Some(days_from_civil(year, month, day) * 86_400 + h * 3_600 + m * 60 + s)
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (month 1..=12).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    // Counted in years that begin on 1 March, so the leap day ends its year.
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let month_from_march = (month + 9) % 12;
-    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+    if negative {
+        return Some(0);
+    }
+    let whole: u64 = whole.parse().ok()?;
+    // The fraction to three places, as thousandths of a unit.
+    let thousandths =
+        fraction.bytes().chain(std::iter::repeat(b'0')).take(3).fold(0, |n, b| n * 10 + u64::from(b - b'0'));
+    Some(whole.saturating_mul(scale) + thousandths * scale / 1000)
 }
 
 #[cfg(test)]
@@ -144,13 +137,22 @@ mod tests {
     }
 
     #[test]
-    fn http_dates_are_read_exactly() {
-        assert_eq!(http_date_seconds("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
-        assert_eq!(http_date_seconds("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
-        assert_eq!(http_date_seconds("Sat, 29 Feb 2020 12:00:00 GMT"), Some(1_582_977_600));
-        assert_eq!(http_date_seconds("Sunday, 06-Nov-94 08:49:37 GMT"), None);
-        assert_eq!(http_date_seconds("Sun, 06 Nov 1994 25:49:37 GMT"), None);
-        assert_eq!(http_date_seconds(""), None);
+    fn every_http_date_form_is_read() {
+        let at = |date: &str, retry: &str| retry_after_ms(&with_headers(&[("date", date), ("retry-after", retry)]));
+        // The IMF-fixdate servers must send, and the two obsolete forms a reader must accept.
+        assert_eq!(at("Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:40 GMT"), Some(3_000));
+        assert_eq!(at("Sunday, 06-Nov-94 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:41 GMT"), Some(4_000));
+        assert_eq!(at("Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:42 GMT"), Some(5_000));
+        // A date in the past is no wait; an hour is capped.
+        assert_eq!(at("Sun, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:00 GMT"), Some(0));
+        assert_eq!(
+            at("Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:40 GMT"),
+            Some(UNREADABLE_DATE_DELAY_MS)
+        );
+        assert_eq!(decimal_thousandths("1.2345", 1000), Some(1_234));
+        assert_eq!(decimal_thousandths("12.", 1000), Some(12_000));
+        assert_eq!(decimal_thousandths(".5", 1000), None);
+        assert_eq!(decimal_thousandths("1e3", 1000), None);
     }
 
     #[test]
