@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The modules of the circle the core still has, to be split into layers.
-const KNOWN_CIRCLE: &[&str] = &["actions", "agent", "llm", "prompt", "protocol", "settings"];
+const KNOWN_CIRCLE: &[&str] = &["actions", "agent", "prompt", "protocol", "settings"];
 
 /// Arrows between the crate's top-level modules: module → the modules it names.
 fn arrows() -> BTreeMap<String, BTreeSet<String>> {
@@ -38,7 +38,15 @@ fn arrows() -> BTreeMap<String, BTreeSet<String>> {
         }
         let text = std::fs::read_to_string(&file).unwrap();
         // Test code may reach anywhere: only what the module itself is built from counts.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code: String = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//")) // a doc link is no import
+            .collect::<Vec<_>>()
+            .join("\n");
+        let code = code.as_str();
         let targets = graph.entry(module.clone()).or_default();
         for (at, _) in code.match_indices("crate::") {
             let name: String = code[at + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();

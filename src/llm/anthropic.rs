@@ -6,9 +6,9 @@
 //! JSON text like every other provider's. Both functions are pure.
 
 use super::schema::anthropic_input_schema;
+use super::settings::LlmSettings;
 use super::{excerpt, http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
 use super::{LlmError, Usage};
-use crate::settings::LlmSettings;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

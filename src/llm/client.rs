@@ -17,8 +17,8 @@
 
 use super::pricing::PriceTable;
 use super::retry::{backoff_ms, is_retryable_status, retry_after_ms, MAX_RETRIES};
+use super::settings::LlmSettings;
 use super::{build_request, error_message, parse_response, ChatRequest, Completion, LlmError, LlmTransport, Usage};
-use crate::settings::LlmSettings;
 use std::borrow::Cow;
 use std::cell::RefCell;
 

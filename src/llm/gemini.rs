@@ -7,9 +7,9 @@
 //! functions are pure.
 
 use super::schema::gemini_json_schema;
+use super::settings::LlmSettings;
 use super::{excerpt, http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
 use super::{LlmError, Usage};
-use crate::settings::LlmSettings;
 use crate::web::encode_query_component;
 use serde::Deserialize;
 use serde_json::json;

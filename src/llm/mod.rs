@@ -27,10 +27,11 @@ pub mod openai;
 pub mod pricing;
 pub mod retry;
 pub mod schema;
+pub mod settings;
 
 pub use client::{connection_check_request, LlmClient, STICKY_FALLBACK_CALLS};
 
-use crate::settings::{LlmSettings, Provider};
+use settings::{LlmSettings, Provider};
 
 /// An HTTP request ready to send.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,8 +13,8 @@
 //! Azure OpenAI with the resource's endpoint names deployments, which the person made and
 //! named in the Azure portal; no list is asked for there.
 
+use super::settings::{is_azure_v1_url, LlmSettings, Provider};
 use super::{http_error, parse_body, with_extra_headers, HttpRequest, HttpResponse, LlmError};
-use crate::settings::{is_azure_v1_url, LlmSettings, Provider};
 use serde_json::Value;
 
 /// The GET that lists `settings`' provider's models, or `None` where there is no such list

@@ -6,9 +6,9 @@
 //! which the agent's validator reports like any unreadable answer. Both functions are pure.
 
 use super::schema::ollama_format;
+use super::settings::LlmSettings;
 use super::{http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse};
 use super::{LlmError, Usage};
-use crate::settings::LlmSettings;
 use serde::Deserialize;
 use serde_json::json;
 

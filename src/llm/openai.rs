@@ -13,10 +13,10 @@
 //! are pure.
 
 use super::schema::{openai_strict, openai_strict_fits};
+use super::settings::{is_azure_v1_url, LlmSettings, Provider, StructuredOutput};
 use super::{
     http_error, parse_body, with_extra_headers, ChatRequest, Completion, HttpRequest, HttpResponse, LlmError, Usage,
 };
-use crate::settings::{is_azure_v1_url, LlmSettings, Provider, StructuredOutput};
 use crate::web::encode_query_component;
 use serde::Deserialize;
 use serde_json::json;
