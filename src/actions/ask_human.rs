@@ -4,9 +4,9 @@
 //! answers (or stops it), and the answer comes back as the action's result.
 
 use super::{ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
+use crate::agent::{AgentEvent, PROTOCOL_VERSION};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::llm::LlmTransport;
-use crate::protocol::{AgentEvent, PROTOCOL_VERSION};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

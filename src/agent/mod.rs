@@ -5,6 +5,7 @@
 //! a port — the [`Browser`], the [`LlmTransport`], an [`EventSink`] for live progress and a
 //! [`Clock`] for timings — so the loop runs unchanged in native tests and in the service worker.
 
+pub mod events;
 mod history;
 mod loop_guard;
 mod output;
@@ -24,8 +25,9 @@ use crate::prompt::{
     estimate_image_tokens, estimate_json_tokens, estimate_tokens, page_listing, short_page_listing, state_message,
     steps_text, Detail, HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
 };
-use crate::protocol::{AgentEvent, PlannedAction, PROTOCOL_VERSION as V};
 use crate::settings::{ActionOptions, Limits, Settings, Vision};
+pub use events::{AgentEvent, PlannedAction, PROTOCOL_VERSION};
+use PROTOCOL_VERSION as V;
 
 /// Receives live progress (the side panel, the headless runner, a test).
 pub trait EventSink {
