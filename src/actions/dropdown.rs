@@ -38,7 +38,7 @@ fn shown_choice(params: &SelectDropdownParams, page: &PageState) -> String {
     }
 }
 
-fn has_dropdown(page: &PageState, _: &crate::settings::ActionOptions) -> bool {
+fn has_dropdown(page: &PageState, _: &super::ActionOptions) -> bool {
     page.has_dropdown()
 }
 

@@ -3,11 +3,11 @@
 //! A script can do anything the page can, so the action is offered only on hosts the user
 //! listed in the options (`evaluate_domains`); elsewhere it is not in the schema at all.
 
+use super::ActionOptions;
 use super::{ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::dom::untrusted_block;
 use crate::llm::LlmTransport;
-use crate::settings::ActionOptions;
 use crate::web::host_matches;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,9 +1,9 @@
 //! `search`: look something up with a web search engine.
 
+use super::SearchEngine;
 use super::{ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::llm::LlmTransport;
-use crate::settings::SearchEngine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -26,7 +26,7 @@ pub struct OpenTabParams {
     pub url: String,
 }
 
-fn several_tabs(page: &PageState, _: &crate::settings::ActionOptions) -> bool {
+fn several_tabs(page: &PageState, _: &super::ActionOptions) -> bool {
     page.tabs.len() > 1
 }
 

@@ -5,9 +5,9 @@
 //! is allowed here, with parameters of the right shape; what it answers is checked again by
 //! [`ActionUnion::validate`], whose errors are written for the LLM to correct itself.
 
+use super::ActionOptions;
 use super::{Action, RegisteredAction};
 use crate::browser::PageState;
-use crate::settings::ActionOptions;
 use crate::web::{host_matches, host_of};
 use serde_json::{json, Map, Value};
 
