@@ -454,5 +454,7 @@ field('import-file').addEventListener('change', async () => {
 });
 
 showProvider();
-load();
+// The form is ready once it shows what is stored: anything typed before that would be
+// overwritten by the stored values (a script filling the form waits for this mark).
+load().finally(() => { document.body.dataset.ready = 'true'; });
 showSkills(field('skills'));

@@ -66,6 +66,8 @@ export async function saveSettings(context, extensionId, {
   const page = await context.newPage();
   try {
     await page.goto(`chrome-extension://${extensionId}/options/options.html`);
+    // The page fills its form from storage first; a value typed before would be overwritten.
+    await page.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 10_000 });
     const offered = await page.locator('#provider option').evaluateAll((os) => os.map((o) => o.value));
     if (!offered.includes(provider)) {
       throw new Error(`LLM provider "${provider}" is not supported; choose one of: ${offered.join(', ')}`);

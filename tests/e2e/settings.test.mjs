@@ -46,3 +46,43 @@ test('the step limit and excluded actions saved in options are enforced: the las
   assert.deepEqual(offeredActions(llm.requests[1].body), ['done']);
   assert.match(await panel.locator('.step').first().innerText(), /Step 1 of 2/);
 });
+
+test('settings written by a script through the options page land every time: 100 saves in a row', async () => {
+  // The options page fills its form from storage as it opens; a script that typed before that
+  // finished had its values overwritten (about one headless run in 25 started with "the LLM
+  // base URL is empty"). Each save must land whole.
+  const reader = await h.context.newPage();
+  await reader.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  const stored = async () => (await reader.evaluate(() => chrome.storage.local.get('settings'))).settings;
+  for (let i = 0; i < 100; i++) {
+    await h.settings({ baseUrl: `http://127.0.0.1:9/v${i}`, model: `model-${i}`, maxSteps: String(5 + (i % 20)) });
+    const settings = await stored();
+    assert.deepEqual([settings.llm.base_url, settings.llm.model, settings.max_steps], [`http://127.0.0.1:9/v${i}`, `model-${i}`, 5 + (i % 20)], `save ${i + 1}`);
+  }
+  await reader.close();
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model' });
+});
+
+test('a script writing settings waits for the options page to show what is stored, however slowly storage answers', async () => {
+  // The same race, made certain: the options page's storage answers 300 ms late, so its form
+  // is filled from storage well after the page has loaded.
+  const slow = await startHarness();
+  try {
+    await slow.context.addInitScript(() => {
+      if (!location.pathname.endsWith('/options/options.html') || !globalThis.chrome?.storage) return;
+      const area = chrome.storage.local;
+      const get = area.get.bind(area);
+      area.get = (...args) => new Promise((resolve) => setTimeout(resolve, 300)).then(() => get(...args));
+    });
+    for (let i = 0; i < 3; i++) {
+      await slow.settings({ baseUrl: `http://127.0.0.1:9/slow${i}`, model: `slow-${i}` });
+      const reader = await slow.context.newPage();
+      await reader.goto(`chrome-extension://${slow.extensionId}/panel/panel.html`);
+      const { settings } = await reader.evaluate(() => chrome.storage.local.get('settings'));
+      await reader.close();
+      assert.deepEqual([settings?.llm?.base_url, settings?.llm?.model], [`http://127.0.0.1:9/slow${i}`, `slow-${i}`], `save ${i + 1}`);
+    }
+  } finally {
+    await slow.close();
+  }
+});
