@@ -196,6 +196,7 @@ pub(crate) mod tests {
             Refusal::EmptyTask,
             Refusal::EmptyReplay,
             Refusal::BadOutputSchema,
+            Refusal::UnsupportedOutputSchema("`pattern` at the top".into()),
             Refusal::BadFiles("two files are named \"cv.pdf\"; rename one".into()),
             Refusal::Restoring,
             Refusal::TaskRunning,

@@ -133,6 +133,8 @@ pub enum Refusal {
     EmptyReplay,
     #[error("The output schema must be a JSON Schema object, e.g. {{\"type\": \"object\", \"properties\": {{…}}}}.")]
     BadOutputSchema,
+    #[error("The output schema uses {0}, which Tabwright cannot check; describe the shape without it (a check the schema cannot say can go in the task's words).")]
+    UnsupportedOutputSchema(String),
     #[error("The attached files cannot be used: {0}.")]
     BadFiles(String),
     #[error("Tabwright is restoring the task that was running; try again in a moment.")]
@@ -182,6 +184,7 @@ impl crate::message::Localize for Refusal {
             Refusal::EmptyTask => L::plain("empty_task"),
             Refusal::EmptyReplay => L::plain("empty_replay"),
             Refusal::BadOutputSchema => L::plain("bad_output_schema"),
+            Refusal::UnsupportedOutputSchema(keyword) => L::new("unsupported_output_schema", [keyword]),
             Refusal::BadFiles(why) => L::new("bad_files", [why]),
             Refusal::Restoring => L::plain("restoring"),
             Refusal::TaskRunning => L::plain("task_running"),

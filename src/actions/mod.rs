@@ -65,6 +65,12 @@ use crate::agent::EventSink;
 use crate::browser::{Browser, BrowserError, PageState, Screenshot};
 use crate::llm::{LlmClient, LlmTransport};
 pub use options::{ActionOptions, SearchEngine};
+
+/// What in a task's output schema the `done` check could not check (its definitions inlined
+/// first), for a refusal before the task starts; `None` when it checks all of it.
+pub fn unsupported_output_keyword(schema: &serde_json::Value) -> Option<String> {
+    schema_check::unsupported_keyword(&done::inline_refs(schema))
+}
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::borrow::Cow;

@@ -487,6 +487,9 @@ async fn start_task(
         if !schema.is_object() {
             return refused(Refusal::BadOutputSchema);
         }
+        if let Some(keyword) = crate::actions::unsupported_output_keyword(schema) {
+            return refused(Refusal::UnsupportedOutputSchema(keyword));
+        }
     }
     if restoring() {
         return refused(Refusal::Restoring);

@@ -80,6 +80,27 @@ test('a chrome:// page gets a clear message instead of a task', async () => {
   await closeAllButOne();
 });
 
+test('an output schema with a keyword the result check cannot check is refused before the task starts, naming it', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
+  const site = await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const before = llm.requests.length;
+  const start = (schema) => panel.evaluate(async ({ schema, url }) => chrome.runtime.sendMessage({
+    to: 'core',
+    request: { v: 1, type: 'start_task', task: 'Read the page', tab_id: null, start_url: url, output_schema: schema },
+  }), { schema, url: site.url() });
+  const refused = await start({
+    type: 'object',
+    $defs: { Mail: { type: 'string', pattern: '^.+@.+$' } },
+    properties: { email: { $ref: '#/$defs/Mail' } },
+  });
+  assert.equal(refused.type, 'refused');
+  assert.match(refused.message, /The output schema uses `pattern` at `properties\.email`, which Tabwright cannot check/);
+  assert.equal(llm.requests.length, before, 'no task ran');
+  await panel.close();
+  await closeAllButOne();
+});
+
 test('stop ends a task while the LLM is still answering', async () => {
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
   const slowAnswer = world.openGate();
