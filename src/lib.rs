@@ -11,6 +11,7 @@
 //! - [`dom`]: the page snapshot the content script sends, and its text form for the LLM.
 //! - [`llm`]: the transport port and the provider wire formats (pure build/parse functions).
 //! - [`prompt`]: the system prompt and the per-step state message.
+//! - [`record`]: what a task leaves behind: step records, the outcome, earlier tasks.
 //! - [`protocol`]: the messages that cross the worker ↔ side panel seam.
 //! - [`settings`]: what the user configures, validated.
 //! - [`tagged`]: reading the internally tagged enums of the wire formats.
@@ -24,6 +25,7 @@ pub mod llm;
 pub mod message;
 pub mod prompt;
 pub mod protocol;
+pub mod record;
 pub mod safety;
 pub mod settings;
 pub mod tagged;

@@ -4,7 +4,6 @@
 //! answers (or stops it), and the answer comes back as the action's result.
 
 use super::{ActionContext, ActionDef, ActionResult, ActionSpec, Needs};
-use crate::agent::{AgentEvent, PROTOCOL_VERSION};
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::llm::LlmTransport;
 use schemars::JsonSchema;
@@ -47,11 +46,11 @@ impl ActionDef for AskHuman {
         ctx: &mut ActionContext<'_, B, T>,
     ) -> Result<ActionResult, BrowserError> {
         let question = params.question.trim().to_string();
-        ctx.events.emit(AgentEvent::QuestionAsked { v: PROTOCOL_VERSION, step: ctx.step, question: question.clone() });
+        ctx.events.question_asked(ctx.step, &question);
         let answer = ctx.browser.ask_human(&question).await?;
         // The person may type a value they keep as a secret: it is masked wherever it is shown.
         let shown = ctx.secrets.redact(&answer);
-        ctx.events.emit(AgentEvent::QuestionAnswered { v: PROTOCOL_VERSION, step: ctx.step, answer: shown });
+        ctx.events.question_answered(ctx.step, &shown);
         // The user's words are the task giver's, not the page's: they are not fenced.
         Ok(ActionResult::ok(format!("The user answered: {}", answer.trim())))
     }

@@ -35,17 +35,9 @@ impl ClickParams {
 
 pub struct Click;
 
-/// How many steps back a click on the same element counts as clicking it again.
-const REPEAT_STEPS: usize = 3;
-
-/// Whether the element was clicked by index in one of the last `REPEAT_STEPS` steps. Indices
-/// stay with their elements for a whole task, so the same index is the same element.
-fn clicked_lately(history: &[crate::agent::StepRecord], index: u32) -> bool {
-    history.iter().rev().take(REPEAT_STEPS).flat_map(|step| &step.actions).any(|action| {
-        action.name == "click"
-            && action.params.get("index").and_then(serde_json::Value::as_u64) == Some(u64::from(index))
-    })
-}
+/// How many steps back a click on the same element counts as clicking it again (indices stay
+/// with their elements for a whole task, so the same index is the same element).
+pub const CLICK_REPEAT_STEPS: usize = 3;
 
 impl ActionDef for Click {
     type Params = ClickParams;
@@ -92,7 +84,7 @@ impl ActionDef for Click {
                     Ok(line) => line,
                     Err(result) => return Ok(result),
                 };
-                let effect = if clicked_lately(ctx.history, index) && ctx.page.debugger_available {
+                let effect = if ctx.clicked_lately.contains(&index) && ctx.page.debugger_available {
                     match ctx.browser.click_trusted(index).await {
                         // No debugger here after all (another one is attached, the page refuses
                         // it): the script's click is the one there is.

@@ -40,7 +40,7 @@ mod upload_file;
 mod wait;
 
 pub use ask_human::{AskHuman, AskHumanParams};
-pub use click::{Click, ClickParams};
+pub use click::{Click, ClickParams, CLICK_REPEAT_STEPS};
 pub use done::{Done, DoneParams, StructuredDone, StructuredDoneParams};
 pub use drag_and_drop::{DragAndDrop, DragAndDropParams};
 pub use dropdown::{DropdownOptions, DropdownOptionsParams, SelectDropdown, SelectDropdownParams};
@@ -55,13 +55,12 @@ pub use scroll::{Scroll, ScrollParams};
 pub use search::{Search, SearchParams};
 pub use search_page::{SearchPage, SearchPageParams};
 pub use send_keys::{SendKeys, SendKeysParams};
-pub use skill::{skill_action, SkillCall, UseSkill};
+pub use skill::{skill_action, SkillCall, UseSkill, SKILL_ACTION_PREFIX};
 pub use tabs::{CloseTab, OpenTab, OpenTabParams, SwitchTab, TabParams};
 pub use union::{ActionUnion, ValidationError};
 pub use upload_file::{UploadFile, UploadFileParams};
 pub use wait::{Wait, WaitParams};
 
-use crate::agent::EventSink;
 use crate::browser::{Browser, BrowserError, PageState, Screenshot};
 use crate::llm::{LlmClient, LlmTransport};
 pub use options::{ActionOptions, SearchEngine};
@@ -161,13 +160,23 @@ pub struct ActionContext<'a, B, T> {
     /// The LLM, for actions that read pages with it (`extract`).
     pub llm: &'a LlmClient<T>,
     /// Live progress, for actions the user takes part in (`ask_human`).
-    pub events: &'a dyn EventSink,
+    pub events: &'a dyn ActionEvents,
     pub options: &'a ActionOptions,
     pub step: u32,
     /// The user's secrets, to keep their values out of what actions send elsewhere (`extract`).
     pub secrets: &'a crate::safety::Secrets,
-    /// The task's steps so far (`click` looks for the same element clicked lately).
-    pub history: &'a [crate::agent::StepRecord],
+    /// The elements clicked by index in the last [`CLICK_REPEAT_STEPS`] steps (`click` gives
+    /// one clicked again a trusted click).
+    pub clicked_lately: &'a [u32],
+}
+
+/// What an action reports while it runs, for the person watching: the loop turns each into
+/// the task's event.
+pub trait ActionEvents {
+    /// `ask_human` put a question to the person at `step`.
+    fn question_asked(&self, step: u32, question: &str);
+    /// The person answered it (secrets masked).
+    fn question_answered(&self, step: u32, answer: &str);
 }
 
 /// What an action did, in words for the LLM and the user.

@@ -8,7 +8,6 @@
 
 use super::schema_check::check_value;
 use super::{Action, ActionContext, ActionDef, ActionResult, ActionSpec, Needs, RegisteredAction};
-use crate::agent::skill::Skill;
 use crate::browser::{Browser, BrowserError, PageState};
 use crate::llm::LlmTransport;
 use schemars::JsonSchema;
@@ -80,7 +79,7 @@ impl ActionDef for UseSkill {
     }
 
     fn describe(params: &SkillCall, _page: &PageState) -> String {
-        let name = params.skill.strip_prefix(crate::agent::skill::ACTION_PREFIX).unwrap_or(&params.skill);
+        let name = params.skill.strip_prefix(SKILL_ACTION_PREFIX).unwrap_or(&params.skill);
         let values: Vec<String> = params.values.iter().map(|(k, v)| format!("{k}: \"{v}\"")).collect();
         if values.is_empty() {
             format!("skill {name}")
@@ -98,15 +97,24 @@ impl ActionDef for UseSkill {
     }
 }
 
-/// The union branch of a saved skill: its name, what it does, its site, its parameters.
-pub fn skill_action(skill: &Skill) -> RegisteredAction {
+/// What every saved skill's branch name starts with (`skill_` and the name made an identifier).
+pub const SKILL_ACTION_PREFIX: &str = "skill_";
+
+/// The union branch of a saved skill: its branch name, what it does, the site it is offered on
+/// and the schema of its parameters (`agent::skill::Skill::registered` gives them).
+pub fn skill_action(
+    action: &str,
+    description: String,
+    domain: &str,
+    params_schema: serde_json::Value,
+) -> RegisteredAction {
     RegisteredAction {
-        name: Cow::Owned(skill.action.clone()),
-        description: Cow::Owned(skill.action_description()),
+        name: Cow::Owned(action.to_string()),
+        description: Cow::Owned(description),
         spec: &UseSkill::SPEC,
         def: "UseSkill",
-        domains: vec![skill.domain.clone()],
-        params_schema: skill.params_schema(),
+        domains: vec![domain.to_string()],
+        params_schema,
         parse: |registered, params| {
             let call = super::parse_params::<UseSkill>(params, &registered.params_schema)?;
             Ok(Action::UseSkill(SkillCall { skill: registered.name.to_string(), ..call }))
@@ -117,21 +125,17 @@ pub fn skill_action(skill: &Skill) -> RegisteredAction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::skill::{Skill, SkillParam};
     use serde_json::json;
 
     #[test]
     fn a_call_is_checked_against_the_skills_own_parameters() {
-        let skill = Skill {
-            name: "Find".into(),
-            action: "skill_find".into(),
-            description: String::new(),
-            domain: "shop.example".into(),
-            start_url: "https://shop.example/".into(),
-            params: vec![SkillParam { name: "product".into(), example: "kettle".into() }],
-            steps: vec![],
-        };
-        let branch = skill_action(&skill);
+        let schema = json!({
+            "type": "object",
+            "properties": {"product": {"type": "string"}},
+            "required": ["product"],
+            "additionalProperties": false,
+        });
+        let branch = skill_action("skill_find", "Find a product".into(), "shop.example", schema);
         match branch.parse(json!({"product": "teapot"})) {
             Ok(Action::UseSkill(call)) => {
                 assert_eq!(call.skill, "skill_find");

@@ -6,14 +6,13 @@
 //! [`Clock`] for timings — so the loop runs unchanged in native tests and in the service worker.
 
 pub mod events;
-mod history;
 mod loop_guard;
 mod output;
 pub mod replay;
 pub mod skill;
 mod stop;
 
-pub use history::{total_cost, ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
+pub use crate::record::{total_cost, ActionRecord, PreviousTask, StepRecord, StepTimings, TaskEnd, TaskHistory};
 pub use output::{AgentOutput, ModelThoughts, OutputError};
 pub use stop::StopSignal;
 
@@ -37,6 +36,16 @@ pub trait EventSink {
 impl<F: Fn(AgentEvent)> EventSink for F {
     fn emit(&self, event: AgentEvent) {
         self(event)
+    }
+}
+
+/// What an action reports becomes the task's events.
+impl<E: EventSink> crate::actions::ActionEvents for E {
+    fn question_asked(&self, step: u32, question: &str) {
+        self.emit(AgentEvent::QuestionAsked { v: V, step, question: question.to_string() });
+    }
+    fn question_answered(&self, step: u32, answer: &str) {
+        self.emit(AgentEvent::QuestionAnswered { v: V, step, answer: answer.to_string() });
     }
 }
 
@@ -222,7 +231,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// `{data, success}` with `data` checked against it.
     pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
         self.registry = crate::actions::with_files(registered_for(schema), &self.options.files);
-        self.registry.extend(self.skills.iter().map(crate::actions::skill_action));
+        self.registry.extend(self.skills.iter().map(skill::Skill::registered));
         self
     }
 
@@ -238,7 +247,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// model can call with its parameters (see `skill`). A replay offers none.
     pub fn with_skills(mut self, skills: Vec<skill::Skill>) -> Self {
         self.registry.retain(|a| a.def != "UseSkill");
-        self.registry.extend(skills.iter().map(crate::actions::skill_action));
+        self.registry.extend(skills.iter().map(skill::Skill::registered));
         self.skills = skills;
         self
     }
@@ -265,7 +274,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let end = self.run_steps().await;
         let end = self.redacted(end);
         self.browser.finish().await;
-        let cost_usd = history::total_cost(&self.history);
+        let cost_usd = total_cost(&self.history);
         self.events.emit(AgentEvent::TaskFinished {
             v: V,
             end: end.clone(),
@@ -621,6 +630,16 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// Runs one action within its time limit, then: keeps a screenshot for the next request,
     /// leaves a blocked site the action led to, and masks secrets in what it reports.
     async fn run_action(&mut self, action: Action, name: &str, page: &PageState, step: u32) -> Ran {
+        // The elements clicked by index lately: one clicked again gets a trusted click.
+        let clicked_lately: Vec<u32> = self
+            .history
+            .iter()
+            .rev()
+            .take(crate::actions::CLICK_REPEAT_STEPS)
+            .flat_map(|record| &record.actions)
+            .filter(|action| action.name == "click")
+            .filter_map(|action| action.params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok()))
+            .collect();
         let mut ctx = ActionContext {
             browser: &mut self.browser,
             page,
@@ -629,7 +648,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             options: &self.options,
             step,
             secrets: &self.safety.secrets,
-            history: &self.history,
+            clicked_lately: &clicked_lately,
         };
         let limit = time_limit(action.spec(), &self.limits);
         let work = within(&self.clock, limit, action.execute(&mut ctx));

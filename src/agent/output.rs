@@ -2,22 +2,10 @@
 
 use crate::actions::{Action, ActionUnion, ValidationError};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
-/// The reasoning part of an answer, kept in history and shown in the side panel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ModelThoughts {
-    /// Free reasoning, when the settings ask for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<String>,
-    pub evaluation_previous_goal: String,
-    pub memory: String,
-    pub next_goal: String,
-    /// The parts of the task still ahead, when the model keeps a plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Vec<String>>,
-}
+pub use crate::record::ModelThoughts;
 
 /// The whole answer as the schema describes it. Field order matters: models write keys in
 /// schema order, so the reasoning comes before the actions it justifies.

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 /// The prefix of every skill's branch in the action union.
-pub const ACTION_PREFIX: &str = "skill_";
+pub const ACTION_PREFIX: &str = crate::actions::SKILL_ACTION_PREFIX;
 /// A skill's name: at most this many characters.
 const MAX_NAME_CHARS: usize = 60;
 /// A parameter's name: at most this many characters.
@@ -241,6 +241,11 @@ fn site_of(start_url: &str) -> Result<String, SkillError> {
 }
 
 impl Skill {
+    /// Its branch of the action union.
+    pub fn registered(&self) -> crate::actions::RegisteredAction {
+        crate::actions::skill_action(&self.action, self.action_description(), &self.domain, self.params_schema())
+    }
+
     /// Makes a skill of a draft, checking it against the skills already saved.
     pub fn from_draft(draft: SkillDraft, existing: &[Skill]) -> Result<Skill, SkillError> {
         let name = draft.name.split_whitespace().collect::<Vec<_>>().join(" ");

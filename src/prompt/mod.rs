@@ -5,9 +5,9 @@
 //! mistake cannot echo forever. Page text is fenced inside `<browser_state>`, which the system
 //! prompt declares to be data, never instructions.
 
-use crate::agent::StepRecord;
 use crate::browser::PageState;
 use crate::dom::{page_text, untrusted};
+use crate::record::StepRecord;
 
 /// Earlier tasks of a conversation shown in full at most.
 const MAX_EARLIER_TASKS: usize = 5;
@@ -264,7 +264,7 @@ pub struct StateInput<'a> {
     /// A word from the loop detector, if the last steps look like a loop.
     pub nudge: Option<&'a str>,
     /// Earlier tasks of the same conversation (for a follow-up task), oldest first.
-    pub previous: &'a [crate::agent::PreviousTask],
+    pub previous: &'a [crate::record::PreviousTask],
     /// The secrets the model may name on this page (names only).
     pub secrets: Option<&'a str>,
     /// What the URL firewall allows, when it restricts anything.

@@ -1,13 +1,29 @@
-//! What a task leaves behind: one record per step, and the outcome.
+//! What a task leaves behind: one record per step (the model's thoughts, each action and its
+//! result), the outcome, and what a follow-up task is told of earlier ones. Below the agent
+//! that writes them and the prompt that reads them back to the model, so neither needs the
+//! other for them.
 //!
 //! Records are plain serde data: the same JSON goes to the side panel live, into the headless
 //! runner's `--out` file, and into the task history the extension keeps in IndexedDB
 //! (`extension/history-store.js`).
 
-use super::output::ModelThoughts;
 use crate::actions::ActionResult;
 use crate::llm::Usage;
 use serde::{Deserialize, Serialize};
+
+/// The reasoning part of an answer, kept in history and shown in the side panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelThoughts {
+    /// Free reasoning, when the settings ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    pub evaluation_previous_goal: String,
+    pub memory: String,
+    pub next_goal: String,
+    /// The parts of the task still ahead, when the model keeps a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<String>>,
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
