@@ -39,6 +39,17 @@ pub struct Click;
 /// with their elements for a whole task, so the same index is the same element).
 pub const CLICK_REPEAT_STEPS: usize = 3;
 
+/// The elements clicked by index among `recent` actions (each its name and its recorded
+/// parameters, from the last [`CLICK_REPEAT_STEPS`] steps): what `click` finds in its
+/// context's `clicked_lately`.
+pub fn clicked_indices<'a>(recent: impl IntoIterator<Item = (&'a str, &'a serde_json::Value)>) -> Vec<u32> {
+    recent
+        .into_iter()
+        .filter(|(name, _)| *name == "click")
+        .filter_map(|(_, params)| params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok()))
+        .collect()
+}
+
 impl ActionDef for Click {
     type Params = ClickParams;
     const SPEC: ActionSpec = ActionSpec {

@@ -40,7 +40,7 @@ mod upload_file;
 mod wait;
 
 pub use ask_human::{AskHuman, AskHumanParams};
-pub use click::{Click, ClickParams, CLICK_REPEAT_STEPS};
+pub use click::{clicked_indices, Click, ClickParams, CLICK_REPEAT_STEPS};
 pub use done::{Done, DoneParams, StructuredDone, StructuredDoneParams};
 pub use drag_and_drop::{DragAndDrop, DragAndDropParams};
 pub use dropdown::{DropdownOptions, DropdownOptionsParams, SelectDropdown, SelectDropdownParams};

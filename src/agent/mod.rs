@@ -630,16 +630,19 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// Runs one action within its time limit, then: keeps a screenshot for the next request,
     /// leaves a blocked site the action led to, and masks secrets in what it reports.
     async fn run_action(&mut self, action: Action, name: &str, page: &PageState, step: u32) -> Ran {
-        // The elements clicked by index lately: one clicked again gets a trusted click.
-        let clicked_lately: Vec<u32> = self
-            .history
-            .iter()
-            .rev()
-            .take(crate::actions::CLICK_REPEAT_STEPS)
-            .flat_map(|record| &record.actions)
-            .filter(|action| action.name == "click")
-            .filter_map(|action| action.params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok()))
-            .collect();
+        // Only a click asks which elements were clicked lately (one clicked again gets a
+        // trusted click).
+        let clicked_lately = match action {
+            Action::Click(_) => crate::actions::clicked_indices(
+                self.history
+                    .iter()
+                    .rev()
+                    .take(crate::actions::CLICK_REPEAT_STEPS)
+                    .flat_map(|record| &record.actions)
+                    .map(|a| (a.name.as_str(), &a.params)),
+            ),
+            _ => Vec::new(),
+        };
         let mut ctx = ActionContext {
             browser: &mut self.browser,
             page,
