@@ -60,16 +60,7 @@ pub fn check_value(value: &Value, schema: &Value, path: &str) -> Result<(), Stri
     }
     match value {
         Value::Object(obj) => {
-            if let Some(min) = schema.get("minProperties").and_then(Value::as_u64) {
-                if (obj.len() as u64) < min {
-                    return Err(format!("`{path}` needs at least {min} fields"));
-                }
-            }
-            if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64) {
-                if obj.len() as u64 > max {
-                    return Err(format!("`{path}` allows at most {max} fields"));
-                }
-            }
+            check_count(obj.len(), schema, "Properties", "fields", path)?;
             let props = schema.get("properties").and_then(Value::as_object);
             if let Some(required) = schema.get("required").and_then(Value::as_array) {
                 for name in required.iter().filter_map(Value::as_str) {
@@ -93,16 +84,7 @@ pub fn check_value(value: &Value, schema: &Value, path: &str) -> Result<(), Stri
             }
         }
         Value::Array(items) => {
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
-                if (items.len() as u64) < min {
-                    return Err(format!("`{path}` needs at least {min} items"));
-                }
-            }
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
-                if items.len() as u64 > max {
-                    return Err(format!("`{path}` allows at most {max} items"));
-                }
-            }
+            check_count(items.len(), schema, "Items", "items", path)?;
             if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
                 if let Some(i) = (1..items.len()).find(|&i| items[..i].contains(&items[i])) {
                     return Err(format!("`{path}[{i}]` repeats an earlier item; the items must differ"));
@@ -145,6 +127,25 @@ pub fn check_value(value: &Value, schema: &Value, path: &str) -> Result<(), Stri
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// `min{counted}` and `max{counted}` (`minItems`, `maxProperties`, …) on a count of `what`.
+fn check_count(
+    count: usize,
+    schema: &serde_json::Map<String, Value>,
+    counted: &str,
+    what: &str,
+    path: &str,
+) -> Result<(), String> {
+    let bound = |edge: &str| schema.get(&format!("{edge}{counted}")).and_then(Value::as_u64);
+    let count = count as u64;
+    if let Some(min) = bound("min").filter(|min| count < *min) {
+        return Err(format!("`{path}` needs at least {min} {what}"));
+    }
+    if let Some(max) = bound("max").filter(|max| count > *max) {
+        return Err(format!("`{path}` allows at most {max} {what}"));
     }
     Ok(())
 }
@@ -301,8 +302,14 @@ mod tests {
         let list = json!({"type": "array", "uniqueItems": true});
         assert!(check_value(&json!([1, 2, 1]), &list, "x").unwrap_err().starts_with("`x[2]` repeats"));
         let obj = json!({"type": "object", "minProperties": 1, "maxProperties": 2});
-        assert!(check_value(&json!({}), &obj, "x").is_err());
-        assert!(check_value(&json!({"a": 1, "b": 2, "c": 3}), &obj, "x").is_err());
+        assert_eq!(check_value(&json!({}), &obj, "x").unwrap_err(), "`x` needs at least 1 fields");
+        assert_eq!(
+            check_value(&json!({"a": 1, "b": 2, "c": 3}), &obj, "x").unwrap_err(),
+            "`x` allows at most 2 fields"
+        );
+        let short = json!({"type": "array", "minItems": 2, "maxItems": 3});
+        assert_eq!(check_value(&json!([1]), &short, "x").unwrap_err(), "`x` needs at least 2 items");
+        assert_eq!(check_value(&json!([1, 2, 3, 4]), &short, "x").unwrap_err(), "`x` allows at most 3 items");
     }
 
     #[test]
