@@ -23,17 +23,9 @@ fn login_policy(state: &str, _body: &Value) -> Reply {
     if title_of(state).starts_with("Welcome, alice") {
         return output("Report success", json!([{"done": {"text": "Logged in as alice.", "success": true}}]));
     }
-    match (index_of(state, "placeholder=Username"), index_of(state, "placeholder=Password"), index_of(state, ">Submit"))
-    {
-        (Some(user), Some(pass), Some(submit)) => output(
-            "Fill in the form and submit it",
-            json!([
-                {"input": {"index": user, "text": "alice", "clear": null}},
-                {"input": {"index": pass, "text": "hunter2", "clear": true}},
-                {"click": {"index": submit}}
-            ]),
-        ),
-        _ => match index_of(state, ">Sign in") {
+    match log_in_actions(state) {
+        Some(actions) => output("Fill in the form and submit it", actions),
+        None => match index_of(state, ">Sign in") {
             Some(link) => output("Open the sign-in page", json!([{"click": {"index": link}}])),
             None => output("Give up", json!([{"done": {"text": "No sign-in found", "success": false}}])),
         },

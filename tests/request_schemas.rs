@@ -239,20 +239,9 @@ fn run_every_kind_of_request(llm_settings: LlmSettings) -> Vec<Value> {
                 let data = json!({"plan": {"name": "Team", "price": {"amount": 29, "currency": "EUR"}}, "extra": {"seats": 5}});
                 return output("Report", json!([{"done": {"data": data, "success": true}}]));
             }
-            match (
-                index_of(state, "placeholder=Username"),
-                index_of(state, "placeholder=Password"),
-                index_of(state, ">Submit"),
-            ) {
-                (Some(user), Some(pass), Some(submit)) => output(
-                    "Log in",
-                    json!([
-                        {"input": {"index": user, "text": "alice", "clear": true}},
-                        {"input": {"index": pass, "text": "hunter2", "clear": true}},
-                        {"click": {"index": submit}}
-                    ]),
-                ),
-                _ => output("Give up", json!([{"done": {"data": {}, "success": false}}])),
+            match log_in_actions(state) {
+                Some(actions) => output("Log in", actions),
+                None => output("Give up", json!([{"done": {"data": {}, "success": false}}])),
             }
         }
     });

@@ -317,6 +317,19 @@ impl ScriptedLlm {
     }
 }
 
+/// The actions that log alice in on the log-in page the state shows (its fields and button
+/// found by their text), or `None` when the state shows no such form.
+pub fn log_in_actions(state: &str) -> Option<Value> {
+    let user = index_of(state, "placeholder=Username")?;
+    let pass = index_of(state, "placeholder=Password")?;
+    let submit = index_of(state, ">Submit")?;
+    Some(json!([
+        {"input": {"index": user, "text": "alice", "clear": null}},
+        {"input": {"index": pass, "text": "hunter2", "clear": true}},
+        {"click": {"index": submit}}
+    ]))
+}
+
 pub fn output(next_goal: &str, actions: Value) -> Reply {
     Reply::Output(json!({
         "evaluation_previous_goal": "judged from the page",
