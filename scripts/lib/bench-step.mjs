@@ -63,7 +63,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromiumPath, EXTENSION_DIR } from './browser.mjs';
-import { startHarness, runTask } from '../../tests/e2e/lib/harness.mjs';
+import { startHarness, newConversation, runTask } from '../../tests/e2e/lib/harness.mjs';
 import { startMockLlm, answer } from '../../tests/e2e/lib/mock-llm.mjs';
 import { elements } from '../../tests/e2e/lib/state.mjs';
 
@@ -174,7 +174,7 @@ async function runStepTask(h, panel, mock) {
   const pageElements = await site.evaluate(() => document.getElementsByTagName('*').length);
   const getStatus = () => panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
   // After an earlier task the panel holds its conversation open: the next task would follow it up.
-  if (await panel.locator('#new-conversation').isVisible()) await panel.click('#new-conversation');
+  await newConversation(panel);
   let final;
   const ticksBefore = cpuTicks();
   try {
@@ -295,7 +295,7 @@ async function measureDeadFrames(h) {
       for (const [kind, fixture] of [['dead', 'iframe-dead.html'], ['live', 'iframe-live.html']]) {
         const site = await h.openFixture(fixture);
         await site.waitForLoadState('load');
-        if (await panel.locator('#new-conversation').isVisible()) await panel.click('#new-conversation');
+        await newConversation(panel);
         await site.bringToFront();
         await runTaskWatching(panel, 'Look at the page a few times, then finish.', 60_000);
         const status = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));

@@ -43,7 +43,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { ROOT } from './browser.mjs';
-import { startHarness, runTask } from '../../tests/e2e/lib/harness.mjs';
+import { startHarness, newConversation, runTaskOn } from '../../tests/e2e/lib/harness.mjs';
 import { startMockLlm, answer, stateOf } from '../../tests/e2e/lib/mock-llm.mjs';
 import { availableActions, findIndex, stepsDone } from '../../tests/e2e/lib/state.mjs';
 
@@ -89,18 +89,10 @@ async function recordTask(h, panel, provider) {
   const llm = await startMockLlm(taskPolicy(pages), { provider });
   try {
     await h.settings({ provider, baseUrl: llm.baseUrl, model: 'mock-model', apiKey: 'sk-bench' });
-    if (await panel.locator('#new-conversation').isVisible()) await panel.click('#new-conversation');
-    const finals = await panel.locator('#log .final').count();
+    await newConversation(panel);
     const site = await h.context.newPage();
     await site.goto(pages[0]);
-    await site.bringToFront();
-    await panel.bringToFront();
-    await runTask(panel, TASK);
-    const final = panel.locator('#log .final').nth(finals);
-    await panel.locator('#notice:not([hidden])').or(final).first().waitFor({ timeout: 120_000 });
-    const notice = await panel.locator('#notice').innerText();
-    if (notice) throw new Error(`${provider}: the panel refused the task: ${notice}`);
-    const text = await final.innerText();
+    const text = await runTaskOn(panel, site, TASK, 120_000);
     await site.close();
     // Agent steps only: a call of `extract` or a summary has its own prompt.
     const bodies = llm.requests.map((r) => r.body).filter((b) => /<browser_state>/.test(stateOf(b) ?? ''));
@@ -167,14 +159,12 @@ function cacheFigures(provider, bodies) {
     const before = order[k - 1];
     let same;
     if (now.breakpoints) {
-      // The longest prefix ending at a breakpoint that the previous request also had.
-      const previousText = before.pieces.join('\n');
+      // The longest prefix ending at a breakpoint that the previous request also ended one at.
+      const written = new Set(before.breakpoints.map((b) => before.pieces.slice(0, b).join('\n')));
       same = 0;
       for (const at of now.breakpoints) {
         const prefix = now.pieces.slice(0, at).join('\n');
-        if (previousText.startsWith(prefix) && before.breakpoints.some((b) => before.pieces.slice(0, b).join('\n') === prefix)) {
-          same = tokens(prefix);
-        }
+        if (written.has(prefix)) same = tokens(prefix);
       }
     } else {
       same = tokens(text.slice(0, commonPrefix(text, before.pieces.join('\n'))));

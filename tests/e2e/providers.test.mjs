@@ -4,7 +4,7 @@
 // OpenAI, Anthropic, Gemini and Ollama, plus the options page's own fields for them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHarness, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startHarness, newConversation, runTaskOn } from './lib/harness.mjs';
 import { startMockLlm, schemaOf, answer, MOCK_MODELS } from './lib/mock-llm.mjs';
 import { offeredActions } from './lib/state.mjs';
 import { loginPolicy } from './lib/policies.mjs';
@@ -40,23 +40,14 @@ async function logIn(provider, settings, policy = loginPolicy) {
   let site;
   try {
     await h.settings({ provider, baseUrl: llm.baseUrl, ...settings });
-    const fresh = panel.locator('#new-conversation');
-    if (await fresh.isVisible()) await fresh.click();
-    const finalsBefore = await panel.locator('.final').count();
+    await newConversation(panel);
     const stepsBefore = await panel.locator('.step').count();
     const logStart = h.fixtures.log.length;
     site = await h.openFixture('login.html');
-    await site.bringToFront();
-    await panel.bringToFront();
-    await runTask(panel, TASK);
-    // A refused start shows a notice instead of a final answer: wait for either, to report it.
-    const final = panel.locator('.final').nth(finalsBefore);
-    await panel.locator('#notice:not([hidden])').or(final).first().waitFor({ timeout: 60_000 });
-    const notice = await panel.locator('#notice').innerText();
-    assert.equal(notice, '', `the panel refused the task: ${notice}`);
+    const final = await runTaskOn(panel, site, TASK);
     await site.getByRole('heading', { name: 'Welcome, alice' }).waitFor({ timeout: 5_000 });
     const steps = (await panel.locator('.step').allInnerTexts()).slice(stepsBefore);
-    return { requests: llm.requests, final: await final.innerText(), steps, serverLog: h.fixtures.log.slice(logStart) };
+    return { requests: llm.requests, final, steps, serverLog: h.fixtures.log.slice(logStart) };
   } finally {
     // Closing the task's tab ends a task a failed assertion left running; the next test waits
     // for the panel to be idle again.
@@ -388,12 +379,9 @@ test('the side panel runs the next task with the model chosen there (the saved o
 
     const run = async (model) => {
       await choice.selectOption(model);
-      const fresh = panel.locator('#new-conversation');
-      if (await fresh.isVisible()) await fresh.click();
-      await site.bringToFront();
-      await panel.bringToFront();
+      await newConversation(panel);
       const before = llm.requests.length;
-      await runTaskToEnd(panel, 'Look at the page');
+      await runTaskOn(panel, site, 'Look at the page');
       return llm.requests.slice(before).map((r) => r.body.model);
     };
     assert.deepEqual(await run('mock-model-mini'), ['mock-model-mini'], 'the chosen model answers the task');

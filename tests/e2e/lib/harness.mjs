@@ -136,3 +136,25 @@ export async function runTaskToEnd(panel, task, timeout = 60_000) {
   await final.waitFor({ timeout });
   return final.innerText();
 }
+
+/** Starts a new conversation in the panel when one is open (the button shows only then), so
+ * the next task is not a follow-up. */
+export async function newConversation(panel) {
+  const fresh = panel.locator('#new-conversation');
+  if (await fresh.isVisible()) await fresh.click();
+}
+
+/** Runs a task on `site` (brought to the front, then the panel beside it) and waits for its
+ * final answer; a start the panel refuses (a notice instead of an answer) throws with the
+ * notice. Resolves to the final answer's text. */
+export async function runTaskOn(panel, site, task, timeout = 60_000) {
+  const before = await panel.locator('#log .final').count();
+  await site.bringToFront();
+  await panel.bringToFront();
+  await runTask(panel, task);
+  const final = panel.locator('#log .final').nth(before);
+  await panel.locator('#notice:not([hidden])').or(final).first().waitFor({ timeout });
+  const notice = await panel.locator('#notice').innerText();
+  if (notice) throw new Error(`the panel refused the task: ${notice}`);
+  return final.innerText();
+}
