@@ -10,13 +10,9 @@
 //! Two checks that read the same URL differently are how a rule gets around another; so nothing
 //! here splits a URL by hand.
 
-use std::fmt;
-
 /// An absolute http(s) URL with a host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebUrl {
-    /// The whole URL as the parser writes it.
-    href: String,
     /// The host as rules compare it (see [`WebUrl::host`]).
     host: String,
     /// The host as the URL writes it, as a page reads it in `location.hostname`.
@@ -33,7 +29,6 @@ struct Parsed {
     /// none.
     host: String,
     path: String,
-    href: String,
 }
 
 /// Chrome's own reading (the service worker's `URL`).
@@ -44,7 +39,6 @@ fn parse_url(text: &str) -> Option<Parsed> {
         scheme: url.protocol().trim_end_matches(':').to_ascii_lowercase(),
         host: url.hostname(),
         path: url.pathname(),
-        href: url.href(),
     })
 }
 
@@ -56,7 +50,6 @@ fn parse_url(text: &str) -> Option<Parsed> {
         scheme: url.scheme().to_string(),
         host: url.host_str().unwrap_or_default().to_string(),
         path: url.path().to_string(),
-        href: url.as_str().to_string(),
     })
 }
 
@@ -92,7 +85,7 @@ impl WebUrl {
         if host.is_empty() {
             return Err(NotWeb::Invalid);
         }
-        Ok(WebUrl { href: parsed.href, host, hostname: parsed.host, path: parsed.path })
+        Ok(WebUrl { host, hostname: parsed.host, path: parsed.path })
     }
 
     /// The host as rules compare it: lower-case, international names in their `xn--` form,
@@ -108,23 +101,12 @@ impl WebUrl {
         &self.hostname
     }
 
-    /// The whole URL as the browser writes it.
-    pub fn as_str(&self) -> &str {
-        &self.href
-    }
-
     /// The Chrome Web Store, where extensions may not act (its old address's path read with
     /// its escapes decoded, as the server reads it).
     pub fn is_web_store(&self) -> bool {
         let path = || percent_encoding::percent_decode_str(&self.path).decode_utf8_lossy().to_ascii_lowercase();
         self.host == "chromewebstore.google.com"
             || (self.host == "chrome.google.com" && path().starts_with("/webstore"))
-    }
-}
-
-impl fmt::Display for WebUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
