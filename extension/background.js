@@ -133,8 +133,8 @@ let coreFailure = null;
 /** Sends a task event, with its task and position in the task's log, to every open panel,
  * and writes it into the task history at once (this worker may be stopped at any moment).
  * The history never throws, so the task goes on if IndexedDB fails. */
-function broadcast(event, seq, taskId) {
-  recordEvent(taskId, seq, event);
+function broadcast(event, seq, taskId, state) {
+  recordEvent(taskId, seq, event, state);
   for (const port of panelPorts) {
     try {
       port.postMessage({ task_id: taskId, seq, event });

@@ -38,10 +38,10 @@
 //     while running), usage {input_tokens, output_tokens}, cost_usd (USD, or null when unknown),
 //     unpriced_steps (steps that used tokens without a price), step_count (steps kept), seen
 //     (what search looks at besides the task and its end: the pages' URLs and titles and the
-//     model's goals, each once, at most SEEN_LIMIT). While
-//     the task runs, usage and cost_usd are the sums over its kept steps (cost_usd over the
-//     priced ones only); from its end on, the core's totals (cost_usd null when any step's
-//     model had no price).
+//     model's goals, each once, at most SEEN_LIMIT). The fields that describe where the task
+//     stands (task to step_count, but not started_at, finished_at, interrupted and seen) are
+//     the core's `TaskState` (src/agent/events.rs) sent with each event, stored as they come:
+//     the history works none of them out itself.
 //   steps  key [task_id, step]. {task_id, step, record}: `record` is the StepRecord exactly as
 //     the core sent it (src/agent/history.rs): url, title, output (the model's thoughts),
 //     actions (name, description, params, result), error, usage, cost_usd, timings
@@ -259,34 +259,13 @@ function sameStep(a, b) {
   return canonical(restA) === canonical(restB);
 }
 
-const tokensOf = (record) => (record.usage?.input_tokens ?? 0) + (record.usage?.output_tokens ?? 0);
-
-/** Adds (sign 1) or takes away (sign -1) a step's tokens and cost from the task's totals. */
-function count(task, record, sign) {
-  task.usage = {
-    input_tokens: task.usage.input_tokens + sign * (record.usage?.input_tokens ?? 0),
-    output_tokens: task.usage.output_tokens + sign * (record.usage?.output_tokens ?? 0),
-  };
-  if (typeof record.cost_usd === 'number') {
-    task.cost_usd = (task.cost_usd ?? 0) + sign * record.cost_usd;
-  } else if (tokensOf(record) > 0) {
-    task.unpriced_steps += sign;
-  }
-}
-
 /** Writes a step's record; false when it holds nothing new (a repeat). */
 async function putStep(tx, task, record) {
   if (!record || !Number.isInteger(record.step)) throw new TypeError('a step_finished event without a step number');
   const steps = tx.objectStore(STEPS);
   const old = await requested(steps.get([task.task_id, record.step]));
-  if (old) {
-    if (sameStep(old.record, record) && (old.record.screenshot || !record.screenshot)) return false;
-    count(task, old.record, -1);
-  } else {
-    task.step_count += 1;
-  }
+  if (old && sameStep(old.record, record) && (old.record.screenshot || !record.screenshot)) return false;
   steps.put({ task_id: task.task_id, step: record.step, record });
-  count(task, record, 1);
   noteSeen(task, record);
   return true;
 }
@@ -295,64 +274,43 @@ async function putStep(tx, task, record) {
 const KEPT_EVENTS = new Set(['task_started', 'task_restored', 'task_paused', 'task_resumed', 'history_compacted',
   'step_finished', 'task_finished']);
 
-/** Applies one event to the stores; resolves once written. */
-async function apply(tx, taskId, event) {
+/** The fields of a task's row the core says (`TaskState`, src/agent/events.rs). */
+const FROM_CORE = ['task', 'model', 'max_steps', 'conversation_id', 'replay', 'running', 'paused', 'restored', 'summary',
+  'end', 'usage', 'cost_usd', 'unpriced_steps', 'step_count'];
+
+/**
+ * Applies one event to the stores, with where the core says the task stands after it
+ * (`state`); resolves once written. The row's fields come from the core as they are: the
+ * history works out nothing the core knows. What it keeps of its own: the steps' records (by
+ * step number, a repeat changing nothing and a step done again replacing the first attempt),
+ * when this browser saw the task start and end, what search looks at, and `interrupted`.
+ */
+async function apply(tx, taskId, event, state) {
   const tasks = tx.objectStore(TASKS);
   const stored = await requested(tasks.get(taskId));
   const task = stored ?? newTask(taskId, Date.now());
   const before = canonical(task);
-  const finished = task.end !== null;
-  // An event of a task marked interrupted proves it is still going.
-  if (event.type !== 'task_finished' && !finished && !task.running) {
-    task.running = true;
-    task.interrupted = false;
+  if (state && typeof state === 'object') {
+    for (const name of FROM_CORE) if (name in state) task[name] = state[name];
+    task.conversation_id ||= taskId;
+    if (task.running) task.interrupted = false;
   }
   let stepWritten = false;
-  switch (event.type) {
-    case 'task_started':
-      task.task = event.task ?? task.task;
-      task.max_steps = event.max_steps ?? task.max_steps;
-      task.model = event.model || task.model;
-      task.conversation_id = event.conversation_id || task.conversation_id || taskId;
-      task.replay = event.replay === true;
-      break;
-    case 'task_restored':
-      task.restored = { step: event.step, steps_kept: event.steps_kept, reason: event.reason };
-      task.paused = false;
-      break;
-    case 'history_compacted':
-      if (event.summary) task.summary = event.summary;
-      break;
-    case 'task_paused':
-      if (!finished) task.paused = true;
-      break;
-    case 'task_resumed':
-      task.paused = false;
-      break;
-    case 'step_finished':
-      stepWritten = await putStep(tx, task, event.record);
-      break;
-    case 'task_finished':
-      task.end = event.end ?? null;
-      task.usage = event.usage ?? task.usage;
-      task.cost_usd = typeof event.cost_usd === 'number' ? event.cost_usd : null;
-      task.running = false;
-      task.paused = false;
-      task.interrupted = false;
-      task.finished_at ??= Date.now();
-      break;
-    default:
-      break; // step_started, step_planned, questions: nothing history keeps beyond the record
+  if (event.type === 'step_finished') stepWritten = await putStep(tx, task, event.record);
+  if (event.type === 'task_finished') {
+    task.interrupted = false;
+    task.finished_at ??= Date.now();
   }
   if (stepWritten || canonical(task) !== before) tasks.put(task);
 }
 
 /**
  * Records one event of task `taskId` (as broadcast: the event, its position `seq` in the
- * task's log). Repeats change nothing; see the module comment. Never rejects: resolves to true
+ * task's log, and `state`, where the core says the task stands after it). Repeats change
+ * nothing; see the module comment. Never rejects: resolves to true
  * when the event is in the history, false when it could not be written (see `lastFailure`).
  */
-export async function recordEvent(taskId, seq, event) {
+export async function recordEvent(taskId, seq, event, state) {
   try {
     if (typeof taskId !== 'string' || !taskId || typeof event?.type !== 'string') {
       throw new TypeError(`not a task event (task ${JSON.stringify(taskId)}, type ${JSON.stringify(event?.type)})`);
@@ -360,7 +318,7 @@ export async function recordEvent(taskId, seq, event) {
     // Events the history keeps nothing of cost no transaction: they come every step, on the
     // step's own time.
     if (!KEPT_EVENTS.has(event.type)) return true;
-    await transaction('readwrite', (tx) => apply(tx, taskId, event));
+    await transaction('readwrite', (tx) => apply(tx, taskId, event, state));
     return true;
   } catch (error) {
     report(`recording ${event?.type ?? 'an event'} #${seq} of ${taskId}`, error);
@@ -383,7 +341,7 @@ export async function catchUp(status) {
       const stored = await transaction('readonly', (tx) => requested(tx.objectStore(TASKS).get(current)));
       if (stored ? stored.running : status.running) {
         const from = status.from ?? 0;
-        for (const [i, event] of (status.events ?? []).entries()) await recordEvent(current, from + i, event);
+        for (const [i, event] of (status.events ?? []).entries()) await recordEvent(current, from + i, event, status.state);
       }
     }
     const live = current && status.running ? current : null;

@@ -9,7 +9,7 @@
 //     document_start, before the page's own scripts, the rest at document_idle;
 //   - a page that was loaded before (the tab the task starts on, a tab it switches to) gets
 //     them injected into all its frames by the worker the first time it asks the page and
-//     nothing answers (`inject`, from src/ext/browser.rs);
+//     nothing answers (`inject`, from src/tabs/mod.rs);
 //   - Chrome runs registered scripts in every tab, so a frame first asks whether its tab is
 //     the task's (`wanted`: one of the task's tabs, or a tab one of them opened) and takes
 //     itself out if not;

@@ -1,8 +1,8 @@
 //! The `Browser` port: everything the agent loop may ask of a browser.
 //!
-//! The core drives a browser only through this trait. In the extension, `ext::ChromeBrowser`
-//! implements it with chrome.tabs, chrome.scripting, chrome.debugger and content-script
-//! messages; in native tests a scripted fake does. Errors are typed so the loop can tell a
+//! The core drives a browser only through this trait. In the extension, `tabs::TabBrowser`
+//! implements it over tabs, content-script messages and the debugger (reached through its own
+//! port, chrome.* in `ext::tabs`); in native tests of the loop a scripted fake site does. Errors are typed so the loop can tell a
 //! problem the LLM can route around (an element that is gone) from one that ends the task (a
 //! page the extension may not touch).
 //!

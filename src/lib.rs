@@ -14,8 +14,10 @@
 //! - [`record`]: what a task leaves behind: step records, the outcome, earlier tasks.
 //! - [`protocol`]: the messages that cross the worker ↔ side panel seam.
 //! - [`settings`]: what the user configures, validated.
+//! - [`tabs`]: the `Browser` port over tabs, frames' content scripts and the debugger (behind a port).
 //! - [`tagged`]: reading the internally tagged enums of the wire formats.
 //! - [`web`]: URLs and hosts as the browser reads them, for every rule that depends on a site.
+//! - [`worker`]: the worker's one task: panel requests, starting, saving, restoring (behind ports).
 
 pub mod actions;
 pub mod agent;
@@ -28,8 +30,10 @@ pub mod protocol;
 pub mod record;
 pub mod safety;
 pub mod settings;
+pub mod tabs;
 pub mod tagged;
 pub mod web;
+pub mod worker;
 
 #[cfg(target_arch = "wasm32")]
 mod ext;

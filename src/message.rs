@@ -135,6 +135,15 @@ pub(crate) mod tests {
             SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
         ];
         out.extend(settings.iter().map(said));
+        use crate::settings::form::ListError;
+        let lists = [
+            ListError::HeaderName { line: 2, text: "Bad Name: x".into() },
+            ListError::HeaderForbidden { line: 1, text: "Cookie: a".into(), name: "Cookie".into() },
+            ListError::HeaderControl { line: 3, text: "X-A: \u{7}".into() },
+            ListError::HeaderRepeated { line: 2, text: "x-a: 2".into(), name: "x-a".into() },
+            ListError::PriceLine { line: 1, text: "gpt two".into() },
+        ];
+        out.extend(lists.iter().map(said));
         let safety = [
             SafetyError::SecretWithoutName { position: 2 },
             SafetyError::BadSecretName { name: "a b".into() },

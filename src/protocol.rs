@@ -85,6 +85,14 @@ pub enum PanelRequest {
         start_url: String,
         steps: Vec<crate::agent::replay::ReplayStep>,
     },
+    /// Read the options page's two typed lists, as typed: extra headers (one `Name: value` per
+    /// line) and prices (one `model input output [cached]` per line). `SettingsLists`, or
+    /// `Refused` naming the line and why (`settings::form`).
+    ReadSettingsLists {
+        v: u32,
+        extra_headers: String,
+        prices: String,
+    },
     /// Check settings as a task would (`Accepted`, or `Refused` saying what to fix), without
     /// starting one: the options page asks after each save.
     CheckSettings {
@@ -165,6 +173,9 @@ pub enum Refusal {
     Browser(#[from] crate::browser::BrowserError),
     #[error(transparent)]
     Settings(#[from] crate::settings::SettingsError),
+    /// A line of the options page's headers or prices that cannot be read.
+    #[error(transparent)]
+    SettingsList(#[from] crate::settings::form::ListError),
     #[error(transparent)]
     Skill(#[from] crate::agent::skill::SkillError),
     #[error(transparent)]
@@ -200,6 +211,7 @@ impl crate::message::Localize for Refusal {
             Refusal::RestrictedStart { url } => L::new("restricted_start", [url]),
             Refusal::Browser(e) => return e.locale_text(),
             Refusal::Settings(e) => return e.locale_text(),
+            Refusal::SettingsList(e) => return e.locale_text(),
             Refusal::Skill(e) => return e.locale_text(),
             Refusal::Llm(e) => return e.locale_text(),
             Refusal::Protocol(e) => return e.locale_text(),
@@ -256,6 +268,9 @@ pub enum PanelReply {
         running: bool,
         from: u32,
         events: Vec<AgentEvent>,
+        /// Where the task stands after all its events (none without a task).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<Box<crate::agent::TaskState>>,
     },
     /// The model answered the connection check as asked, in `ms` milliseconds.
     ConnectionWorks {
@@ -271,6 +286,12 @@ pub enum PanelReply {
         v: u32,
         models: Vec<String>,
         listed: bool,
+    },
+    /// The options page's typed lists, read (`ReadSettingsLists`), as they are stored.
+    SettingsLists {
+        v: u32,
+        extra_headers: std::collections::BTreeMap<String, String>,
+        prices: Vec<crate::llm::pricing::ModelPrice>,
     },
     /// The site a skill would be offered on, and the texts its steps typed, each with a
     /// suggested parameter name.

@@ -4,6 +4,8 @@
 //! headless runner. Anything missing or wrong becomes a [`SettingsError`] that says which
 //! setting to change and where, because the side panel shows it to the user as is.
 
+pub mod form;
+
 use crate::llm::pricing::ModelPrice;
 // The actions' own options live with them.
 pub use crate::actions::options::{ActionOptions, SearchEngine};
@@ -220,7 +222,7 @@ pub enum SettingsError {
     SessionKeyGone,
     #[error("Azure OpenAI needs an API version with the resource's endpoint as base URL. Set it in Tabwright's options, e.g. 2024-10-21, or use the v1 base URL (https://YOUR-RESOURCE.openai.azure.com/openai/v1), which needs none.")]
     NoApiVersion,
-    #[error("The extra LLM header \"{0}\" is not valid: a name is letters, digits and - (such as HTTP-Referer), and a value is one line. Fix it in Tabwright's options.")]
+    #[error("The extra LLM header \"{0}\" cannot be sent: a name is letters, digits and - (such as HTTP-Referer), given once, not one the browser keeps to itself (such as Cookie), and a value is one line. Fix it in Tabwright's options.")]
     BadHeader(String),
     #[error(
         "The structured output mode \"{0}\" is not known. Choose json_schema or json_object in Tabwright's options."
@@ -286,6 +288,21 @@ impl Settings {
 /// The provider wire formats this build speaks, by their stored names.
 pub const SUPPORTED_PROVIDERS: &[&str] =
     &["openai", "openai_compatible", "azure_openai", "anthropic", "gemini", "ollama"];
+
+/// Whether the stored settings keep the model's key only for the browser session (the options
+/// page then writes it to session storage, `{api_key}`, and leaves the stored one empty).
+pub fn key_in_session(stored: &serde_json::Value) -> bool {
+    stored.get("keys_in_session").and_then(serde_json::Value::as_bool) == Some(true)
+}
+
+/// Puts the key kept for the browser session (`{api_key}`, or nothing after a restart of the
+/// browser) into the stored settings; without it the settings' check says to enter it again.
+pub fn put_session_key(stored: &mut serde_json::Value, session_keys: &serde_json::Value) {
+    let key = session_keys.get("api_key").and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+    if let Some(llm) = stored.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
+        llm.insert("api_key".into(), key.into());
+    }
+}
 
 impl StoredSettings {
     pub fn from_json(value: serde_json::Value) -> Result<Self, SettingsError> {
@@ -441,14 +458,16 @@ impl StoredLlm {
     /// Extra headers with trimmed names and values; a name must be an HTTP token and a value
     /// one line, or fetch would refuse the whole request.
     fn checked_headers(&self) -> Result<Vec<(String, String)>, SettingsError> {
-        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-        let mut headers = Vec::new();
+        let mut headers: Vec<(String, String)> = Vec::new();
         for (name, value) in &self.extra_headers {
             let (name, value) = (name.trim(), value.trim());
             if name.is_empty() && value.is_empty() {
                 continue;
             }
-            if name.is_empty() || !name.chars().all(token) || value.chars().any(|c| c.is_control() && c != '\t') {
+            // The rules the options page's list is read by (`form`), and no name twice in
+            // another case: fetch would send one of them.
+            let repeated = headers.iter().any(|(seen, _)| seen.eq_ignore_ascii_case(name));
+            if form::header_problem(name, value).is_some() || repeated {
                 return Err(SettingsError::BadHeader(name.to_string()));
             }
             headers.push((name.to_string(), value.to_string()));
@@ -584,5 +603,40 @@ mod tests {
         let err = saved.clone().with_model(Some("gpt\n4o")).unwrap_err();
         assert!(matches!(&err, SettingsError::BadModelName(shown) if shown == "gpt4o"), "{err}");
         assert!(saved.with_model(Some(&"m".repeat(201))).is_err());
+    }
+
+    #[test]
+    fn a_key_kept_for_the_browser_session_is_put_back_and_its_absence_is_told() {
+        let mut stored =
+            json!({"keys_in_session": true, "llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": ""}});
+        assert!(key_in_session(&stored));
+        assert!(!key_in_session(&json!({"llm": {}})));
+        put_session_key(&mut stored, &json!({"api_key": "sk-session"}));
+        assert_eq!(stored["llm"]["api_key"], "sk-session");
+        // After the browser restarted, session storage is empty: the key is empty, and the
+        // check says to enter it again.
+        put_session_key(&mut stored, &serde_json::Value::Null);
+        assert_eq!(stored["llm"]["api_key"], "");
+        let mut none = serde_json::Value::Null;
+        put_session_key(&mut none, &json!({"api_key": "sk"}));
+        assert_eq!(none, serde_json::Value::Null, "nothing stored stays nothing");
+    }
+
+    #[test]
+    fn stored_headers_are_held_to_the_rules_the_options_page_reads_them_by() {
+        let check = |headers: serde_json::Value| {
+            let llm = json!({"base_url": "http://127.0.0.1:9/v1", "model": "m", "extra_headers": headers});
+            StoredSettings::from_json(json!({ "llm": llm })).unwrap().validate().map(|s| s.llm.extra_headers)
+        };
+        assert_eq!(
+            check(json!({"X-Title": " Tabwright "})).unwrap(),
+            vec![("X-Title".to_string(), "Tabwright".to_string())]
+        );
+        // Imported settings cannot carry what the page refuses: a header fetch drops without a
+        // word, or one name twice in two cases.
+        assert_eq!(check(json!({"Cookie": "a=b"})), Err(SettingsError::BadHeader("Cookie".into())));
+        assert_eq!(check(json!({"Sec-Fetch-Site": "none"})), Err(SettingsError::BadHeader("Sec-Fetch-Site".into())));
+        assert!(matches!(check(json!({"X-A": "1", "x-a": "2"})), Err(SettingsError::BadHeader(_))));
+        assert!(check(json!({"Bad Name": "x"})).is_err());
     }
 }

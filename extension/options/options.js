@@ -66,41 +66,20 @@ function showProvider() {
   field('api-version').required = azure && !/\/openai\/v1\/?$/i.test(field('base-url').value.trim());
 }
 
-// A header name is an HTTP token (as the core checks), or fetch refuses the whole request.
-const TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
-// Control characters other than tab cannot be sent in a header value.
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
-// Headers the browser never lets an extension set: fetch drops them without a word, so the
-// user would believe they were sent.
-const FORBIDDEN = new Set(['accept-charset', 'accept-encoding', 'access-control-request-headers',
-  'access-control-request-method', 'connection', 'content-length', 'cookie', 'cookie2', 'date', 'dnt', 'expect',
-  'host', 'keep-alive', 'origin', 'referer', 'set-cookie', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'via']);
-
-/** Reads the extra headers text, one `Name: value` per line, into {headers} or {error}. */
-function parseHeaders(text) {
-  const headers = {};
-  const seen = new Set();
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (!line) continue;
-    const where = t('headerWhere', [i + 1, line.length > 40 ? `${line.slice(0, 40)}…` : line]);
-    const colon = line.indexOf(':');
-    const name = colon < 0 ? '' : line.slice(0, colon).trim();
-    const value = colon < 0 ? '' : line.slice(colon + 1).trim();
-    if (!TOKEN.test(name)) {
-      return { error: `${where}: ${t('headerBadName')}` };
-    }
-    const lower = name.toLowerCase();
-    if (FORBIDDEN.has(lower) || lower.startsWith('proxy-') || lower.startsWith('sec-')) {
-      return { error: `${where}: ${t('headerForbidden', [name])}` };
-    }
-    if (CONTROL.test(value)) return { error: `${where}: ${t('headerControl')}` };
-    if (seen.has(lower)) return { error: `${where}: ${t('headerRepeated', [name])}` };
-    seen.add(lower);
-    headers[name] = value;
-  }
-  return { headers };
+/**
+ * The two lists typed as text, extra headers and prices, as the core reads them
+ * (`read_settings_lists`, src/settings/form.rs: the one place their rules live): `{lists}`, or
+ * `{error, field}` naming the line at fault and why.
+ */
+async function readLists() {
+  const reply = await askCore({
+    type: 'read_settings_lists',
+    extra_headers: field('extra-headers').value,
+    prices: field('prices').value,
+  });
+  if (reply.type === 'settings_lists') return { lists: reply };
+  const field_ = reply.locale_text?.key === 'form_price_line' ? 'prices' : 'extra-headers';
+  return { error: coreText(reply) || t('workerNoAnswer'), field: field_ };
 }
 
 function showStatus(message, isError) {
@@ -117,23 +96,6 @@ function pricesText(prices) {
     .filter((v) => v !== undefined && v !== null).join(' ')).join('\n');
 }
 
-function parsePrices(value) {
-  const prices = [];
-  const lines = value.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (!line) continue;
-    const parts = line.split(/\s+/);
-    // A third number, when given, is the price of input read from the provider's cache.
-    const [input, output, cached] = parts.slice(1).map(Number);
-    const fits = (parts.length === 3 || (parts.length === 4 && cached >= 0)) && input >= 0 && output >= 0;
-    if (!fits) return { error: t('pricesBadLine', [i + 1, line]) };
-    const price = { model_prefix: parts[0], input_per_million: input, output_per_million: output };
-    if (parts.length === 4) price.cached_input_per_million = cached;
-    prices.push(price);
-  }
-  return { prices };
-}
 
 // Secrets: a row each. A saved value is never put back into the page: its field stays empty
 // (saying how long the value is), and an empty field keeps the saved value.
@@ -239,11 +201,9 @@ function fail(id, message) {
  * kept); null after saying what to fix. The API key is in `key`, and in the settings only when
  * it is kept with them.
  */
-function fromForm(previous) {
-  const parsed = parseHeaders(field('extra-headers').value);
-  if (parsed.error) return fail('extra-headers', parsed.error);
-  const prices = parsePrices(field('prices').value);
-  if (prices.error) return fail('prices', prices.error);
+async function fromForm(previous) {
+  const read = await readLists();
+  if (read.error) return fail(read.field, read.error);
   const secrets = readSecrets(previous.secrets);
   if (secrets.error) return fail('secrets', secrets.error);
   const timeout = field('llm-timeout').value.trim();
@@ -261,13 +221,13 @@ function fromForm(previous) {
       extraction_model: field('extraction-model').value.trim(),
       // Kept while another provider is chosen, so switching back to Azure restores it.
       api_version: field('api-version').value.trim(),
-      extra_headers: parsed.headers,
+      extra_headers: read.lists.extra_headers,
       fallback_model: field('fallback-model').value.trim(),
       structured_output: field('structured-output').value,
       // Kept while another provider is chosen, like the API version.
       context_tokens: contextTokens === '' ? null : Number(contextTokens),
       timeout_s: timeout === '' ? null : Number(timeout),
-      prices: prices.prices,
+      prices: read.lists.prices,
     },
     keys_in_session: inSession,
     search_engine: field('search-engine').value,
@@ -317,13 +277,14 @@ async function offerModels() {
     hint.textContent = '';
     return;
   }
-  const headers = parseHeaders(field('extra-headers').value);
+  const headers = await readLists();
+  if (asked !== modelsAsked) return;
   const llm = {
     provider: field('provider').value,
     base_url: baseUrl,
     api_key: field('api-key').value.trim(),
     api_version: field('api-version').value.trim(),
-    extra_headers: headers.error ? {} : headers.headers,
+    extra_headers: headers.error ? {} : headers.lists.extra_headers,
   };
   hint.textContent = t('modelsAsking');
   const reply = await askCore({ type: 'list_models', settings: { llm } });
@@ -370,7 +331,7 @@ form.addEventListener('submit', async (event) => {
   event.preventDefault();
   showStatus('', false);
   const { settings: previous = {} } = await chrome.storage.local.get('settings');
-  const read = fromForm(previous);
+  const read = await fromForm(previous);
   if (!read) return;
   try {
     await save(read.settings, read.key);
@@ -385,12 +346,17 @@ form.addEventListener('submit', async (event) => {
 field('test-connection').addEventListener('click', async () => {
   const status = field('connection');
   const button = field('test-connection');
-  const { settings: previous = {} } = await chrome.storage.local.get('settings');
-  const read = fromForm(previous);
-  if (!read) return;
+  // The last answer goes at once: what follows is about the form as it is now.
   button.disabled = true;
   status.className = '';
   status.textContent = t('connectionChecking');
+  const { settings: previous = {} } = await chrome.storage.local.get('settings');
+  const read = await fromForm(previous);
+  if (!read) {
+    button.disabled = false;
+    status.textContent = '';
+    return;
+  }
   const reply = await askCore({ type: 'test_connection', settings: withKey(read.settings, read.key) });
   button.disabled = false;
   if (reply.type === 'connection_works') {

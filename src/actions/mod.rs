@@ -9,6 +9,47 @@
 //! Each step, [`ActionUnion::for_page`] keeps the actions offered at the current URL (their
 //! hosts, the user's lists) as the schema the LLM must follow, and of those the ones the page's
 //! state allows (elements, history, tabs) as the validator of what it answers.
+//!
+//! # The registry, in detail
+//!
+//! Each action is data plus one executor (`ActionDef`): name, description for the LLM, parameter
+//! type (serde + schemars, field docs become the schema's descriptions), `domains` globs, a page
+//! filter over the observed page and the action options, `terminates_sequence`, and what it needs
+//! (`Needs`: the content script, the debugger, the LLM). `registry![…]` in `src/actions/mod.rs` is
+//! the one list; it generates the typed `Action` enum, the dispatch, and the `RegisteredAction`s
+//! (spec, domains, parameter schema generated once per task, parser). A task with an output
+//! schema gets the structured `done` (`{data, success}`, `data` of that schema, checked by
+//! `schema_check.rs`) instead of the text one. A `RegisteredAction` carries its own branch name and
+//! description (the spec's, for every built-in action), so one definition can stand for many
+//! branches: each saved skill is a `UseSkill` entry with the skill's name, description, host and
+//! parameter schema (see `agent::skill`).
+//!
+//! Page filters, so the schema the LLM receives changes with the page: element actions need
+//! elements; `dropdown_options`/`select_dropdown` a `<select>` or ARIA listbox/combobox;
+//! `switch_tab`/`close_tab` more than one task tab; `go_back`/`go_forward` history that way
+//! (`navigation.canGoBack` from the top frame's snapshot reply); `scroll` a page or container
+//! that scrolls; `evaluate` a host the user listed; `find_text`/`extract`/`search_page` a readable
+//! page. Validation turns the LLM's list into typed actions; errors name the action, the field,
+//! what was expected and the allowed actions, and go back to the LLM as the step's error.
+//!
+//! # Adding an action
+//!
+//! One file and one word:
+//!
+//! 1. `src/actions/my_action.rs`: a parameter struct (`Serialize, Deserialize, JsonSchema`,
+//!    `deny_unknown_fields`, doc comments become the schema's descriptions, optional fields are
+//!    `Option<T>`; use `NoParams` for none), and a unit struct implementing `ActionDef` — its
+//!    `ActionSpec` (name, description, domains, page filter, `terminates_sequence`, `needs`),
+//!    `check` for what the schema cannot say (ranges, one of two forms), `describe` (for people,
+//!    secrets masked) and `execute` (through `ctx.browser`, `ctx.llm`, `ctx.events`).
+//! 2. Add `mod my_action;` / `pub use` and its name to the `registry![…]` list in
+//!    `src/actions/mod.rs`.
+//!
+//! The schema branch, validation and dispatch are generated from that. If the action needs
+//! something new from the browser, add a method to the `Browser` port (with a default that says
+//! the browser cannot), implement it in `src/tabs/mod.rs` over the `TabHost` port (and the content script if it acts in
+//! the page), and prove it with an e2e test in `tests/e2e/actions.test.mjs` that checks the page's
+//! effect. Then rerun the schema goldens with `UPDATE_GOLDENS=1 cargo test --test schema_transforms`.
 
 // Checks that fail with the action's result (`Err(ActionResult)`) are on the cold path; the
 // size of that error does not matter.

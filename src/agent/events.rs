@@ -102,3 +102,146 @@ pub struct PlannedAction {
     pub description: String,
     pub params: serde_json::Value,
 }
+
+/// Where a task stands, folded from its events: what the task history keeps for each task, said
+/// by the core that knows it rather than worked out again from the events by each reader. Sent
+/// with every event and with `get_status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TaskState {
+    pub task: String,
+    pub model: String,
+    pub max_steps: Option<u32>,
+    pub conversation_id: String,
+    pub replay: bool,
+    pub running: bool,
+    pub paused: bool,
+    /// Set when a restarted worker continued the task.
+    pub restored: Option<Restored>,
+    /// The latest summary of old steps, when the task had one.
+    pub summary: Option<crate::prompt::HistorySummary>,
+    pub end: Option<TaskEnd>,
+    pub usage: Usage,
+    /// USD, summed over the priced steps; `None` until one is priced.
+    pub cost_usd: Option<f64>,
+    /// Steps that used tokens the price table has no price for.
+    pub unpriced_steps: u32,
+    pub step_count: u32,
+}
+
+/// How a restarted worker continued a task (`AgentEvent::TaskRestored`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Restored {
+    pub step: u32,
+    pub steps_kept: u32,
+    pub reason: String,
+}
+
+impl TaskState {
+    /// The state after all of `events`.
+    pub fn of<'a>(events: impl IntoIterator<Item = &'a AgentEvent>) -> TaskState {
+        let mut state = TaskState::default();
+        for event in events {
+            state.apply(event);
+        }
+        state
+    }
+
+    /// Takes in one more event.
+    pub fn apply(&mut self, event: &AgentEvent) {
+        let finished = self.end.is_some();
+        if !finished && !matches!(event, AgentEvent::TaskFinished { .. }) {
+            self.running = true;
+        }
+        match event {
+            AgentEvent::TaskStarted { task, max_steps, model, conversation_id, replay, task_id, .. } => {
+                self.task = task.clone();
+                self.max_steps = Some(*max_steps);
+                self.model = model.clone();
+                self.conversation_id =
+                    if conversation_id.is_empty() { task_id.clone() } else { conversation_id.clone() };
+                self.replay = *replay;
+            }
+            AgentEvent::TaskRestored { step, steps_kept, reason, .. } => {
+                self.restored = Some(Restored { step: *step, steps_kept: *steps_kept, reason: reason.clone() });
+                self.paused = false;
+            }
+            AgentEvent::HistoryCompacted { summary, .. } => self.summary = Some(summary.clone()),
+            AgentEvent::TaskPaused { .. } => self.paused = !finished,
+            AgentEvent::TaskResumed { .. } => self.paused = false,
+            AgentEvent::StepFinished { record, .. } => {
+                self.step_count += 1;
+                self.usage += record.usage;
+                match record.cost_usd {
+                    Some(cost) => self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost),
+                    None if record.usage.input_tokens + record.usage.output_tokens > 0 => self.unpriced_steps += 1,
+                    None => {}
+                }
+            }
+            AgentEvent::TaskFinished { end, usage, cost_usd, .. } => {
+                self.end = Some(end.clone());
+                self.usage = *usage;
+                self.cost_usd = *cost_usd;
+                self.running = false;
+                self.paused = false;
+            }
+            AgentEvent::StepStarted { .. }
+            | AgentEvent::StepPlanned { .. }
+            | AgentEvent::QuestionAsked { .. }
+            | AgentEvent::QuestionAnswered { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(n: u32, input: u64, cost: Option<f64>) -> AgentEvent {
+        let usage = Usage { input_tokens: input, output_tokens: input / 10, ..Usage::default() };
+        AgentEvent::StepFinished {
+            v: 1,
+            record: StepRecord { step: n, usage, cost_usd: cost, ..StepRecord::default() },
+        }
+    }
+
+    #[test]
+    fn the_state_is_folded_from_the_events_as_the_history_keeps_it() {
+        let started = AgentEvent::TaskStarted {
+            v: 1,
+            task_id: "task-1".into(),
+            task: "Read it".into(),
+            max_steps: 9,
+            model: "m".into(),
+            conversation_id: String::new(),
+            replay: false,
+        };
+        let events = [
+            started,
+            step(1, 100, Some(0.5)),
+            AgentEvent::TaskPaused { v: 1, step: 2 },
+            step(2, 200, None),
+            step(3, 0, None),
+        ];
+        let state = TaskState::of(&events);
+        assert_eq!(
+            (state.task.as_str(), state.conversation_id.as_str(), state.max_steps),
+            ("Read it", "task-1", Some(9))
+        );
+        assert!(state.running && state.paused);
+        assert_eq!((state.step_count, state.usage.input_tokens, state.cost_usd), (3, 300, Some(0.5)));
+        assert_eq!(state.unpriced_steps, 1, "a step with tokens and no price; one without tokens costs nothing");
+        let mut state = state;
+        let end = TaskEnd::Stopped;
+        state.apply(&AgentEvent::TaskFinished {
+            v: 1,
+            end: end.clone(),
+            steps: 3,
+            usage: Usage::default(),
+            cost_usd: None,
+        });
+        assert!(!state.running && !state.paused);
+        assert_eq!(state.end, Some(end));
+        state.apply(&AgentEvent::TaskPaused { v: 1, step: 4 });
+        assert!(!state.paused && !state.running, "nothing after the end changes it");
+    }
+}

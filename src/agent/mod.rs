@@ -4,6 +4,81 @@
 //! the step limit is reached, or too many steps fail in a row. Every outside effect goes through
 //! a port — the [`Browser`], the [`LlmTransport`], an [`EventSink`] for live progress and a
 //! [`Clock`] for timings — so the loop runs unchanged in native tests and in the service worker.
+//!
+//! # The flow of one step, in detail
+//!
+//! `Agent::step` (`src/agent/mod.rs`) reads top to bottom:
+//!
+//! 1. **Observe** — `Browser::observe`. In Chrome: wait for the tab to finish loading, ask the top
+//!    frame's content script for its snapshot (injecting the scripts into every frame if the tab
+//!    has no live one: the page loaded before the task), once per page give the frames that did
+//!    not answer their scripts if they lack them (a document a script wrote into a blank frame)
+//!    and ask the top frame again, then each child frame it shows; validate
+//!    each (`dom::FrameSnapshot::from_json_text`: the snapshot crosses as one JSON string), stitch them (`dom::Stitcher`), draw highlights. A
+//!    page Chrome forbids (`chrome://`, the Web Store) ends the task with a clear message. A page
+//!    that cannot be read (Chrome's error page, a page too busy to answer within 15 s) is passed on
+//!    empty with a `notice` saying why, so the LLM can navigate away. With vision **on**, a
+//!    screenshot is taken too (`chrome.tabs.captureVisibleTab` when the tab is on show in its
+//!    window, so no debugging bar; the debugger otherwise); without one the step goes on, told why.
+//! 2. **Build the union** — `ActionUnion::for_page`, in two parts. *Offered* (the schema): the
+//!    registered actions whose domains and URL filter fit the URL's host (`evaluate` on the hosts
+//!    the user listed, `upload_file` when the task has files), and the user's include/exclude
+//!    lists; on the last step only `done`. *Allowed* (the validator, and the "Available actions"
+//!    line of the state): of those, the ones whose page filter accepts the page's state (elements,
+//!    a history, a second tab, a select, something that scrolls) and whose needs it meets (the
+//!    debugger). The schema thus changes with the site, not from step to step, and stays in the
+//!    part of each request the providers' prompt caches bill at a fraction of the price
+//!    (`scripts/bench tokens`); an action the page's state rules out is refused with the list of
+//!    those allowed. See the `actions` module.
+//! 3. **Prompt** — `prompt::state_message`: earlier tasks of the conversation (a follow-up),
+//!    task, compact history, last results, the model's plan, browser state (URL, title, tabs,
+//!    element lines `[n]<tag attrs>text`), step info (budget warning near the end, the loop
+//!    detector's nudge, the secret names usable here, the firewall's allow list); plus the fixed
+//!    system prompt and `AgentOutput::schema(&union, thinking, max_actions)` (`thinking` optional,
+//!    `plan` optional, `action` 1..N). Every secret value is masked out of the message.
+//!    **The request budget** (`request_budget_tokens`, 32,000 by default; `prompt::estimate_tokens`
+//!    counts words, digits, marks of markup and CJK characters as a byte-pair tokenizer splits
+//!    them, within ±5% of OpenAI's o200k on the saved real pages' state texts, measured by
+//!    `tests/token_estimate.rs` with a test-only tokenizer; the answer schema by its length,
+//!    `estimate_json_tokens`, within ±10% there too; an image included): a request over it gives way in order — the steps before the last five are
+//!    condensed by the extraction model into a summary (once there are five or more to condense) (`summary_prompt.md`, event
+//!    `history_compacted`; later requests show `<summary of steps 1–n>` instead of them, and a
+//!    restored task keeps it), then older steps are shown by their goal only, then not at all, then
+//!    the last five are cut to a line each, the element list is cut, and last the image is dropped. A failed summary is tried again only ten
+//!    steps later. With vision **off** no image is ever sent; with **auto** an image goes only with
+//!    the request after the `screenshot` action, which only this mode offers.
+//! 4. **Call the LLM** — `LlmClient::complete` → the provider's `build_request` → transport →
+//!    `parse_response`; 429/5xx/unreachable are retried (3 times, backoff with jitter,
+//!    `retry-after`), then the fallback model is tried once. Errors retrying cannot fix end the
+//!    task naming the URL and status. Stop ends the wait at once and aborts the fetch. A model
+//!    that refuses an attached screenshot (HTTP 400) is asked again without it. Once the fallback
+//!    answered, the next ten calls go to it first instead of waiting through the failing model's
+//!    retries each step.
+//! 5. **Validate** — `AgentOutput::parse`: JSON shape, then each action against the union (name
+//!    allowed here, parameters typed). Errors become the step's error, which the next prompt shows
+//!    the LLM; three failed steps in a row end the task.
+//! 6. **Act** — each action's executor, in order, with an `ActionContext` (browser, observed page,
+//!    LLM client, event sink, action options, secrets). Before it runs: the firewall checks where a
+//!    navigation-like action goes, and `<secret>name</secret>` placeholders are filled in for this
+//!    site only (the LLM's own words, kept in history, never hold a value). After: a landing on a
+//!    blocked site is left at once, and results are masked. The sequence stops after an action
+//!    that failed, changed the URL, or may change the page (`terminates_sequence`), before an
+//!    index-based action once new elements appeared, and at a pause. `done` ends the task. What
+//!    an action read from the page (`detail`: extracted text, matches, options, a script's value)
+//!    is shown to the LLM once, in the next step's `<last_step_results>` inside `<page_content>`;
+//!    a screenshot is attached to the next request as an image.
+//! 7. **Record** — the `StepRecord` (tab, URL, title, thoughts, actions with descriptions and
+//!    results, error, tokens and cost of every call the step made, timings of observe/LLM/act, the
+//!    screenshot taken in the step), masked of secrets, is kept, sent to the panel as
+//!    `step_finished`, saved for a restarted worker (without the screenshot: session storage is
+//!    small) and written into the task history (with it).
+//!
+//! **Steering.** Stop is immediate. Pause takes effect at the next step or action boundary
+//! (`task_paused`), resume lets it go on (`task_resumed`). A follow-up task (`start_task` with
+//! `follow_up`) is told the earlier tasks of the conversation (`<earlier_tasks>`: what was asked,
+//! how it ended, the notes, where it ended) until the panel starts a new conversation. Every task
+//! names its conversation in `task_started` (`conversation_id`: the id of the conversation's first
+//! task), which is how the history groups a conversation's tasks.
 
 pub mod events;
 mod loop_guard;
@@ -25,7 +100,7 @@ use crate::prompt::{
     steps_text, Detail, HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
 };
 use crate::settings::{ActionOptions, Limits, Settings, Vision};
-pub use events::{AgentEvent, PlannedAction, PROTOCOL_VERSION};
+pub use events::{AgentEvent, PlannedAction, Restored, TaskState, PROTOCOL_VERSION};
 use PROTOCOL_VERSION as V;
 
 /// Receives live progress (the side panel, the headless runner, a test).
@@ -298,6 +373,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     }
 
     async fn run_steps(&mut self) -> TaskEnd {
+        // A task restored after a step that answered (the worker stopped before the end was
+        // told) ends with that answer: the model is not asked again, nothing is done twice.
+        if let Some(done) = self.history.last().and_then(|r| r.actions.iter().rev().find_map(|a| a.result.done.clone()))
+        {
+            return TaskEnd::Done { text: done.text, success: done.success, data: done.data };
+        }
         let mut failures = 0;
         for n in self.next_step()..=self.limits.max_steps {
             if !self.pause_point(n).await {

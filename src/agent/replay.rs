@@ -9,6 +9,20 @@
 //! ([`crate::dom::find_element`]). The step's evaluation says how each was found. The replay
 //! stops at the first element it cannot find, or the first action that fails, saying which; a
 //! replay that ran every step ends with a report of how the elements were found.
+//!
+//! # Replay, in detail
+//!
+//! **Replay** (`src/agent/replay.rs`, request `replay_task`). The panel hands over a past
+//! conversation's steps — each step's goal and the actions that worked, each with the element it
+//! acted on (`ActionRecord::target`, an `ElementFingerprint`: tag, text, identifying attributes,
+//! listed ancestors, rank among its tag) — and the page it began on. The task runs in a new tab
+//! there, through the same loop with `Agent::replaying`: the model is not asked; the saved step is
+//! the answer, its element indices replaced by `dom::find_element` on the page as it is now
+//! (same tag required, then text, attributes, ancestors; a tie nearest the old rank, a tie beyond
+//! that refused). The step's evaluation says how each element was found ("`[41] is [141]`", "found
+//! again by its features"). The replay stops at the first element it cannot find, a password that
+//! history keeps masked (only `<secret>` placeholders can be typed again), or a failed action; after
+//! its last step it ends with a report. A restored replay skips the steps it completed.
 
 use crate::dom::{find_element, ElementFingerprint, Snapshot};
 use serde::{Deserialize, Serialize};

@@ -12,6 +12,30 @@
 //! `text`, a `search`'s `query`), since a part of a text rarely means the same on another run.
 //! Secrets stay placeholders (`<secret>name</secret>`), filled per site when a step runs; a
 //! password typed as itself was never kept, so a task that typed one cannot become a skill.
+//!
+//! # Skills, in detail
+//!
+//! **Skills** (`src/agent/skill.rs`, `src/actions/skill.rs`, requests `draft_skill` and
+//! `save_skill`). The panel hands over an opened conversation's steps (as for a replay) and the
+//! page it began on; `draft_skill` answers with the site the skill would belong to and the texts
+//! the steps typed (an `input`'s `text`, a `search`'s `query`; never a secret placeholder), each
+//! with a name from the field it went into — or, before anything is typed, why they cannot make a
+//! skill. `save_skill` takes
+//! the person's name and chosen parameters and makes a `Skill`: the site is the host of the page the
+//! conversation began on, the action name `skill_` and the name as an identifier, each chosen text
+//! replaced by `{{parameter}}` in the steps (and in goals that named it); the final `done`, questions
+//! to the person and calls of other skills are left out; a masked password or a name already used on
+//! that site is refused. Skills are kept in `chrome.storage.local` (`skills`) and read at the start of
+//! every task (not a replay): each is a `RegisteredAction` of its own (`actions::skill_action`, the
+//! `UseSkill` definition) with its own name, description and parameter schema, offered only on its
+//! host, so the model can call only a skill of this site, with every parameter. The loop does not
+//! execute the call in the page: `Agent::start_skill` makes a `replay::Script` of the skill's steps
+//! with the values filled in (first opening the skill's page when the tab is elsewhere), and the
+//! next steps take their answers from it, exactly as a replay — recorded, shown live, held to the
+//! firewall, secrets filled in per site as each step runs. When the steps are done, or one cannot
+//! be (an element not found, an action failed), the script is dropped and the model is asked again
+//! with a note saying how the skill went. A worker restarted in the middle of a skill gives the task
+//! back to the model at once.
 
 use super::replay::{ReplayAction, ReplayStep, Script, MASKED};
 use serde::{Deserialize, Serialize};

@@ -87,32 +87,7 @@ extern "C" {
     fn page_scripts_inject_where_missing(tab_id: i32) -> Result<Promise, JsValue>;
 }
 
-/// A tab as far as Tabwright cares.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Tab {
-    pub id: Option<i32>,
-    #[serde(default)]
-    pub url: Option<String>,
-    /// The URL being loaded, before `url` switches to it.
-    #[serde(default)]
-    pub pending_url: Option<String>,
-    #[serde(default)]
-    pub status: Option<String>,
-    #[serde(default)]
-    pub title: Option<String>,
-    /// The tab whose page opened this one (a link with target=_blank, window.open).
-    #[serde(default)]
-    pub opener_tab_id: Option<i32>,
-    #[serde(default)]
-    pub window_id: Option<i32>,
-    /// Whether it is the shown tab of its window.
-    #[serde(default)]
-    pub active: bool,
-    /// The tab group it is in; -1 (or absent) when none.
-    #[serde(default)]
-    pub group_id: Option<i32>,
-}
+pub use crate::tabs::host::Tab;
 
 /// The text of a thrown JS value: an Error's `message`, or its string form.
 pub fn js_error_text(value: &JsValue) -> String {
@@ -176,37 +151,28 @@ pub async fn capture_visible_tab(window_id: i32) -> Result<String, String> {
     url.as_string().ok_or_else(|| "Chrome returned no image".to_string())
 }
 
-/// The title of the tab group the tabs a task opens are gathered in.
-pub const TASK_GROUP_TITLE: &str = "Tabwright";
-
-/// Puts a tab the task opened into its window's "Tabwright" tab group (made the first time),
-/// so the user sees at a glance which tabs the agent opened. A tab already in a group (Chrome
-/// puts a tab opened from a grouped tab into that group) stays where it is.
-pub async fn add_to_task_group(tab_id: i32) -> Result<(), String> {
-    let tab = get_tab(tab_id).await?;
-    if tab.group_id.is_some_and(|g| g >= 0) {
-        return Ok(());
-    }
-    let window = tab.window_id.ok_or("the tab has no window")?;
+/// The group titled `title` in the window, if there is one.
+pub async fn find_group(window: i32, title: &str) -> Result<Option<i32>, String> {
     #[derive(serde::Deserialize)]
     struct Group {
         id: i32,
     }
-    let query = serde_json::json!({"windowId": window, "title": TASK_GROUP_TITLE});
-    let existing: Vec<Group> = from_js(settle(tab_groups_query(&to_js(&query))).await?)?;
-    match existing.first() {
-        Some(group) => {
-            settle(tabs_group(&to_js(&serde_json::json!({"tabIds": [tab_id], "groupId": group.id})))).await?;
-        }
-        None => {
-            let options = serde_json::json!({"tabIds": [tab_id], "createProperties": {"windowId": window}});
-            let id = settle(tabs_group(&to_js(&options))).await?;
-            let id = id.as_f64().ok_or("Chrome returned no group id")? as i32;
-            let props = serde_json::json!({"title": TASK_GROUP_TITLE, "color": "cyan", "collapsed": false});
-            settle(tab_groups_update(id, &to_js(&props))).await?;
-        }
-    }
-    Ok(())
+    let query = serde_json::json!({"windowId": window, "title": title});
+    let groups: Vec<Group> = from_js(settle(tab_groups_query(&to_js(&query))).await?)?;
+    Ok(groups.first().map(|g| g.id))
+}
+
+/// Puts the tab into the group.
+pub async fn add_to_group(tab_id: i32, group: i32) -> Result<(), String> {
+    settle(tabs_group(&to_js(&serde_json::json!({"tabIds": [tab_id], "groupId": group})))).await.map(|_| ())
+}
+
+/// Makes a new group of the tab in the window, titled and coloured.
+pub async fn new_group(tab_id: i32, window: i32, title: &str, color: &str) -> Result<(), String> {
+    let options = serde_json::json!({"tabIds": [tab_id], "createProperties": {"windowId": window}});
+    let id = settle(tabs_group(&to_js(&options))).await?.as_f64().ok_or("Chrome returned no group id")? as i32;
+    let props = serde_json::json!({"title": title, "color": color, "collapsed": false});
+    settle(tab_groups_update(id, &to_js(&props))).await.map(|_| ())
 }
 
 pub async fn remove_tab(tab_id: i32) -> Result<(), String> {
@@ -258,10 +224,15 @@ pub async fn inject_files(tab_id: i32, files: &[&str]) -> Result<(), String> {
     settle(scripting_execute_script(&to_js(&injection))).await.map(|_| ())
 }
 
-/// Sends a message to the content script of one frame of a tab and returns its reply (over
-/// the port kept open to the frame: see extension/content-channel.js).
-pub async fn send_to_frame<T: Serialize>(tab_id: i32, frame_id: i64, message: &T) -> Result<JsValue, String> {
-    settle(content_ask(tab_id, frame_id as f64, &to_js(message))).await
+/// Sends a message to the content script of one frame of a tab (now) and returns its reply
+/// (over the port kept open to the frame: see extension/content-channel.js).
+pub fn ask_frame_now<T: Serialize>(
+    tab_id: i32,
+    frame_id: i64,
+    message: &T,
+) -> impl std::future::Future<Output = Result<JsValue, String>> + 'static {
+    let call = content_ask(tab_id, frame_id as f64, &to_js(message));
+    async move { settle(call).await }
 }
 
 /// The bytes of a file attached to the task, as base64; `Ok(None)` when it is no longer kept.
@@ -317,18 +288,14 @@ pub async fn inject_where_missing(tab_id: i32) -> Result<u32, String> {
     Ok(count.as_f64().unwrap_or(0.0) as u32)
 }
 
-/// The `settings` object the options page stores, or null.
+/// The `settings` object the options page stores, or null, with a key kept only for the
+/// browser session put back (`settings::key_in_session`).
 pub async fn stored_settings() -> Result<serde_json::Value, String> {
     let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str("settings"))).await?)?;
     let mut settings = all.get("settings").cloned().unwrap_or(serde_json::Value::Null);
-    // A key kept only for the browser session lives in session storage (written by the
-    // options page); without it the settings' check says to enter it again.
-    if settings.get("keys_in_session").and_then(serde_json::Value::as_bool) == Some(true) {
+    if crate::settings::key_in_session(&settings) {
         let keys = session_get(SESSION_KEYS).await.unwrap_or(serde_json::Value::Null);
-        let key = keys.get("api_key").and_then(serde_json::Value::as_str).unwrap_or("").to_string();
-        if let Some(llm) = settings.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
-            llm.insert("api_key".into(), key.into());
-        }
+        crate::settings::put_session_key(&mut settings, &keys);
     }
     Ok(settings)
 }
@@ -337,8 +304,8 @@ pub async fn stored_settings() -> Result<serde_json::Value, String> {
 /// deletes them there).
 const SKILLS_KEY: &str = "skills";
 
-/// The saved skills as stored: each is read by `readable_skills`, and kept as it is when the
-/// list is written again.
+/// The saved skills as stored: each is read by the worker, and kept as it is when the list is
+/// written again.
 pub async fn saved_skills() -> Result<Vec<serde_json::Value>, String> {
     let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(SKILLS_KEY))).await?)?;
     Ok(match all.get(SKILLS_KEY) {
@@ -347,26 +314,9 @@ pub async fn saved_skills() -> Result<Vec<serde_json::Value>, String> {
     })
 }
 
-/// The saved skills this version can read. One it cannot (written by a newer version, or by
-/// hand) is left out with a warning rather than failing the task.
-pub fn readable_skills(saved: &[serde_json::Value]) -> Vec<crate::agent::skill::Skill> {
-    saved
-        .iter()
-        // From an owned value: the deserializer the rest of the core uses, not a second copy.
-        .filter_map(|raw| match serde_json::from_value::<crate::agent::skill::Skill>(raw.clone()) {
-            Ok(skill) => Some(skill),
-            Err(e) => {
-                web_sys::console::warn_1(&format!("Tabwright left out a saved skill it cannot read: {e}").into());
-                None
-            }
-        })
-        .collect()
-}
-
-/// Writes the saved skills (as `saved_skills` read them) with `skill` after them.
-pub async fn save_skills(saved: &mut Vec<serde_json::Value>, skill: &crate::agent::skill::Skill) -> Result<(), String> {
-    saved.push(serde_json::to_value(skill).map_err(|e| e.to_string())?);
-    let items = to_js(&serde_json::json!({ SKILLS_KEY: saved }));
+/// Replaces the saved skills.
+pub async fn write_skills(skills: &[serde_json::Value]) -> Result<(), String> {
+    let items = to_js(&serde_json::json!({ SKILLS_KEY: skills }));
     settle(storage_local_set(&items)).await.map(|_| ())
 }
 

@@ -2,19 +2,15 @@
 //!
 //! - [`chrome`]: bindings to the chrome.* APIs the core uses; every one can throw, so every one
 //!   is imported with `catch` and wrapped to return a `Result`.
-//! - [`browser`]: `ChromeBrowser`, the `Browser` port over tabs, scripting and content scripts.
-//! - [`debugger`]: trusted input, screenshots and scripts over chrome.debugger.
 //! - [`transport`]: `FetchTransport`, the LLM transport over fetch (gloo-net).
 //! - [`exports`]: the functions the background module calls.
-//! - [`timeout`]: bounding waits on pages that may never answer.
-//! - [`join`]: waiting on several requests at once (a page's frames).
+//! - [`host`]: `ChromeHost`, the worker's ports (`crate::worker::host`) over chrome.*.
+//! - [`tabs`]: `ChromeTabs`, the tab browser's port (`crate::tabs::host`) over chrome.*.
 //! - [`rest`]: loading the part of the core a cold start does not run, on first use.
 
-mod browser;
 mod chrome;
-mod debugger;
 mod exports;
-mod join;
+mod host;
 mod rest;
-mod timeout;
+mod tabs;
 mod transport;

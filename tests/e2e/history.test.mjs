@@ -172,28 +172,39 @@ test('events recorded twice, replayed without screenshots or after a restart cha
       error: null, usage: { input_tokens: 100 * step, output_tokens: 10 }, cost_usd: 0.001 * step,
       timings: { observe_ms: 5, llm_ms: 50, act_ms: 20 }, ...extra,
     });
+    // Where the core says the task stands after each event (its TaskState), as it sends them.
+    const started = { task: 'Click twice', model: 'm', max_steps: 10, conversation_id: id, replay: false, running: true, paused: false,
+      restored: null, summary: null, end: null, usage: { input_tokens: 0, output_tokens: 0 }, cost_usd: null, unpriced_steps: 0, step_count: 0 };
+    const afterOne = { ...started, usage: { input_tokens: 100, output_tokens: 10 }, cost_usd: 0.001, step_count: 1 };
+    const afterTwo = { ...started, usage: { input_tokens: 300, output_tokens: 20 }, cost_usd: 0.003, step_count: 2 };
     const log = [
-      { type: 'task_started', v: 1, task_id: id, task: 'Click twice', max_steps: 10, model: 'm' },
-      { type: 'step_started', v: 1, step: 1, max_steps: 10 },
-      { type: 'step_finished', v: 1, record: record(1, 'First', { screenshot: shot }) },
-      { type: 'step_started', v: 1, step: 2, max_steps: 10 },
-      { type: 'step_finished', v: 1, record: record(2, 'Second') },
+      [{ type: 'task_started', v: 1, task_id: id, task: 'Click twice', max_steps: 10, model: 'm' }, started],
+      [{ type: 'step_started', v: 1, step: 1, max_steps: 10 }, started],
+      [{ type: 'step_finished', v: 1, record: record(1, 'First', { screenshot: shot }) }, afterOne],
+      [{ type: 'step_started', v: 1, step: 2, max_steps: 10 }, afterOne],
+      [{ type: 'step_finished', v: 1, record: record(2, 'Second') }, afterTwo],
     ];
     const recorded = [];
-    for (const [seq, event] of log.entries()) recorded.push(await history.recordEvent(id, seq, event));
+    for (const [seq, [event, state]] of log.entries()) recorded.push(await history.recordEvent(id, seq, event, state));
     const first = await history.getTask(id);
-    // A restarted worker's log: saved without screenshots, its seqs from the last saved point.
+    // A restarted worker's log: saved without screenshots, its seqs from the last saved point,
+    // caught up with the state after all of it.
+    const restored = { ...afterTwo, restored: { step: 3, steps_kept: 2, reason: 'stopped' } };
     const restart = [
-      ...log.map((e) => (e.type === 'step_finished' ? { ...e, record: { ...e.record, screenshot: undefined } } : e)),
+      ...log.map(([e]) => (e.type === 'step_finished' ? { ...e, record: { ...e.record, screenshot: undefined } } : e)),
       { type: 'task_restored', v: 1, step: 3, steps_kept: 2, reason: 'stopped' },
     ];
-    for (const [seq, event] of log.entries()) recorded.push(await history.recordEvent(id, seq, event));
-    for (const [seq, event] of restart.entries()) recorded.push(await history.recordEvent(id, seq, event));
+    for (const [seq, [event, state]] of log.entries()) recorded.push(await history.recordEvent(id, seq, event, state));
+    for (const [seq, event] of restart.entries()) recorded.push(await history.recordEvent(id, seq, event, restored));
     const replayed = await history.getTask(id);
     // Step 2 done again by the restarted worker (another answer), then the end, twice.
     const redone = { type: 'step_finished', v: 1, record: record(2, 'Second, again', { usage: { input_tokens: 300, output_tokens: 30 }, cost_usd: 0.01 }) };
+    const afterRedone = { ...restored, usage: { input_tokens: 400, output_tokens: 40 }, cost_usd: 0.011, step_count: 2 };
     const end = { type: 'task_finished', v: 1, end: { kind: 'done', text: 'Clicked.', success: true }, steps: 2, usage: { input_tokens: 400, output_tokens: 40 }, cost_usd: 0.011 };
-    for (const event of [redone, end, redone, end]) recorded.push(await history.recordEvent(id, 9, event));
+    const ended_ = { ...afterRedone, running: false, end: end.end };
+    for (const [event, state] of [[redone, afterRedone], [end, ended_], [redone, ended_], [end, ended_]]) {
+      recorded.push(await history.recordEvent(id, 9, event, state));
+    }
     const ended = await history.getTask(id);
     const listed = (await history.listTasks()).filter((t) => t.task_id === id).length;
     const order = (await history.listTasks()).map((t) => t.started_at);
@@ -211,7 +222,7 @@ test('events recorded twice, replayed without screenshots or after a restart cha
 
   assert.deepEqual(replayed.steps, first.steps, 'the replays changed no step, and step 1 kept its screenshot');
   assert.equal(replayed.steps[0].screenshot.png_base64, 'iVBORw0KGgoAAAANSUhEUg==');
-  assert.deepEqual({ ...replayed.task, restored: null }, first.task, 'only the restart was noted; nothing was counted twice');
+  assert.deepEqual({ ...replayed.task, restored: null }, first.task, 'only the restart was noted: the row is what the core said');
   assert.deepEqual(replayed.task.restored, { step: 3, steps_kept: 2, reason: 'stopped' });
   assert.equal(replayed.task.task, 'Click twice');
 
@@ -253,15 +264,18 @@ test('when the worker starts, the history catches up from the core\'s saved log 
     db.close();
     const record = { step: 1, tab_id: 1, url: 'https://example.org/', title: 'Example', output: null, actions: [], error: 'The page could not be read.', usage: { input_tokens: 0, output_tokens: 0 }, timings: { observe_ms: 1, llm_ms: 0, act_ms: 0 } };
     // The worker wrote the start and step 1 (with its screenshot), then was stopped.
-    await history.recordEvent(id, 0, { type: 'task_started', v: 1, task_id: id, task: 'Read the page', max_steps: 5, model: 'm' });
-    await history.recordEvent(id, 1, { type: 'step_finished', v: 1, record: { ...record, screenshot: { png_base64: 'iVBORw0K', width: 1, height: 1 } } });
+    const running = { task: 'Read the page', model: 'm', max_steps: 5, conversation_id: id, replay: false, running: true, paused: false,
+      restored: null, summary: null, end: null, usage: { input_tokens: 0, output_tokens: 0 }, cost_usd: null, unpriced_steps: 0, step_count: 0 };
+    await history.recordEvent(id, 0, { type: 'task_started', v: 1, task_id: id, task: 'Read the page', max_steps: 5, model: 'm' }, running);
+    await history.recordEvent(id, 1, { type: 'step_finished', v: 1, record: { ...record, screenshot: { png_base64: 'iVBORw0K', width: 1, height: 1 } } }, { ...running, step_count: 1 });
     // Its saved log had one more event, the end, that never reached the history.
     const events = [
       { type: 'task_started', v: 1, task_id: id, task: 'Read the page', max_steps: 5, model: 'm' },
       { type: 'step_finished', v: 1, record },
       { type: 'task_finished', v: 1, end: { kind: 'error', message: 'The tab was closed.' }, steps: 1, usage: { input_tokens: 0, output_tokens: 0 } },
     ];
-    const caughtUp = await history.catchUp({ type: 'status', v: 1, task_id: id, running: false, from: 0, events });
+    const state = { ...running, running: false, step_count: 1, end: events[2].end };
+    const caughtUp = await history.catchUp({ type: 'status', v: 1, task_id: id, running: false, from: 0, events, state });
     return { caughtUp, kept: await history.getTask(id), orphan: (await history.getTask(orphan)).task };
   });
   assert.equal(result.caughtUp, true);

@@ -1,5 +1,5 @@
-//! The debugger: trusted input, screenshots and scripts over chrome.debugger (the Chrome
-//! DevTools Protocol).
+//! The debugger: trusted input, screenshots and scripts over the Chrome DevTools Protocol
+//! (chrome.debugger in the extension).
 //!
 //! Chrome shows a "… started debugging this browser" bar while the debugger is attached, which
 //! alarms people, so a tab is attached only when an action needs it and detached when the task
@@ -7,8 +7,8 @@
 //! another extension already attached, the bar closed by the user (`canceled_by_user`, after
 //! which Tabwright does not re-attach on its own), pages Chrome does not let extensions debug.
 
-use super::chrome;
-use super::timeout::within;
+use super::host::TabHost;
+use super::wait::within;
 use crate::browser::{BrowserError, KeyPress, Screenshot};
 use std::collections::BTreeSet;
 
@@ -17,17 +17,21 @@ const COMMAND_TIMEOUT_MS: u32 = 15_000;
 /// `evaluate` scripts may run this long.
 const SCRIPT_TIMEOUT_MS: u32 = 10_000;
 
-#[derive(Default)]
-pub struct Debugger {
+pub struct Debugger<H> {
+    host: H,
     attached: BTreeSet<i32>,
     /// Tabs whose debugging bar the user closed: the task does not attach to them again.
     declined: BTreeSet<i32>,
 }
 
-impl Debugger {
+impl<H: TabHost> Debugger<H> {
+    pub fn new(host: H) -> Self {
+        Debugger { host, attached: BTreeSet::new(), declined: BTreeSet::new() }
+    }
+
     /// Notes why Chrome detached the debugger from the tab, if it did since the last look.
     fn note_detach(&mut self, tab_id: i32) {
-        if let Some(reason) = chrome::debugger_detached(tab_id) {
+        if let Some(reason) = self.host.debugger_detached(tab_id) {
             self.attached.remove(&tab_id);
             if reason == "canceled_by_user" {
                 self.declined.insert(tab_id);
@@ -56,7 +60,7 @@ impl Debugger {
         // Counted as attached before the call ends, so that a task stopped meanwhile still
         // detaches it (detaching a tab that is not attached is harmless).
         self.attached.insert(tab_id);
-        if let Err(e) = chrome::attach_debugger(tab_id).await {
+        if let Err(e) = self.host.attach_debugger(tab_id).await {
             self.attached.remove(&tab_id);
             return Err(attach_error(what, &e));
         }
@@ -90,7 +94,7 @@ impl Debugger {
         method: &str,
         params: &serde_json::Value,
     ) -> Result<serde_json::Value, BrowserError> {
-        match within(COMMAND_TIMEOUT_MS, chrome::debugger_command(tab_id, method, params)).await {
+        match within(&self.host, COMMAND_TIMEOUT_MS, self.host.debugger_command(tab_id, method, params)).await {
             None => {
                 Err(BrowserError::Timeout { what: format!("{what} ({method})"), seconds: COMMAND_TIMEOUT_MS / 1000 })
             }
@@ -200,20 +204,20 @@ impl Debugger {
     /// Lets go of one tab (it is being closed).
     pub async fn release(&mut self, tab_id: i32) {
         if self.attached.remove(&tab_id) {
-            let _ = chrome::detach_debugger(tab_id).await;
+            let _ = self.host.detach_debugger(tab_id).await;
         }
     }
 
     /// Lets go of every tab: the task is over, and the debugging bar goes away.
     pub async fn release_all(&mut self) {
         for tab_id in std::mem::take(&mut self.attached) {
-            let _ = chrome::detach_debugger(tab_id).await;
+            let _ = self.host.detach_debugger(tab_id).await;
             // A detach noted now (the user closed the bar at the very end) must not hold
             // against the next task.
-            let _ = chrome::debugger_detached(tab_id);
+            let _ = self.host.debugger_detached(tab_id);
         }
         for tab_id in std::mem::take(&mut self.declined) {
-            let _ = chrome::debugger_detached(tab_id);
+            let _ = self.host.debugger_detached(tab_id);
         }
     }
 }

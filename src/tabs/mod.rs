@@ -1,5 +1,6 @@
-//! `ChromeBrowser`: the `Browser` port over chrome.tabs, chrome.scripting, chrome.debugger and
-//! the content scripts.
+//! `TabBrowser`: the `Browser` port over a browser's tabs, the content scripts in their frames
+//! and the debugger, all reached through one port (`host::TabHost`: chrome.* in the extension,
+//! a scripted browser in native tests), so every rule here runs under `cargo test`.
 //!
 //! Observing asks the top frame's content script for its snapshot, then each child frame it
 //! names (by Chrome frame id) for theirs, nested frames included, and stitches them into one
@@ -13,9 +14,77 @@
 //! finish; then for the network to be quiet for a moment (capped), so the next observation sees
 //! the page the action led to rather than a half-loaded one. A page that opens a new tab hands
 //! the task to that tab.
+//!
+//! # How actions run
+//!
+//! - **In the page** (content-script messages, addressed to the element's own frame by its local
+//!   index): click (scroll into view, the pointer/mouse sequence, `click()`; the reply says whether
+//!   anything observable happened), type (native value setter + `input`/`change`, so React sees it;
+//!   `execCommand('insertText')` for contenteditable), scroll, find text, dropdown options and
+//!   choice (a `<select>`: native setter + events; a combobox or listbox button of a component
+//!   library: its ARIA listbox when a person can see it — an accessibility list kept at 0 × 0, as
+//!   Ant Design keeps one, does not count — else it is opened with a click and the options taken
+//!   from what the click added (role `option`, or marked selected, or named option or item); the
+//!   options of a web component are read in the flat tree, slotted ones included; the choice is a
+//!   click on the option, confirmed by the control showing it, and the closing list is let finish
+//!   before the answer), drags (`drag_and_drop`, to an element or a point: pointer and
+//!   mouse events in twelve steps a frame apart, and the HTML5 drag events with one
+//!   `dataTransfer` when the element is draggable once pressed — SortableJS and native drop areas
+//!   follow those, dnd-kit the pointer events), files (`upload_file`: the bytes, read by the worker from
+//!   where the panel kept them, become a `File` put into the file field the element is, holds, or
+//!   labels, through a `DataTransfer` with `input`/`change`; or dropped on the element with
+//!   dragenter/dragover/drop carrying it — the reply says whether the page took it), search the
+//!   page (JS `RegExp`), page → markdown (Turndown and
+//!   its GFM plugin, injected only when `extract` runs), history (`history.go`, which unlike the
+//!   browser's buttons does not skip pages left by a script click).
+//! - **Trusted, through the debugger** (`debugger.rs`): key presses
+//!   (`Input.dispatchKeyEvent`: script key events do not submit forms), clicks at a point, and the
+//!   fallback for pages that check `isTrusted`. The fallback runs only when the script click showed
+//!   nothing at all: no DOM, focus, value, scroll or URL change within a moment, no new tab, no
+//!   navigation, no network request since the click, and no late change while the network settled
+//!   (the content script keeps watching) — a slow handler must not run twice. The content script
+//!   then reports an uncovered point of the element and the debugger clicks it; an element covered
+//!   everywhere is refused rather than clicking whatever covers it. Also screenshots (`Page.captureScreenshot`) and `evaluate` (`Runtime.evaluate`).
+//!   The debugger is attached on first need and detached when the task ends; "another debugger is
+//!   attached", pages Chrome will not debug, and the user closing the debugging bar
+//!   (`canceled_by_user`, after which the task does not re-attach) are typed errors.
+//! - **Tabs** (chrome.tabs): the task works in the tab it started on plus the tabs it opened and
+//!   the tabs its pages opened during an action: a web tab whose opener is a task tab, or that
+//!   appeared in the task's window while the action ran (links with `target=_blank` have no
+//!   opener), takes over as the current tab; a popup opened blank joins once it loads a page. A
+//!   task tab that closes itself (a sign-in popup) hands the task back to the most recent other
+//!   task tab. Other tabs of the user are neither listed nor touched. Every tab the task opens
+//!   (and the new tab a task started with **New tab** runs in) joins the window's **Tabwright**
+//!   tab group, made the first time (`join_task_group`, in the background: the task does
+//!   not wait for it); a tab Chrome already put in a group stays there, and the tab the user
+//!   started on is never grouped.
+//! - **Settling**: after a page-changing action the tab is watched for a navigation (then its
+//!   load), a new tab, and then a quiet network (500 ms without requests, capped at 3 s; the top
+//!   frame counts them: `page-network.js` the page's fetch and XMLHttpRequest in flight, `main.js`
+//!   the resources it finished loading, from its Resource Timing entries). Not webRequest: an
+//!   extension that merely holds that permission makes Chrome route every request of every page
+//!   through an extra hop, task or not (measured by `scripts/bench idle`). No fixed sleeps. Every wait is bounded:
+//!   content scripts and injections 15 s (5 s for child frames), debugger commands 15 s, loads
+//!   20 s; and the loop gives each action a time limit (`action_timeout_s`, default 60 s; at least
+//!   40 s for `wait`, five times the limit and at least 300 s for actions that call the LLM, none
+//!   for `ask_human`), through the clock port, so a hung page cannot hang the task.
+//! - **Scripts only where allowed**: `evaluate` is offered only on hosts the user listed. Just
+//!   before it runs, the worker reads the address the debugger's target has now
+//!   (`Target.getTargetInfo`) and refuses a host the user did not list (the page may have moved on
+//!   since the observation); the script then starts with `location.hostname !== "that host"`,
+//!   which calls nothing a page can replace, for a page that moves in between. A script is never
+//!   given a secret: it runs in the page's own world.
+//! - **Debugger unavailable**: once the user closed the debugging bar on a tab, actions that need
+//!   the debugger (`Needs::debugger`) are no longer allowed there (refused, and left out of the
+//!   available actions), and clicks do without the fallback.
+//! - **Asking the user**: `ask_human` emits `question_asked`; the panel shows the question with an
+//!   answer box and sends `answer_question`; the action waits (Stop still works) and returns the
+//!   answer, outside the page fence.
 
-use super::chrome::{self, from_js, Tab};
-use super::debugger::Debugger;
+pub mod debugger;
+pub mod host;
+pub mod wait;
+
 use crate::browser::{
     ActionEffect, Browser, BrowserError, DragOutcome, DropPoint, DropdownOption, KeyPress, PageMarkdown, PageMatches,
     PageState, Screenshot, ScrollOutcome, TabInfo, TaskFile, UploadOutcome, UploadTarget,
@@ -24,10 +93,12 @@ use crate::dom::{ChildFrame, FrameSet, FrameSnapshot, FrameWaits, Snapshot, Stit
 use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
 use crate::web::{is_blank_page, is_restricted};
-use gloo_timers::future::TimeoutFuture;
+use debugger::Debugger;
+use host::{FrameAnswer, Tab, TabChange, TabHost};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use wait::within;
 
 /// How long a page may take to load before the step goes on without it.
 const LOAD_TIMEOUT_MS: f64 = 20_000.0;
@@ -58,24 +129,8 @@ const NEW_TAB_GRACE_MS: f64 = 300.0;
 /// How often a pending `ask_human` looks for the user's answer.
 const ANSWER_POLL_MS: u32 = 200;
 
-thread_local! {
-    /// The running task's open question: `Some(None)` while waiting, `Some(Some(answer))` once
-    /// the side panel delivered the user's answer.
-    static ANSWER: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
-}
-
-/// Hands the user's answer to the waiting `ask_human`; false when no question is waiting.
-pub fn deliver_answer(answer: String) -> bool {
-    ANSWER.with_borrow_mut(|slot| match slot {
-        Some(None) => {
-            *slot = Some(Some(answer));
-            true
-        }
-        _ => false,
-    })
-}
-
-pub struct ChromeBrowser {
+pub struct TabBrowser<H: TabHost> {
+    host: H,
     /// The tab the task works in now.
     tab_id: i32,
     /// The task's tabs: the one it started on, those it opened and those its pages opened.
@@ -107,10 +162,28 @@ pub struct ChromeBrowser {
     seen_tabs: Vec<Tab>,
     /// The last look at every tab, until the worker next waits for anything (see `took_look`).
     latest_look: Rc<RefCell<Option<Vec<Tab>>>>,
-    debugger: Debugger,
+    debugger: Debugger<H>,
     grouping: Rc<Grouping>,
     /// The top document whose frames lacking scripts were given them (see `read_page`).
     frames_completed: Option<String>,
+}
+
+/// The title of the tab group the tabs a task opens are gathered in.
+pub const TASK_GROUP_TITLE: &str = "Tabwright";
+
+/// Puts a tab the task opened into its window's "Tabwright" tab group (made the first time),
+/// so the person sees at a glance which tabs the agent opened. A tab already in a group (Chrome
+/// puts a tab opened from a grouped tab into that group) stays where it is.
+pub async fn join_task_group(host: &impl TabHost, tab_id: i32) -> Result<(), String> {
+    let tab = host.tab(tab_id).await?;
+    if tab.group_id.is_some_and(|g| g >= 0) {
+        return Ok(());
+    }
+    let window = tab.window_id.ok_or("the tab has no window")?;
+    match host.find_group(window, TASK_GROUP_TITLE).await? {
+        Some(group) => host.add_to_group(tab_id, group).await,
+        None => host.new_group(tab_id, window, TASK_GROUP_TITLE, "cyan").await,
+    }
 }
 
 /// Tabs waiting to join the "Tabwright" tab group, joined one after another off the task's
@@ -124,34 +197,32 @@ struct Grouping {
 /// Gathers tabs the task opened into the "Tabwright" tab group, in the background: the task
 /// does not wait for it, and a failure (the user dragged the tab out, tab groups unavailable)
 /// only leaves the tab ungrouped.
-fn group_later(grouping: &Rc<Grouping>, tabs: impl IntoIterator<Item = i32>) {
+fn group_later<H: TabHost>(host: &H, grouping: &Rc<Grouping>, tabs: impl IntoIterator<Item = i32>) {
     grouping.pending.borrow_mut().extend(tabs);
     if grouping.busy.replace(true) {
         return;
     }
-    let grouping = grouping.clone();
-    wasm_bindgen_futures::spawn_local(async move {
+    let (grouping, worker) = (grouping.clone(), host.clone());
+    host.spawn(Box::pin(async move {
         loop {
             let next = {
                 let mut pending = grouping.pending.borrow_mut();
                 (!pending.is_empty()).then(|| pending.remove(0))
             };
             let Some(tab) = next else { break };
-            if let Err(e) = chrome::add_to_task_group(tab).await {
-                web_sys::console::warn_1(&format!("Tabwright could not group tab {tab}: {e}").into());
+            if let Err(e) = join_task_group(&worker, tab).await {
+                worker.warn(&format!("Tabwright could not group tab {tab}: {e}"));
             }
         }
         grouping.busy.set(false);
-    });
+    }));
 }
 
-fn now_ms() -> f64 {
-    js_sys::Date::now()
-}
-
-impl ChromeBrowser {
-    pub fn new(tab_id: i32, options: PageOptions) -> Self {
-        ChromeBrowser {
+impl<H: TabHost> TabBrowser<H> {
+    pub fn new(host: H, tab_id: i32, options: PageOptions) -> Self {
+        TabBrowser {
+            debugger: Debugger::new(host.clone()),
+            host,
             tab_id,
             tabs: vec![tab_id],
             options,
@@ -167,7 +238,6 @@ impl ChromeBrowser {
             blank_children: Vec::new(),
             seen_tabs: Vec::new(),
             latest_look: Rc::default(),
-            debugger: Debugger::default(),
             grouping: Rc::default(),
             frames_completed: None,
         }
@@ -183,13 +253,13 @@ impl ChromeBrowser {
         self
     }
 
-    /// The task's tabs, the current one among them.
-    pub fn task_tabs(&self) -> &[i32] {
-        &self.tabs
+    /// Every tab of the browser, as the browser lists them now (none if it cannot say).
+    async fn all_tabs(&self) -> Vec<Tab> {
+        self.host.all_tabs_now().await.unwrap_or_default()
     }
 
     async fn tab(&self) -> Result<Tab, BrowserError> {
-        chrome::get_tab(self.tab_id).await.map_err(|_| BrowserError::TabClosed)
+        self.host.tab(self.tab_id).await.map_err(|_| BrowserError::TabClosed)
     }
 
     /// Keeps the task's tab list current: tabs that were closed leave it; with `adopt`, web
@@ -198,7 +268,7 @@ impl ChromeBrowser {
     /// newest last. If the current tab was closed (by the page or the user), the task moves to
     /// its most recent other tab.
     async fn refresh_tabs(&mut self, adopt: bool) -> Result<Vec<Tab>, BrowserError> {
-        let all = all_tabs().await;
+        let all = self.all_tabs().await;
         self.refresh_tabs_from(all, adopt)
     }
 
@@ -210,9 +280,9 @@ impl ChromeBrowser {
         *self.latest_look.borrow_mut() = Some(all.to_vec());
         let latest = self.latest_look.clone();
         // Spawned work runs once the running work waits, before anything it waits for.
-        wasm_bindgen_futures::spawn_local(async move {
+        self.host.spawn(Box::pin(async move {
             latest.borrow_mut().take();
-        });
+        }));
     }
 
     /// `refresh_tabs` with every tab as a look just taken found them.
@@ -262,7 +332,7 @@ impl ChromeBrowser {
                 }
             }
         }
-        group_later(&self.grouping, joined.iter().filter_map(|t| t.id));
+        group_later(&self.host, &self.grouping, joined.iter().filter_map(|t| t.id));
         if !adopt {
             self.known_tabs = open;
         }
@@ -271,7 +341,7 @@ impl ChromeBrowser {
             self.stitcher = Stitcher::new();
             self.frame_waits.forget();
         }
-        chrome::set_task_tabs(&self.tabs);
+        self.host.set_task_tabs(&self.tabs);
         Ok(joined)
     }
 
@@ -288,7 +358,7 @@ impl ChromeBrowser {
             self.stitcher = Stitcher::new();
             self.frame_waits.forget();
         }
-        let _ = chrome::update_tab(tab_id, &serde_json::json!({"active": true})).await;
+        let _ = self.host.change_tab(tab_id, TabChange::Activate).await;
     }
 
     /// After a page-changing action: follows a navigation it started, hands the task to a tab
@@ -296,7 +366,7 @@ impl ChromeBrowser {
     async fn settle(&mut self, before: &Tab, grace_ms: f64) -> Result<ActionEffect, BrowserError> {
         // One look at every tab serves as the first look at the current one, and, when no
         // navigation is waited for, as the look for tabs the action opened.
-        let all = all_tabs().await;
+        let all = self.all_tabs().await;
         self.took_look(&all);
         let first = find_tab(&all, self.tab_id);
         let listed = first.is_some();
@@ -342,8 +412,8 @@ impl ChromeBrowser {
     /// the action: the question leaves first, and a tab the action opens can appear only after
     /// the page has received the action. Hand the answer to `tabs_before_action`.
     fn start_action(&mut self) -> impl std::future::Future<Output = Vec<Tab>> {
-        self.action_started = now_ms();
-        let look = chrome::query_tabs_now(&serde_json::json!({}));
+        self.action_started = self.host.now_ms();
+        let look = self.host.all_tabs_now();
         async move { look.await.unwrap_or_default() }
     }
 
@@ -362,19 +432,22 @@ impl ChromeBrowser {
     /// script yet).
     async fn network_state(&self) -> Option<(f64, f64)> {
         let request = ContentRequest::Network { v: PROTOCOL_VERSION };
-        let reply =
-            super::timeout::within(NETWORK_ASK_MS, chrome::send_to_frame(self.tab_id, 0, &request)).await?.ok()?;
-        let result = from_js::<ContentReply>(reply).ok()?.result?;
+        let FrameAnswer::Reply(reply) =
+            within(&self.host, NETWORK_ASK_MS, self.host.ask_frame(self.tab_id, 0, &request)).await?.ok()?
+        else {
+            return None;
+        };
+        let result = reply.result?;
         Some((result["quiet_ms"].as_f64()?, result["last_request_at"].as_f64().unwrap_or(0.0)))
     }
 
     /// Waits until the tab's network has been quiet for a moment, capped; not at all when the
     /// page cannot say.
     async fn wait_for_quiet_network(&self) {
-        let deadline = now_ms() + NETWORK_SETTLE_CAP_MS;
-        while now_ms() < deadline {
+        let deadline = self.host.now_ms() + NETWORK_SETTLE_CAP_MS;
+        while self.host.now_ms() < deadline {
             match self.network_state().await {
-                Some((quiet, _)) if quiet < NETWORK_QUIET_MS => TimeoutFuture::new(POLL_MS).await,
+                Some((quiet, _)) if quiet < NETWORK_QUIET_MS => self.host.sleep(POLL_MS).await,
                 _ => break,
             }
         }
@@ -417,8 +490,7 @@ impl ChromeBrowser {
         let before = self.before_action().await?;
         let by_page = self.ask_frame(0, &ContentRequest::HistoryGo { v: PROTOCOL_VERSION, delta }).await;
         if !by_page.is_ok_and(|reply| reply.ok) {
-            let moved =
-                if delta < 0 { chrome::go_back(self.tab_id).await } else { chrome::go_forward(self.tab_id).await };
+            let moved = self.host.history_button(self.tab_id, delta.signum()).await;
             moved.map_err(|reason| BrowserError::Navigation { url: "the page in the tab's history".into(), reason })?;
         }
         self.settle(&before, NAVIGATION_START_MS).await
@@ -445,13 +517,13 @@ impl ChromeBrowser {
     /// Waits until the tab has finished loading, up to `LOAD_TIMEOUT_MS`. A page that never
     /// finishes (a stuck resource) is observed as it is.
     async fn wait_for_load(&self) -> Result<Tab, BrowserError> {
-        let deadline = now_ms() + LOAD_TIMEOUT_MS;
+        let deadline = self.host.now_ms() + LOAD_TIMEOUT_MS;
         loop {
             let tab = self.tab().await?;
-            if tab.status.as_deref() == Some("complete") || now_ms() > deadline {
+            if tab.status.as_deref() == Some("complete") || self.host.now_ms() > deadline {
                 return Ok(tab);
             }
-            TimeoutFuture::new(POLL_MS).await;
+            self.host.sleep(POLL_MS).await;
         }
     }
 
@@ -472,7 +544,7 @@ impl ChromeBrowser {
         first: Option<Tab>,
     ) -> Result<(Tab, bool, bool), BrowserError> {
         let was_complete = before.status.as_deref() == Some("complete");
-        let deadline = now_ms() + start_within_ms;
+        let deadline = self.host.now_ms() + start_within_ms;
         let mut tab = match first {
             Some(tab) => tab,
             None => self.tab().await?,
@@ -489,10 +561,10 @@ impl ChromeBrowser {
                 }
                 return Ok((tab, true, looked_again));
             }
-            if now_ms() >= deadline {
+            if self.host.now_ms() >= deadline {
                 return Ok((tab, false, looked_again));
             }
-            TimeoutFuture::new(POLL_MS).await;
+            self.host.sleep(POLL_MS).await;
             tab = self.tab().await?;
             looked_again = true;
         }
@@ -505,7 +577,7 @@ impl ChromeBrowser {
     /// dialog or a busy script) is an error.
     async fn ask_frame(&self, frame_id: i64, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
         let timeout = if frame_id == 0 { CONTENT_TIMEOUT_MS } else { CHILD_FRAME_TIMEOUT_MS };
-        super::timeout::within(timeout, self.ask_frame_unbounded(frame_id, request)).await.unwrap_or_else(|| {
+        within(&self.host, timeout, self.ask_frame_unbounded(frame_id, request)).await.unwrap_or_else(|| {
             Err(BrowserError::Timeout {
                 what: "Waiting for the page to answer (it may be showing a dialog or running a long script)".into(),
                 seconds: timeout / 1000,
@@ -514,7 +586,7 @@ impl ChromeBrowser {
     }
 
     async fn ask_frame_unbounded(&self, frame_id: i64, request: &ContentRequest) -> Result<ContentReply, BrowserError> {
-        let reply = match chrome::send_to_frame(self.tab_id, frame_id, request).await {
+        let answer = match self.host.ask_frame(self.tab_id, frame_id, request).await {
             Ok(reply) => reply,
             Err(reason) if frame_id != 0 || !matches!(request, ContentRequest::Snapshot { .. }) => {
                 return Err(BrowserError::ContentScript { reason })
@@ -527,20 +599,24 @@ impl ChromeBrowser {
                 }
                 // An http(s) page Chrome will not script is an error page (the site failed to
                 // load): the LLM can navigate away, so it is not a restricted page.
-                chrome::inject_content_scripts(self.tab_id).await.map_err(|e| BrowserError::ContentScript {
+                self.host.inject_content_scripts(self.tab_id).await.map_err(|e| BrowserError::ContentScript {
                     reason: format!("{first}; the content script could not be injected either: {e}"),
                 })?;
-                chrome::send_to_frame(self.tab_id, frame_id, request)
+                self.host
+                    .ask_frame(self.tab_id, frame_id, request)
                     .await
                     .map_err(|reason| BrowserError::ContentScript { reason })?
             }
         };
-        if reply.is_undefined() || reply.is_null() {
-            return Err(BrowserError::ContentScript { reason: "the content script sent no answer".into() });
+        match answer {
+            FrameAnswer::Reply(reply) => Ok(reply),
+            FrameAnswer::Nothing => {
+                Err(BrowserError::ContentScript { reason: "the content script sent no answer".into() })
+            }
+            FrameAnswer::Unreadable(e) => {
+                Err(BrowserError::ContentScript { reason: format!("unreadable answer: {e}") })
+            }
         }
-        let reply = from_js::<ContentReply>(reply)
-            .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable answer: {e}") })?;
-        Ok(reply)
     }
 
     /// The request for a frame's snapshot.
@@ -572,33 +648,34 @@ impl ChromeBrowser {
     /// that did not answer in time is not waited for again until it loads a document
     /// (`dom::FrameWaits`). The top frame's errors are the page's.
     async fn read_page(&mut self) -> Result<Snapshot, BrowserError> {
-        let worker = chrome::worker_instance();
+        let worker = self.host.worker_instance();
         let request = self.snapshot_request(None, &worker);
         let reply = self.ask_frame(0, &request).await?;
         self.note_reply(0, &reply);
         let mut top = snapshot_of(reply)?;
-        top.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
+        top.resolve_frames(|token| self.host.frame_id_of(self.tab_id, token));
         // Frames that did not answer may have no scripts: registered ones never reach a
         // document a script wrote into a blank frame (a rich-text editor's). They get them
         // once per page, and the top frame is read again, which now hears from them.
         if top.unread_frames() > 0 && self.frames_completed.as_deref() != Some(top.doc.as_str()) {
             self.frames_completed = Some(top.doc.clone());
-            if chrome::inject_where_missing(self.tab_id).await.unwrap_or(0) > 0 {
+            if self.host.inject_where_missing(self.tab_id).await.unwrap_or(0) > 0 {
                 let reply = self.ask_frame(0, &request).await?;
                 self.note_reply(0, &reply);
                 top = snapshot_of(reply)?;
-                top.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
+                top.resolve_frames(|token| self.host.frame_id_of(self.tab_id, token));
             }
         }
         // Each child frame is told where the top window's screen lies in its own coordinates:
         // its content box starts at the sum of the placeholders' positions on the way down.
         let top_size = top.viewport;
         let mut asked = std::collections::HashSet::new();
-        let reading = super::join::JoinSet::new();
-        let deadline = now_ms() + CHILD_FRAMES_BUDGET_MS;
-        let (tab_id, viewport_expansion) = (self.tab_id, self.options.viewport_expansion);
+        let reading = wait::JoinSet::default();
+        let deadline = self.host.now_ms() + CHILD_FRAMES_BUDGET_MS;
+        let (tab_id, viewport_expansion, frames_host) =
+            (self.tab_id, self.options.viewport_expansion, self.host.clone());
         let ask = |child: ChildFrame, asked: &mut std::collections::HashSet<i64>| {
-            if asked.len() >= MAX_FRAMES || now_ms() > deadline {
+            if asked.len() >= MAX_FRAMES || frames_host.now_ms() > deadline {
                 return;
             }
             asked.insert(child.frame_id);
@@ -611,10 +688,10 @@ impl ChromeBrowser {
             });
             let request =
                 ContentRequest::Snapshot { v: PROTOCOL_VERSION, viewport_expansion, screen, worker: worker.clone() };
-            let budget = (deadline - now_ms()).clamp(0.0, f64::from(CHILD_FRAME_TIMEOUT_MS)) as u32;
-            reading.spawn(async move {
-                let reply =
-                    super::timeout::within(budget, chrome::send_to_frame(tab_id, child.frame_id, &request)).await;
+            let budget = (deadline - frames_host.now_ms()).clamp(0.0, f64::from(CHILD_FRAME_TIMEOUT_MS)) as u32;
+            let host = frames_host.clone();
+            reading.spawn(&frames_host, async move {
+                let reply = within(&host, budget, host.ask_frame(tab_id, child.frame_id, &request)).await;
                 (child, reply)
             });
         };
@@ -632,10 +709,10 @@ impl ChromeBrowser {
                 Some(reply) => reply,
             };
             self.frame_waits.answered(child.frame_id);
-            let Ok(reply) = reply.and_then(from_js::<ContentReply>) else { continue };
+            let Ok(FrameAnswer::Reply(reply)) = reply else { continue };
             self.note_reply(child.frame_id, &reply);
             let Ok(mut snapshot) = snapshot_of(reply) else { continue };
-            snapshot.resolve_frames(|token| chrome::frame_id_of(self.tab_id, token));
+            snapshot.resolve_frames(|token| self.host.frame_id_of(self.tab_id, token));
             for grandchild in self.frame_waits.to_ask(&snapshot, child.origin, &asked) {
                 ask(grandchild, &mut asked);
             }
@@ -661,7 +738,7 @@ impl ChromeBrowser {
         // tab) are cleared, so no stale numbers stay on a page.
         for (tab_id, frame_id) in std::mem::take(&mut self.highlighted) {
             if tab_id != self.tab_id || !by_frame.contains_key(&frame_id) {
-                clear_highlights(tab_id, frame_id).await;
+                clear_highlights(&self.host, tab_id, frame_id).await;
             }
         }
         // Drawn without waiting: the boxes are for the person watching, and the step need not
@@ -670,31 +747,29 @@ impl ChromeBrowser {
             let (tab_id, request) = (self.tab_id, ContentRequest::Highlight { v: PROTOCOL_VERSION, labels });
             let pending = self.highlights_pending.clone();
             pending.set(pending.get() + 1);
-            wasm_bindgen_futures::spawn_local(async move {
-                let _ =
-                    super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_frame(tab_id, frame_id, &request))
-                        .await;
+            let host = self.host.clone();
+            self.host.spawn(Box::pin(async move {
+                let _ = within(&host, CHILD_FRAME_TIMEOUT_MS, host.ask_frame(tab_id, frame_id, &request)).await;
                 pending.set(pending.get().saturating_sub(1));
-            });
+            }));
             self.highlighted.push((self.tab_id, frame_id));
         }
     }
 }
 
-impl ChromeBrowser {
+impl<H: TabHost> TabBrowser<H> {
     /// Has the boxes asked for at the last look drawn now (a frame draws them only a moment
     /// later), and waits (a little, at most) until they are on screen.
     async fn highlights_painted(&self) {
         if self.highlights_pending.get() > 0 {
             let request = ContentRequest::DrawHighlightsNow { v: PROTOCOL_VERSION };
             for &(tab_id, frame_id) in self.highlighted.iter().filter(|(tab_id, _)| *tab_id == self.tab_id) {
-                let _ =
-                    super::timeout::within(HIGHLIGHT_WAIT_MS, chrome::send_to_frame(tab_id, frame_id, &request)).await;
+                let _ = within(&self.host, HIGHLIGHT_WAIT_MS, self.host.ask_frame(tab_id, frame_id, &request)).await;
             }
         }
         let mut waited = 0;
         while self.highlights_pending.get() > 0 && waited < HIGHLIGHT_WAIT_MS {
-            gloo_timers::future::TimeoutFuture::new(5).await;
+            self.host.sleep(5).await;
             waited += 5;
         }
     }
@@ -702,13 +777,13 @@ impl ChromeBrowser {
     /// The task's tab as Chrome shows it, when it is the shown tab of its window; `None` when
     /// it is not or Chrome will not capture it (the debugger can still).
     async fn capture_shown_tab(&self) -> Option<Screenshot> {
-        let tab = chrome::get_tab(self.tab_id).await.ok()?;
+        let tab = self.host.tab(self.tab_id).await.ok()?;
         let window = tab.window_id.filter(|_| tab.active)?;
-        let mut captured = chrome::capture_visible_tab(window).await;
+        let mut captured = self.host.capture_window(window).await;
         // Chrome allows two captures a second.
         if captured.as_ref().is_err_and(|e| e.contains("MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND")) {
-            gloo_timers::future::TimeoutFuture::new(600).await;
-            captured = chrome::capture_visible_tab(window).await;
+            self.host.sleep(600).await;
+            captured = self.host.capture_window(window).await;
         }
         let png_base64 = captured.ok()?.strip_prefix("data:image/png;base64,")?.to_string();
         let (width, height) = crate::browser::png_size(&png_base64)?;
@@ -729,9 +804,9 @@ fn snapshot_of(reply: ContentReply) -> Result<FrameSnapshot, BrowserError> {
 }
 
 /// Removes a frame's boxes. Best effort, and never injects anything into a page that moved on.
-async fn clear_highlights(tab_id: i32, frame_id: i64) {
+async fn clear_highlights(host: &impl TabHost, tab_id: i32, frame_id: i64) {
     let request = ContentRequest::ClearHighlights { v: PROTOCOL_VERSION };
-    let _ = super::timeout::within(CHILD_FRAME_TIMEOUT_MS, chrome::send_to_frame(tab_id, frame_id, &request)).await;
+    let _ = within(host, CHILD_FRAME_TIMEOUT_MS, host.ask_frame(tab_id, frame_id, &request)).await;
 }
 
 /// An element request's result, or the typed error its failure code names.
@@ -751,11 +826,6 @@ fn page_went_away(reason: &str) -> bool {
     reason.contains("message port closed")
         || reason.contains("back/forward cache")
         || reason.contains("message channel closed")
-}
-
-/// Every tab of the browser, as Chrome lists them now (none if it cannot say).
-async fn all_tabs() -> Vec<Tab> {
-    chrome::query_tabs(&serde_json::json!({})).await.unwrap_or_default()
 }
 
 /// The tab with this id, from a list of every tab.
@@ -790,7 +860,7 @@ fn describe_dialog(dialog: &serde_json::Value) -> Option<String> {
     })
 }
 
-impl Browser for ChromeBrowser {
+impl<H: TabHost> Browser for TabBrowser<H> {
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
         self.look_follows = false;
         let latest = self.latest_look.borrow_mut().take();
@@ -853,7 +923,8 @@ impl Browser for ChromeBrowser {
 
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
         let before = self.before_action().await?;
-        chrome::update_tab(self.tab_id, &serde_json::json!({"url": url}))
+        self.host
+            .change_tab(self.tab_id, TabChange::Load(url.into()))
             .await
             .map_err(|reason| BrowserError::Navigation { url: url.into(), reason })?;
         let (after, started) = self.follow_navigation(&before, NAVIGATION_START_MS).await?;
@@ -869,29 +940,28 @@ impl Browser for ChromeBrowser {
 
     async fn open_tab(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
         let current = self.tab().await?;
-        let mut props = serde_json::json!({"url": url, "active": true, "openerTabId": self.tab_id});
-        if let Some(window) = current.window_id {
-            props["windowId"] = window.into();
-        }
-        let tab =
-            chrome::create_tab(&props).await.map_err(|reason| BrowserError::Navigation { url: url.into(), reason })?;
+        let tab = self
+            .host
+            .open_tab(url, self.tab_id, current.window_id)
+            .await
+            .map_err(|reason| BrowserError::Navigation { url: url.into(), reason })?;
         let id = tab
             .id
             .ok_or_else(|| BrowserError::Navigation { url: url.into(), reason: "Chrome opened no tab".into() })?;
         if !self.tabs.contains(&id) {
             self.tabs.push(id);
-            chrome::set_task_tabs(&self.tabs);
+            self.host.set_task_tabs(&self.tabs);
         }
-        group_later(&self.grouping, [id]);
+        group_later(&self.host, &self.grouping, [id]);
         self.make_current(id).await;
         // A new tab starts at about:blank before loading the URL.
-        let deadline = now_ms() + NAVIGATION_START_MS;
-        while now_ms() < deadline {
+        let deadline = self.host.now_ms() + NAVIGATION_START_MS;
+        while self.host.now_ms() < deadline {
             let t = self.tab().await?;
             if t.url.as_deref().is_some_and(|u| !is_blank_page(u)) || t.pending_url.is_some() {
                 break;
             }
-            TimeoutFuture::new(POLL_MS).await;
+            self.host.sleep(POLL_MS).await;
         }
         let loaded = self.wait_for_load().await?;
         self.wait_for_quiet_network().await;
@@ -917,9 +987,9 @@ impl Browser for ChromeBrowser {
             return Err(BrowserError::LastTab { tab_id });
         }
         self.debugger.release(tab_id).await;
-        chrome::remove_tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
+        self.host.close_tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
         self.tabs.retain(|&id| id != tab_id);
-        chrome::set_task_tabs(&self.tabs);
+        self.host.set_task_tabs(&self.tabs);
         if tab_id != self.tab_id {
             return Ok(None);
         }
@@ -1019,7 +1089,7 @@ impl Browser for ChromeBrowser {
 
     async fn upload_file(&mut self, index: u32, file: &TaskFile) -> Result<UploadOutcome, BrowserError> {
         let missing = |reason: String| BrowserError::FileMissing { name: file.name.clone(), reason };
-        let data = match chrome::read_task_file(&file.id).await {
+        let data = match self.host.read_task_file(&file.id).await {
             Ok(Some(data)) => data,
             Ok(None) => return Err(missing("it was removed, or kept longer than 30 days".into())),
             Err(e) => return Err(missing(e)),
@@ -1132,7 +1202,7 @@ impl Browser for ChromeBrowser {
 
     async fn page_markdown(&mut self) -> Result<PageMarkdown, BrowserError> {
         let files = ["vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "content/markdown.js"];
-        match super::timeout::within(CONTENT_TIMEOUT_MS, chrome::inject_files(self.tab_id, &files)).await {
+        match within(&self.host, CONTENT_TIMEOUT_MS, self.host.inject_files(self.tab_id, &files)).await {
             None => return Err(BrowserError::Timeout {
                 what:
                     "Loading the markdown converter into the page (it may be showing a dialog or running a long script)"
@@ -1167,7 +1237,7 @@ impl Browser for ChromeBrowser {
     }
 
     async fn wait(&mut self, ms: u32) {
-        TimeoutFuture::new(ms).await;
+        self.host.sleep(ms).await;
     }
 
     async fn leave_blocked_page(&mut self) {
@@ -1181,7 +1251,7 @@ impl Browser for ChromeBrowser {
         if self.tabs.len() > 1 {
             let _ = self.close_tab(self.tab_id).await;
         } else {
-            let _ = chrome::update_tab(self.tab_id, &serde_json::json!({"url": "about:blank"})).await;
+            let _ = self.host.change_tab(self.tab_id, TabChange::Load("about:blank".into())).await;
             let _ = self.wait_for_load().await;
         }
     }
@@ -1192,33 +1262,34 @@ impl Browser for ChromeBrowser {
     }
 
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
-        ANSWER.set(Some(None));
-        // Cleared however the wait ends (answered, or the task stopped while waiting).
-        struct Clear;
-        impl Drop for Clear {
+        let answers = self.host.answers();
+        answers.open();
+        // Closed however the wait ends (answered, or the task stopped while waiting).
+        struct Close(host::Answers);
+        impl Drop for Close {
             fn drop(&mut self) {
-                ANSWER.set(None);
+                self.0.close();
             }
         }
-        let _clear = Clear;
+        let _close = Close(answers.clone());
         loop {
-            if let Some(Some(answer)) = ANSWER.with_borrow(|slot| slot.clone()) {
+            if let Some(answer) = answers.answer() {
                 return Ok(answer);
             }
-            TimeoutFuture::new(ANSWER_POLL_MS).await;
+            self.host.sleep(ANSWER_POLL_MS).await;
         }
     }
 
     async fn finish(&mut self) {
         for (tab_id, frame_id) in std::mem::take(&mut self.highlighted) {
-            clear_highlights(tab_id, frame_id).await;
+            clear_highlights(&self.host, tab_id, frame_id).await;
         }
         // Nothing more goes into pages, and every frame with the scripts takes them out: the
         // page's own functions and dialogs are the person's again.
-        if let Err(e) = chrome::end_page_scripts().await {
-            web_sys::console::warn_1(&format!("Tabwright could not take its scripts out of the pages: {e}").into());
+        if let Err(e) = self.host.end_page_scripts().await {
+            self.host.warn(&format!("Tabwright could not take its scripts out of the pages: {e}"));
         }
         self.debugger.release_all().await;
-        chrome::close_content_ports();
+        self.host.close_content_ports();
     }
 }

@@ -1,0 +1,159 @@
+//! `ChromeHost`: the worker's ports (`crate::worker::host`) over chrome.*: session storage for
+//! the saved task, local storage for settings and skills, tabs, timers, the alarm, and the
+//! background module's broadcast to the panels.
+
+use super::chrome::{self, to_js};
+use super::tabs::ChromeTabs;
+use super::transport::FetchTransport;
+use crate::agent::TaskState;
+use crate::llm::{HttpRequest, HttpResponse, TransportError};
+use crate::protocol::AgentEvent;
+use crate::settings::PageOptions;
+use crate::tabs::TabBrowser;
+use crate::worker::host::{SavedItems, SettingsStore, TabFacts, Tabs, TaskRuntime, TaskStore, Work};
+use std::cell::RefCell;
+use wasm_bindgen::JsValue;
+
+/// The alarm that wakes a stopped worker while a task runs.
+const WAKE_ALARM: &str = "tabwright-task";
+
+#[derive(Default)]
+pub struct ChromeHost {
+    /// The background module's function that hands an event to the open panels and the task
+    /// history (the same function on every call; the latest is kept).
+    pub broadcast: RefCell<Option<js_sys::Function>>,
+}
+
+/// The worker's clock: wall time for timings, timers for waits.
+pub struct WallClock;
+
+impl crate::agent::Clock for WallClock {
+    fn now_ms(&self) -> f64 {
+        js_sys::Date::now()
+    }
+
+    async fn sleep(&self, ms: u32) {
+        gloo_timers::future::TimeoutFuture::new(ms).await;
+    }
+}
+
+fn warn(text: &str) {
+    web_sys::console::warn_1(&text.into());
+}
+
+fn facts(tab: chrome::Tab) -> TabFacts {
+    TabFacts { id: tab.id, window_id: tab.window_id, url: tab.pending_url.or(tab.url).unwrap_or_default() }
+}
+
+impl TaskStore for ChromeHost {
+    async fn read_saved(&self) -> Result<SavedItems, String> {
+        let items = chrome::session_items().await?;
+        Ok(Box::new(move |key: &str| chrome::session_item(&items, key)))
+    }
+
+    async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
+        let _ = chrome::session_set_with(&key, text).await;
+    }
+}
+
+impl SettingsStore for ChromeHost {
+    async fn stored_settings(&self) -> Result<serde_json::Value, String> {
+        chrome::stored_settings().await
+    }
+
+    async fn saved_skills(&self) -> Result<Vec<serde_json::Value>, String> {
+        chrome::saved_skills().await
+    }
+
+    async fn write_skills(&self, skills: &[serde_json::Value]) -> Result<(), String> {
+        chrome::write_skills(skills).await
+    }
+}
+
+impl Tabs for ChromeHost {
+    async fn tab(&self, id: i32) -> Result<TabFacts, String> {
+        chrome::get_tab(id).await.map(facts)
+    }
+
+    async fn active_tab(&self) -> Result<Option<TabFacts>, String> {
+        let tabs = chrome::query_tabs(&serde_json::json!({"active": true, "lastFocusedWindow": true})).await?;
+        Ok(tabs.into_iter().next().map(facts))
+    }
+
+    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<TabFacts, String> {
+        let mut props = serde_json::json!({"url": url, "active": true});
+        if let Some(window) = window {
+            props["windowId"] = window.into();
+        }
+        chrome::create_tab(&props).await.map(facts)
+    }
+
+    async fn group_tab(&self, id: i32) -> Result<(), String> {
+        crate::tabs::join_task_group(&ChromeTabs, id).await
+    }
+}
+
+impl TaskRuntime for ChromeHost {
+    type Browser = TabBrowser<ChromeTabs>;
+    type Transport = FetchTransport;
+    type Clock = WallClock;
+
+    fn browser(&self, tab: i32, tabs: &[i32], options: PageOptions) -> TabBrowser<ChromeTabs> {
+        TabBrowser::new(ChromeTabs, tab, options).with_tabs(tabs.to_vec())
+    }
+
+    fn transport(&self, timeout_ms: u32) -> FetchTransport {
+        FetchTransport { timeout_ms }
+    }
+
+    async fn get(&self, request: &HttpRequest, timeout_ms: u32) -> Result<HttpResponse, TransportError> {
+        FetchTransport { timeout_ms }.get(request).await
+    }
+
+    fn clock(&self) -> WallClock {
+        WallClock
+    }
+
+    fn spawn(&self, work: Work) {
+        wasm_bindgen_futures::spawn_local(work);
+    }
+
+    fn broadcast(&self, event: &AgentEvent, seq: u32, task_id: &str, state: &TaskState) {
+        if let Some(broadcast) = self.broadcast.borrow().as_ref() {
+            let args =
+                js_sys::Array::of4(&to_js(event), &JsValue::from(seq), &JsValue::from_str(task_id), &to_js(state));
+            // A closed panel makes the call throw; the task goes on and the event is kept.
+            let _ = broadcast.apply(&JsValue::NULL, &args);
+        }
+    }
+
+    fn deliver_answer(&self, answer: String) -> bool {
+        super::tabs::deliver_answer(answer)
+    }
+
+    async fn task_began(&self, tabs: &[i32]) {
+        chrome::start_alarm(WAKE_ALARM, 0.5).await;
+        // Pages get the content scripts only while the task runs (its end takes them out:
+        // `TabBrowser::finish`). Without the registration, each page gets them when the
+        // task first looks at it, later than its own scripts.
+        if let Err(e) = chrome::begin_page_scripts(tabs).await {
+            warn(&format!("Tabwright could not register its page scripts: {e}"));
+        }
+    }
+
+    async fn task_ended(&self) {
+        chrome::stop_alarm(WAKE_ALARM).await;
+    }
+
+    async fn end_page_scripts(&self) {
+        let _ = chrome::end_page_scripts().await;
+    }
+
+    async fn keep_alive(&self) {
+        chrome::keep_alive().await;
+    }
+
+    fn warn(&self, text: &str) {
+        warn(text);
+    }
+}

@@ -1,0 +1,162 @@
+//! The port the tab browser works through: the browser's tabs, the content scripts in their
+//! frames, the debugger, files, and time. The extension implements it over chrome.* (`ext::tabs`),
+//! one call per method and no decision; native tests over a scripted browser.
+
+use crate::protocol::{ContentReply, ContentRequest};
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+
+/// A tab as far as Tabwright cares (Chrome's `tabs.Tab`, the fields read).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tab {
+    pub id: Option<i32>,
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The URL being loaded, before `url` switches to it.
+    #[serde(default)]
+    pub pending_url: Option<String>,
+    /// `loading` or `complete`.
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The tab whose page opened this one (a link with target=_blank, window.open).
+    #[serde(default)]
+    pub opener_tab_id: Option<i32>,
+    #[serde(default)]
+    pub window_id: Option<i32>,
+    /// Whether it is the shown tab of its window.
+    #[serde(default)]
+    pub active: bool,
+    /// The tab group it is in; -1 (or absent) when none.
+    #[serde(default)]
+    pub group_id: Option<i32>,
+}
+
+impl Tab {
+    pub fn is_complete(&self) -> bool {
+        self.status.as_deref() == Some("complete")
+    }
+}
+
+/// What a frame's content script answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameAnswer {
+    Reply(ContentReply),
+    /// The script answered nothing.
+    Nothing,
+    /// The script answered something that is no reply.
+    Unreadable(String),
+}
+
+/// The person's answer to the task's open question: `Some(None)` while a question waits,
+/// `Some(Some(answer))` once the side panel delivered it. Shared by the task's browser, which
+/// asks, and the worker, which delivers.
+#[derive(Clone, Default)]
+pub struct Answers(Rc<RefCell<Option<Option<String>>>>);
+
+impl Answers {
+    /// Hands the person's answer to the waiting question; false when none waits.
+    pub fn deliver(&self, answer: String) -> bool {
+        let mut slot = self.0.borrow_mut();
+        match &*slot {
+            Some(None) => {
+                *slot = Some(Some(answer));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn open(&self) {
+        *self.0.borrow_mut() = Some(None);
+    }
+
+    pub(crate) fn answer(&self) -> Option<String> {
+        self.0.borrow().clone().flatten()
+    }
+
+    pub(crate) fn close(&self) {
+        *self.0.borrow_mut() = None;
+    }
+}
+
+/// A future that does not borrow what made it.
+pub type Later<T> = Pin<Box<dyn Future<Output = T>>>;
+
+/// How a tab is changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TabChange {
+    /// Shown in its window.
+    Activate,
+    /// Loads this URL.
+    Load(String),
+}
+
+#[allow(async_fn_in_trait)]
+pub trait TabHost: Clone + 'static {
+    // Time.
+    fn now_ms(&self) -> f64;
+    async fn sleep(&self, ms: u32);
+    /// Runs `work` on its own.
+    fn spawn(&self, work: Later<()>);
+    fn warn(&self, text: &str);
+
+    // Tabs.
+    async fn tab(&self, id: i32) -> Result<Tab, String>;
+    /// Every tab of the browser, asked now (the question leaves before the call returns).
+    fn all_tabs_now(&self) -> Later<Result<Vec<Tab>, String>>;
+    async fn change_tab(&self, id: i32, change: TabChange) -> Result<(), String>;
+    /// Opens an active tab at `url` beside `opener`, in `window` when known.
+    async fn open_tab(&self, url: &str, opener: i32, window: Option<i32>) -> Result<Tab, String>;
+    async fn close_tab(&self, id: i32) -> Result<(), String>;
+    /// The browser's own back (`-1`) or forward (`1`) button.
+    async fn history_button(&self, id: i32, delta: i32) -> Result<(), String>;
+    /// A PNG data URL of what the window shows.
+    async fn capture_window(&self, window: i32) -> Result<String, String>;
+    /// The tab group titled `title` in the window, if there is one.
+    async fn find_group(&self, window: i32, title: &str) -> Result<Option<i32>, String>;
+    async fn add_to_group(&self, tab: i32, group: i32) -> Result<(), String>;
+    /// Makes a new group of the tab in the window, titled and coloured.
+    async fn new_group(&self, tab: i32, window: i32, title: &str, color: &str) -> Result<(), String>;
+    /// Which tabs are the task's (content scripts in other tabs stay quiet).
+    fn set_task_tabs(&self, ids: &[i32]);
+
+    // The content scripts.
+    /// Sends `request` to a frame's content script (the question leaves before the call returns).
+    fn ask_frame(&self, tab: i32, frame: i64, request: &ContentRequest) -> Later<Result<FrameAnswer, String>>;
+    /// The frame of `tab` this worker issued `token` to, if it did.
+    fn frame_id_of(&self, tab: i32, token: &str) -> Option<i64>;
+    /// This worker's instance: tokens issued by an earlier one mean nothing to it.
+    fn worker_instance(&self) -> String;
+    /// Puts the content scripts into every frame of the tab.
+    async fn inject_content_scripts(&self, tab: i32) -> Result<(), String>;
+    /// Puts them into the frames that lack them; how many did.
+    async fn inject_where_missing(&self, tab: i32) -> Result<u32, String>;
+    /// Puts extension files into the tab's top frame.
+    async fn inject_files(&self, tab: i32, files: &[&str]) -> Result<(), String>;
+    /// Takes the scripts out of every page: the task is over.
+    async fn end_page_scripts(&self) -> Result<(), String>;
+    fn close_content_ports(&self);
+
+    // Files the person attached (base64; `None` when no longer kept).
+    async fn read_task_file(&self, id: &str) -> Result<Option<String>, String>;
+
+    // The debugger (Chrome DevTools Protocol).
+    async fn attach_debugger(&self, tab: i32) -> Result<(), String>;
+    async fn detach_debugger(&self, tab: i32) -> Result<(), String>;
+    async fn debugger_command(
+        &self,
+        tab: i32,
+        method: &str,
+        params: &serde_json::Value,
+    ) -> Result<serde_json::Value, String>;
+    /// Why the debugger was detached from the tab since the last call, if it was.
+    fn debugger_detached(&self, tab: i32) -> Option<String>;
+
+    /// The person's answers to the task's questions.
+    fn answers(&self) -> Answers;
+}

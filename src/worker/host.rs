@@ -1,0 +1,103 @@
+//! The ports a worker's task runs through, named for what they are. The extension implements
+//! them over chrome.* (`ext::host`); native tests over memory, with a worker that can be
+//! stopped at any await and started again on the same saved state.
+
+use crate::agent::Clock;
+use crate::agent::TaskState;
+use crate::browser::Browser;
+use crate::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
+use crate::protocol::AgentEvent;
+use crate::settings::PageOptions;
+use std::future::Future;
+use std::pin::Pin;
+
+/// Work that runs on its own once started (a save, the task itself, a heartbeat).
+pub type Work = Pin<Box<dyn Future<Output = ()>>>;
+
+/// What is saved for a restarted worker, read at once: one item by its key (`Null` when there
+/// is none).
+pub type SavedItems = Box<dyn Fn(&str) -> Result<serde_json::Value, String>>;
+
+/// A browser tab as the worker needs to know it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TabFacts {
+    pub id: Option<i32>,
+    pub window_id: Option<i32>,
+    /// Where the tab is or is about to be (a pending navigation's URL first).
+    pub url: String,
+}
+
+/// Where a running task is kept while the browser runs (chrome.storage.session): across
+/// restarts of the worker, gone with the browser.
+#[allow(async_fn_in_trait)]
+pub trait TaskStore {
+    /// Everything saved, read at once.
+    async fn read_saved(&self) -> Result<SavedItems, String>;
+    /// Saves one item as the JSON text `text` makes. Writes of one key asked for together may
+    /// come down to the newest (it holds what the older would have written), so `text` is made
+    /// only when the write is done.
+    async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>);
+}
+
+/// What the person configured (chrome.storage.local): the settings and the saved skills.
+#[allow(async_fn_in_trait)]
+pub trait SettingsStore {
+    /// The stored settings object (with a key kept only for the browser session put back), or
+    /// `Null` when none are saved.
+    async fn stored_settings(&self) -> Result<serde_json::Value, String>;
+    /// The saved skills as stored, each read by `agent::skill::readable`.
+    async fn saved_skills(&self) -> Result<Vec<serde_json::Value>, String>;
+    /// Replaces the saved skills.
+    async fn write_skills(&self, skills: &[serde_json::Value]) -> Result<(), String>;
+}
+
+/// The browser's tabs, as a task's start needs them.
+#[allow(async_fn_in_trait)]
+pub trait Tabs {
+    async fn tab(&self, id: i32) -> Result<TabFacts, String>;
+    /// The active tab of the last focused window, if any.
+    async fn active_tab(&self) -> Result<Option<TabFacts>, String>;
+    /// Opens an active tab at `url`, in `window` when given.
+    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<TabFacts, String>;
+    /// Puts the tab into the task's tab group.
+    async fn group_tab(&self, id: i32) -> Result<(), String>;
+}
+
+/// Where the task runs: the pages, the model, time, and the world outside the core.
+#[allow(async_fn_in_trait)]
+pub trait TaskRuntime {
+    type Browser: Browser + 'static;
+    type Transport: LlmTransport + 'static;
+    type Clock: Clock + 'static;
+
+    /// The browser a task works in: `tab` now, and the task's `tabs` (the current one among them).
+    fn browser(&self, tab: i32, tabs: &[i32], options: PageOptions) -> Self::Browser;
+    /// The model's transport, giving up on a call after `timeout_ms`.
+    fn transport(&self, timeout_ms: u32) -> Self::Transport;
+    /// One GET (a provider's model list), given up after `timeout_ms`.
+    async fn get(&self, request: &HttpRequest, timeout_ms: u32) -> Result<HttpResponse, TransportError>;
+    fn clock(&self) -> Self::Clock;
+    /// Runs `work` on its own.
+    fn spawn(&self, work: Work);
+    /// Hands an event of task `task_id` (its position `seq` in the task's log), and where the
+    /// task stands after it, to the panels and the task history; no panel may be open.
+    fn broadcast(&self, event: &AgentEvent, seq: u32, task_id: &str, state: &TaskState);
+    /// Hands the person's answer to the task's open question; false when none is open.
+    fn deliver_answer(&self, answer: String) -> bool;
+    /// A task begins running on `tabs`: keep or bring the worker back while it runs, and let
+    /// pages get the content scripts.
+    async fn task_began(&self, tabs: &[i32]);
+    /// The task ended (its browser already cleaned up the pages).
+    async fn task_ended(&self);
+    /// A saved task that cannot go on: take out the page scripts its worker put in.
+    async fn end_page_scripts(&self);
+    /// Called every `KEEP_ALIVE_MS` while a task runs, so the worker is not stopped as idle.
+    async fn keep_alive(&self);
+    /// Something went wrong that costs nothing but should be seen by a developer.
+    fn warn(&self, text: &str);
+}
+
+/// Every port a worker needs.
+pub trait WorkerHost: TaskStore + SettingsStore + Tabs + TaskRuntime + 'static {}
+
+impl<H: TaskStore + SettingsStore + Tabs + TaskRuntime + 'static> WorkerHost for H {}

@@ -1,0 +1,116 @@
+//! The running (or last) task as saved for a restarted worker (`TaskStore`): how it started
+//! under `SAVED_TASK_KEY`, written when it starts; its events in pages of `EVENTS_PER_PAGE`
+//! under `events_key(n)`. A turn's new events rewrite only the page they fall in, so saving a
+//! step costs the same at step 90 as at step 1, where one value holding the whole log would be
+//! written out again, longer, after every event.
+
+use super::host::{SavedItems, TaskStore};
+use crate::agent::PreviousTask;
+use crate::protocol::AgentEvent;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub const SAVED_TASK_KEY: &str = "task";
+pub const EVENTS_PER_PAGE: usize = 8;
+
+pub fn events_key(page: usize) -> String {
+    format!("task_events_{page}")
+}
+
+/// One page of a saved task's events, with its task: a page left over from an earlier, longer
+/// task is not read as this one's.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedEvents {
+    task_id: String,
+    events: Vec<AgentEvent>,
+}
+
+/// What a restarted worker needs to continue a task: how it started, and its events so far
+/// (every completed step's record is in them). Saved without its events, which are saved in
+/// pages.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SavedTask {
+    pub task_id: String,
+    pub task: String,
+    pub start_tab: i32,
+    pub output_schema: Option<serde_json::Value>,
+    /// Empty as saved; a version that kept the whole log here is still read.
+    #[serde(default)]
+    pub events: Vec<AgentEvent>,
+    /// The earlier tasks of the conversation, for a follow-up.
+    #[serde(default)]
+    pub earlier: Vec<PreviousTask>,
+    /// The conversation the task belongs to; empty (saved by an older version) means its own.
+    #[serde(default)]
+    pub conversation_id: String,
+    /// A replay's saved steps (all of them; a restored replay skips those it completed).
+    #[serde(default)]
+    pub script: Option<Vec<crate::agent::replay::ReplayStep>>,
+    /// The files the person attached (names and where their bytes are kept).
+    #[serde(default)]
+    pub files: Vec<crate::browser::TaskFile>,
+}
+
+impl SavedTask {
+    /// Saves how the task started; its events are saved by `save_events_page`.
+    pub async fn save(&self, store: &impl TaskStore) {
+        let header = SavedTask { events: Vec::new(), ..self.clone() };
+        store
+            .write_saved(
+                SAVED_TASK_KEY.into(),
+                Box::new(move || serde_json::to_string(&header).map_err(|e| e.to_string())),
+            )
+            .await;
+    }
+
+    /// The saved task, with its events gathered from their pages; `None` when none is saved or
+    /// it cannot be read.
+    pub fn read(items: &SavedItems) -> Option<SavedTask> {
+        let mut saved = serde_json::from_value::<SavedTask>(items(SAVED_TASK_KEY).ok()?).ok()?;
+        for page in 0.. {
+            let Ok(raw) = items(&events_key(page)) else { break };
+            match serde_json::from_value::<SavedEvents>(raw) {
+                Ok(part) if part.task_id == saved.task_id => saved.events.extend(part.events),
+                _ => break,
+            }
+        }
+        Some(saved)
+    }
+
+    pub fn conversation_id(&self) -> &str {
+        if self.conversation_id.is_empty() {
+            &self.task_id
+        } else {
+            &self.conversation_id
+        }
+    }
+}
+
+/// The event without its step's screenshot: session storage is small (10 MB), and a restarted
+/// task does not need the images (history keeps them).
+fn without_screenshot(event: &AgentEvent) -> AgentEvent {
+    match event {
+        AgentEvent::StepFinished { v, record } if record.screenshot.is_some() => {
+            AgentEvent::StepFinished { v: *v, record: crate::agent::StepRecord { screenshot: None, ..record.clone() } }
+        }
+        other => other.clone(),
+    }
+}
+
+/// Saves the page of `events` that holds event `seq`, as the log is when the write is made.
+pub async fn save_events_page(
+    store: &impl TaskStore,
+    task_id: String,
+    events: Rc<RefCell<Vec<AgentEvent>>>,
+    seq: usize,
+) {
+    let page = seq / EVENTS_PER_PAGE;
+    let text = move || {
+        let events = events.borrow();
+        let start = (page * EVENTS_PER_PAGE).min(events.len());
+        let end = (start + EVENTS_PER_PAGE).min(events.len());
+        let part = SavedEvents { task_id, events: events[start..end].iter().map(without_screenshot).collect() };
+        serde_json::to_string(&part).map_err(|e| e.to_string())
+    };
+    store.write_saved(events_key(page), Box::new(text)).await;
+}
