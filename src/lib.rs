@@ -9,6 +9,7 @@
 //! - [`agent`]: the loop — observe → build union → prompt → call LLM → validate → act → record.
 //! - [`actions`]: the action registry, the per-URL action union and its JSON Schema, validation.
 //! - [`dom`]: the page snapshot the content script sends, and its text form for the LLM.
+//! - [`json`]: reading JSON text into typed values, naming the path of what does not fit.
 //! - [`llm`]: the transport port and the provider wire formats (pure build/parse functions).
 //! - [`prompt`]: the system prompt and the per-step state message.
 //! - [`record`]: what a task leaves behind: step records, the outcome, earlier tasks.
@@ -23,6 +24,7 @@ pub mod actions;
 pub mod agent;
 pub mod browser;
 pub mod dom;
+pub mod json;
 pub mod llm;
 pub mod message;
 pub mod prompt;

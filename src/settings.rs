@@ -309,8 +309,7 @@ impl StoredSettings {
         if value.is_null() {
             return Ok(Self::default());
         }
-        serde_path_to_error::deserialize(value)
-            .map_err(|e| SettingsError::Unreadable(format!("at {}: {}", e.path(), e.inner())))
+        crate::json::read_value(&value).map_err(|e| SettingsError::Unreadable(e.to_string()))
     }
 
     pub fn validate(&self) -> Result<Settings, SettingsError> {

@@ -8,17 +8,19 @@
 //! module, which Chrome decodes on every cold start of the service worker.
 //!
 //! [`tagged_enum!`] keeps the enum and its wire format, and reads it in two steps instead: the
-//! object as a `serde_json::Value` (the tag taken out), then the variant it names, through a
-//! twin of the enum that serde reads externally tagged (a `remote` derive that builds the enum
-//! itself). Inner types are read from the `Value`, as the rest of the core reads them.
+//! object as a `serde_json::Value`, the tag taken out and written as the key of an externally
+//! tagged object (`{"step_started": {"v": 1, ...}}`), then that text through a twin of the enum
+//! that serde reads externally tagged (a `remote` derive that builds the enum itself). The
+//! variants' fields are read from JSON text by serde_json's one reader, as the rest of the core
+//! reads (`crate::json`), so no type is compiled a second time for another reader.
 
-use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, IntoDeserializer, VariantAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// Declares an internally tagged enum: written by serde's derive (give it `Serialize`) and read
-/// through [`Tagged`]. The tag is named once, in `tag = "..."`; `serde(...)` holds the other
-/// serde attributes of the enum (e.g. `rename_all`, `deny_unknown_fields`), which the writing
-/// and the reading both follow; `remote = "..."` repeats the enum's name (serde wants a string).
+/// through [`externally_tagged`]. The tag is named once, in `tag = "..."`; `serde(...)` holds the
+/// other serde attributes of the enum (e.g. `rename_all`, `deny_unknown_fields`), which the
+/// writing and the reading both follow; `remote = "..."` repeats the enum's name (serde wants a
+/// string).
 macro_rules! tagged_enum {
     (
         tag = $tag:literal, remote = $remote:literal, serde($($serde:tt)*);
@@ -38,9 +40,12 @@ macro_rules! tagged_enum {
             impl<'de> serde::Deserialize<'de> for $name {
                 fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                     let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-                    $crate::tagged::Tagged::from_value(value, $tag)
-                        .and_then(Twin::deserialize)
-                        .map_err(serde::de::Error::custom)
+                    $crate::tagged::externally_tagged(value, $tag, |text| {
+                        let mut reader = serde_json::Deserializer::from_str(text);
+                        let read = Twin::deserialize(&mut reader)?;
+                        reader.end().map(|()| read)
+                    })
+                    .map_err(serde::de::Error::custom)
                 }
             }
         };
@@ -48,88 +53,42 @@ macro_rules! tagged_enum {
 }
 pub(crate) use tagged_enum;
 
-/// A JSON object with its tag taken out, offered to serde as the variant the tag names, with
-/// the rest of the object as that variant's fields.
-#[derive(Debug)]
-pub struct Tagged {
-    variant: String,
-    fields: Map<String, Value>,
-}
-
-impl Tagged {
-    /// `value` must be an object whose `tag` field is a string.
-    pub fn from_value(value: Value, tag: &'static str) -> Result<Self, serde_json::Error> {
-        let Value::Object(mut fields) = value else {
-            return Err(de::Error::invalid_type(unexpected(&value), &"an object"));
-        };
-        match fields.remove(tag) {
-            Some(Value::String(variant)) => Ok(Tagged { variant, fields }),
-            Some(other) => Err(de::Error::invalid_type(unexpected(&other), &"a string naming the variant")),
-            None => Err(de::Error::missing_field(tag)),
-        }
+/// Reads `value`, an object whose `tag` field names its variant, with `read`, which reads the
+/// externally tagged form of the enum from JSON text: `{"variant": {fields}}`, or `"variant"`
+/// for a variant without fields (fields beside the tag of such a variant are ignored, as
+/// serde's own reading does).
+pub fn externally_tagged<T>(
+    value: Value,
+    tag: &'static str,
+    read: impl Fn(&str) -> Result<T, serde_json::Error>,
+) -> Result<T, String> {
+    let Value::Object(mut fields) = value else {
+        return Err(format!("invalid type: {}, expected an object", kind(&value)));
+    };
+    let variant = match fields.remove(tag) {
+        Some(Value::String(variant)) => variant,
+        Some(other) => return Err(format!("invalid type: {}, expected a string naming the variant", kind(&other))),
+        None => return Err(format!("missing field `{tag}`")),
+    };
+    let name = Value::String(variant);
+    let mut wrapped = Map::new();
+    wrapped.insert(name.as_str().unwrap_or_default().to_string(), Value::Object(fields));
+    match read(&Value::Object(wrapped).to_string()) {
+        // A variant without fields is written as its name alone.
+        Err(e) if e.to_string().starts_with("invalid type: map, expected unit") => read(&name.to_string()),
+        other => other,
     }
+    .map_err(|e| e.to_string())
 }
 
-fn unexpected(value: &Value) -> de::Unexpected<'_> {
+fn kind(value: &Value) -> String {
     match value {
-        Value::Null => de::Unexpected::Unit,
-        Value::Bool(b) => de::Unexpected::Bool(*b),
-        Value::Number(_) => de::Unexpected::Other("number"),
-        Value::String(s) => de::Unexpected::Str(s),
-        Value::Array(_) => de::Unexpected::Seq,
-        Value::Object(_) => de::Unexpected::Map,
-    }
-}
-
-impl<'de> Deserializer<'de> for Tagged {
-    type Error = serde_json::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        visitor.visit_enum(self)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
-    }
-}
-
-impl<'de> EnumAccess<'de> for Tagged {
-    type Error = serde_json::Error;
-    type Variant = Fields;
-
-    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Fields), Self::Error> {
-        let variant = seed.deserialize(self.variant.into_deserializer())?;
-        Ok((variant, Fields(self.fields)))
-    }
-}
-
-/// The fields of the variant a [`Tagged`] names.
-pub struct Fields(Map<String, Value>);
-
-impl<'de> VariantAccess<'de> for Fields {
-    type Error = serde_json::Error;
-
-    /// Fields beside the tag of a variant without any are ignored, as serde's own reading does.
-    fn unit_variant(self) -> Result<(), Self::Error> {
-        Ok(())
-    }
-
-    /// A variant that holds one struct: the struct is the rest of the object.
-    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, Self::Error> {
-        seed.deserialize(Value::Object(self.0))
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, _visitor: V) -> Result<V::Value, Self::Error> {
-        Err(de::Error::invalid_type(de::Unexpected::Map, &"a tuple variant, which a tagged object cannot hold"))
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        self,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        Value::Object(self.0).deserialize_struct("", fields, visitor)
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) => format!("number `{n}`"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "sequence".into(),
+        Value::Object(_) => "map".into(),
     }
 }
 
@@ -161,7 +120,7 @@ mod tests {
     use serde::Deserialize;
 
     fn read(value: Value) -> Result<Sample, String> {
-        Sample::deserialize(value).map_err(|e| e.to_string())
+        serde_json::from_str::<Sample>(&value.to_string()).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -158,10 +158,7 @@ impl LlmTransport for GatedModel {
 impl TaskStore for MemoryHost {
     async fn read_saved(&self) -> Result<SavedItems, String> {
         let saved = self.world.saved.borrow().clone();
-        Ok(Box::new(move |key: &str| match saved.get(key) {
-            Some(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
-            None => Ok(Value::Null),
-        }))
+        Ok(Box::new(move |key: &str| Ok(saved.get(key).cloned())))
     }
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
         if let Ok(text) = text() {

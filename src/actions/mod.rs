@@ -345,13 +345,15 @@ impl RegisteredAction {
 
 /// Deserializes an action's parameters, naming the field at fault, then runs its own checks.
 fn parse_params<A: ActionDef>(params: serde_json::Value, schema: &serde_json::Value) -> Result<A::Params, String> {
-    let params: A::Params = serde_path_to_error::deserialize(params).map_err(|e| describe_param_error(&e))?;
+    let params: A::Params = crate::json::read_value(&params).map_err(|e| describe_param_error(&e))?;
     A::check(&params, schema)?;
     Ok(params)
 }
 
 /// The JSON Schema of a type as the LLM sees it: inlined (no `$ref`), no meta keys or title.
-pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+/// Derived by schemars, in tests and tools: the extension reads the same schemas as constants
+/// (`constant_schema`), which a test keeps equal to these.
+pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
@@ -363,6 +365,22 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
         obj.remove("title");
     }
     value
+}
+
+/// The JSON Schemas of the actions' parameters and of the answer's shape, as schemars derives
+/// them (`schema_of`), kept as text: the extension reads them instead of building them, so
+/// none of schemars' code is in the wasm. `schemas_are_the_derived_ones` keeps them equal to
+/// the derived ones (`UPDATE_SCHEMAS=1 cargo test --lib schemas_are` writes them again).
+const SCHEMAS: &str = include_str!("schemas.json");
+
+/// The schema kept under `name` (an action's definition, such as `Click`, or
+/// `AgentOutputShape`).
+pub(crate) fn constant_schema(name: &str) -> serde_json::Value {
+    thread_local! {
+        static READ: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(SCHEMAS).unwrap_or_default();
+    }
+    READ.with(|all| all.get(name).cloned().unwrap_or_else(|| serde_json::json!({"type": "object"})))
 }
 
 /// Declares the actions: generates [`Action`], its dispatch, and `all_actions`.
@@ -411,6 +429,11 @@ macro_rules! registry {
             }
         }
 
+        /// Each action's parameter schema as schemars derives it, by definition name.
+        pub fn derived_schemas() -> Vec<(&'static str, serde_json::Value)> {
+            vec![$((stringify!($def), schema_of::<<$def as ActionDef>::Params>())),+]
+        }
+
         /// Every action there is, in the order they are offered to the LLM.
         fn all_actions() -> Vec<RegisteredAction> {
             vec![$(RegisteredAction {
@@ -419,7 +442,7 @@ macro_rules! registry {
                 spec: &$def::SPEC,
                 def: stringify!($def),
                 domains: $def::SPEC.domains.iter().map(|d| d.to_string()).collect(),
-                params_schema: schema_of::<<$def as ActionDef>::Params>(),
+                params_schema: constant_schema(stringify!($def)),
                 parse: |registered, params| {
                     parse_params::<$def>(params, &registered.params_schema).map(Action::$def)
                 },
@@ -500,12 +523,11 @@ pub fn registered_for(output_schema: Option<&serde_json::Value>) -> Vec<Register
         .collect()
 }
 
-fn describe_param_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    let path = e.path().to_string();
-    if path == "." || path.is_empty() {
-        e.inner().to_string()
+fn describe_param_error(e: &crate::json::JsonError) -> String {
+    if e.path == "." {
+        e.message.clone()
     } else {
-        format!("field `{path}`: {}", e.inner())
+        format!("field `{}`: {}", e.path, e.message)
     }
 }
 
@@ -548,4 +570,28 @@ fn observed_element(page: &PageState, index: u32) -> Result<String, ActionResult
             "There is no element [{index}] on the current page. Use an index from the interactive elements listed in the browser state."
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_are_the_derived_ones() {
+        let mut derived = serde_json::Map::new();
+        for (name, schema) in derived_schemas() {
+            derived.insert(name.to_string(), schema);
+        }
+        derived.insert("AgentOutputShape".into(), crate::agent::output::derived_shape_schema());
+        let derived = serde_json::to_string_pretty(&derived).unwrap() + "\n";
+        if std::env::var_os("UPDATE_SCHEMAS").is_some() {
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/src/actions/schemas.json"), &derived).unwrap();
+            return;
+        }
+        // Compared as text: the order of the properties is the order a model writes its answer in.
+        assert!(
+            SCHEMAS == derived,
+            "src/actions/schemas.json is not what schemars derives: run UPDATE_SCHEMAS=1 cargo test --lib schemas_are"
+        );
+    }
 }

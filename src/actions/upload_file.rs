@@ -95,7 +95,7 @@ impl ActionDef for UploadFile {
 
 /// The parameters' schema for a task's files: `file` is one of their names.
 pub(crate) fn schema_for(files: &[crate::browser::TaskFile]) -> serde_json::Value {
-    let mut schema = super::schema_of::<UploadFileParams>();
+    let mut schema = super::constant_schema("UploadFile");
     let names: Vec<serde_json::Value> = files.iter().map(|f| serde_json::Value::from(f.name.clone())).collect();
     if let Some(file) = schema.pointer_mut("/properties/file").and_then(serde_json::Value::as_object_mut) {
         file.insert("enum".into(), serde_json::Value::Array(names));

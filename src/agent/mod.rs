@@ -82,7 +82,7 @@
 
 pub mod events;
 mod loop_guard;
-mod output;
+pub(crate) mod output;
 pub mod replay;
 pub mod skill;
 mod stop;
@@ -978,7 +978,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             return record;
         }
         let value = self.safety.secrets.redact_value(&serde_json::to_value(&record).unwrap_or_default());
-        serde_json::from_value(value).unwrap_or(record)
+        crate::json::read_value(&value).unwrap_or(record)
     }
 
     /// Whether the URL firewall lets the task go to `url` (blank pages always).

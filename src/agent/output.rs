@@ -44,13 +44,19 @@ pub enum OutputError {
     Actions(#[from] ValidationError),
 }
 
+/// The answer's shape as schemars derives it (see `actions::constant_schema`).
+#[cfg(test)]
+pub fn derived_shape_schema() -> Value {
+    crate::actions::schema_of::<AgentOutputShape>()
+}
+
 impl AgentOutput {
     /// The JSON Schema of an answer on this page: the reasoning fields, then `action`, a list
     /// of the page's action union.
     pub fn schema(union: &ActionUnion, thinking: bool, max_actions: usize) -> Value {
         // The answer's own shape never changes: generated once, copied each step.
         static SHAPE: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-        let mut schema = SHAPE.get_or_init(crate::actions::schema_of::<AgentOutputShape>).clone();
+        let mut schema = SHAPE.get_or_init(|| crate::actions::constant_schema("AgentOutputShape")).clone();
         if let Some(obj) = schema.as_object_mut() {
             obj.insert("additionalProperties".into(), Value::Bool(false));
         }

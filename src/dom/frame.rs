@@ -107,27 +107,36 @@ struct WireNode {
 }
 
 impl FrameSnapshot {
-    /// Parses and checks a snapshot sent by a content script as JSON text.
-    pub fn from_json_text(text: &str) -> Result<Self, SnapshotError> {
-        let value = serde_json::from_str(text).map_err(|e| SnapshotError::Shape(e.to_string()))?;
-        Self::from_json(value)
+    /// Parses and checks a snapshot given as a JSON value (tests and tools).
+    pub fn from_json(value: serde_json::Value) -> Result<Self, SnapshotError> {
+        Self::from_json_text(&value.to_string())
     }
 
-    /// Parses and checks a snapshot sent by a content script.
-    pub fn from_json(value: serde_json::Value) -> Result<Self, SnapshotError> {
-        // The version first, so a newer format says so instead of failing on an unknown field.
-        match value.get("version").and_then(|v| v.as_u64()) {
-            Some(found) if found != u64::from(SNAPSHOT_VERSION) => {
-                return Err(SnapshotError::Version {
-                    found: u32::try_from(found).unwrap_or(u32::MAX),
-                    expected: SNAPSHOT_VERSION,
+    /// Parses and checks a snapshot sent by a content script as JSON text (read straight into
+    /// its shape, with no `serde_json::Value` in between).
+    pub fn from_json_text(text: &str) -> Result<Self, SnapshotError> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            #[serde(default)]
+            version: Option<u64>,
+        }
+        let version_error = |found: u64| SnapshotError::Version {
+            found: u32::try_from(found).unwrap_or(u32::MAX),
+            expected: SNAPSHOT_VERSION,
+        };
+        let wire: Wire = match crate::json::read(text) {
+            Ok(wire) => wire,
+            // A newer format says so, rather than failing on a field this core does not know.
+            Err(e) => {
+                return Err(match crate::json::read::<VersionOnly>(text).ok().and_then(|v| v.version) {
+                    Some(found) if found != u64::from(SNAPSHOT_VERSION) => version_error(found),
+                    _ => SnapshotError::Shape(e.to_string()),
                 })
             }
-            _ => {}
+        };
+        if wire.version != SNAPSHOT_VERSION {
+            return Err(version_error(u64::from(wire.version)));
         }
-        let wire: Wire = serde_path_to_error::deserialize(value)
-            .map_err(|e| SnapshotError::Shape(format!("at {}: {}", e.path(), e.inner())))?;
-        let _ = wire.version;
         let invalid = |m: String| Err(SnapshotError::Invalid(m));
         if wire.doc.is_empty() || wire.doc.len() > 64 {
             return invalid("the document id is empty or too long".into());

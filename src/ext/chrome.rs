@@ -97,8 +97,10 @@ pub fn js_error_text(value: &JsValue) -> String {
     value.as_string().unwrap_or_else(|| format!("{value:?}"))
 }
 
+/// `value` as a JS value, made by `JSON.parse` of its JSON text: one reader and one writer of
+/// JSON in the core (serde_json), and none of its types compiled again for another.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+    to_js_as_json(value)
 }
 
 /// `value` as JSON text (`JSON.stringify`); `undefined` reads as `null`.
@@ -113,8 +115,9 @@ pub fn to_js_as_json<T: Serialize + ?Sized>(value: &T) -> JsValue {
     serde_json::to_string(value).ok().and_then(|text| js_sys::JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
 }
 
+/// A JS value read as a `T`, through its JSON text (`JSON.stringify`).
 pub fn from_js<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())
+    crate::json::read(&json_text(&value)?).map_err(|e| e.to_string())
 }
 
 async fn settle(call: Result<Promise, JsValue>) -> Result<JsValue, String> {
@@ -342,14 +345,23 @@ pub async fn session_items() -> Result<JsValue, String> {
     }
 }
 
-/// One item of what `session_items` read: `Null` when there is none.
-pub fn session_item(all: &JsValue, key: &str) -> Result<serde_json::Value, String> {
+/// One item of what `session_items` read, as JSON text: `None` when there is none.
+pub fn session_item_text(all: &JsValue, key: &str) -> Result<Option<String>, String> {
     let value = js_sys::Reflect::get(all, &JsValue::from_str(key)).map_err(|e| js_error_text(&e))?;
     match value.as_string() {
-        // Written by `session_set`: the value as JSON text.
+        // Written by `session_set_with`: the value as JSON text.
+        Some(text) => Ok(Some(text)),
+        None if value.is_undefined() || value.is_null() => Ok(None),
+        // Written as an object by an older version.
+        None => json_text(&value).map(Some),
+    }
+}
+
+/// One item of what `session_items` read: `Null` when there is none.
+pub fn session_item(all: &JsValue, key: &str) -> Result<serde_json::Value, String> {
+    match session_item_text(all, key)? {
         Some(text) => serde_json::from_str(&text).map_err(|e| e.to_string()),
-        None if value.is_undefined() || value.is_null() => Ok(serde_json::Value::Null),
-        None => from_js(value),
+        None => Ok(serde_json::Value::Null),
     }
 }
 

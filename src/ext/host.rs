@@ -48,7 +48,7 @@ fn facts(tab: chrome::Tab) -> TabFacts {
 impl TaskStore for ChromeHost {
     async fn read_saved(&self) -> Result<SavedItems, String> {
         let items = chrome::session_items().await?;
-        Ok(Box::new(move |key: &str| chrome::session_item(&items, key)))
+        Ok(Box::new(move |key: &str| chrome::session_item_text(&items, key)))
     }
 
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {

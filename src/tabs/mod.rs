@@ -842,7 +842,7 @@ fn tab_info(tab: &Tab) -> TabInfo {
 }
 
 fn parse_result<T: serde::de::DeserializeOwned>(value: serde_json::Value, what: &str) -> Result<T, BrowserError> {
-    serde_json::from_value(value)
+    crate::json::read_value(&value)
         .map_err(|e| BrowserError::ContentScript { reason: format!("unreadable {what} from the page: {e}") })
 }
 

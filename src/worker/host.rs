@@ -14,9 +14,9 @@ use std::pin::Pin;
 /// Work that runs on its own once started (a save, the task itself, a heartbeat).
 pub type Work = Pin<Box<dyn Future<Output = ()>>>;
 
-/// What is saved for a restarted worker, read at once: one item by its key (`Null` when there
-/// is none).
-pub type SavedItems = Box<dyn Fn(&str) -> Result<serde_json::Value, String>>;
+/// What is saved for a restarted worker, read at once: one item's JSON text by its key (`None`
+/// when there is none).
+pub type SavedItems = Box<dyn Fn(&str) -> Result<Option<String>, String>>;
 
 /// A browser tab as the worker needs to know it.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -333,7 +333,7 @@ impl<H: WorkerHost> TaskHost<H> {
     fn readable_skills(&self, saved: &[serde_json::Value]) -> Vec<Skill> {
         saved
             .iter()
-            .filter_map(|raw| match serde_json::from_value::<Skill>(raw.clone()) {
+            .filter_map(|raw| match crate::json::read_value::<Skill>(raw) {
                 Ok(skill) => Some(skill),
                 Err(e) => {
                     self.host.warn(&format!("Tabwright left out a saved skill it cannot read: {e}"));

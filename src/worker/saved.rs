@@ -66,10 +66,10 @@ impl SavedTask {
     /// The saved task, with its events gathered from their pages; `None` when none is saved or
     /// it cannot be read.
     pub fn read(items: &SavedItems) -> Option<SavedTask> {
-        let mut saved = serde_json::from_value::<SavedTask>(items(SAVED_TASK_KEY).ok()?).ok()?;
+        let mut saved = crate::json::read::<SavedTask>(&items(SAVED_TASK_KEY).ok()??).ok()?;
         for page in 0.. {
-            let Ok(raw) = items(&events_key(page)) else { break };
-            match serde_json::from_value::<SavedEvents>(raw) {
+            let Ok(Some(raw)) = items(&events_key(page)) else { break };
+            match crate::json::read::<SavedEvents>(&raw) {
                 Ok(part) if part.task_id == saved.task_id => saved.events.extend(part.events),
                 _ => break,
             }
