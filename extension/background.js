@@ -133,6 +133,12 @@ let coreFailure = null;
 /** Sends a task event, with its task and position in the task's log, to every open panel,
  * and writes it into the task history at once (this worker may be stopped at any moment).
  * The history never throws, so the task goes on if IndexedDB fails. */
+/**
+ * @param {import('./types/from-core').AgentEvent} event
+ * @param {number} seq
+ * @param {string} taskId
+ * @param {import('./types/from-core').TaskState} state where the core says the task stands after it
+ */
 function broadcast(event, seq, taskId, state) {
   recordEvent(taskId, seq, event, state);
   for (const port of panelPorts) {

@@ -57,6 +57,7 @@ const TASKS = 'tasks';
 const STEPS = 'steps';
 
 /** `UPGRADES[n]` takes the database from version n to n + 1, inside the upgrade transaction. */
+/** @type {((db: IDBDatabase, tx: IDBTransaction) => void)[]} */
 const UPGRADES = [
   (db) => {
     const tasks = db.createObjectStore(TASKS, { keyPath: 'task_id' });
@@ -309,6 +310,10 @@ async function apply(tx, taskId, event, state) {
  * task's log, and `state`, where the core says the task stands after it). Repeats change
  * nothing; see the module comment. Never rejects: resolves to true
  * when the event is in the history, false when it could not be written (see `lastFailure`).
+ * @param {string} taskId
+ * @param {number} seq
+ * @param {import('./types/from-core').AgentEvent} event
+ * @param {import('./types/from-core').TaskState} [state]
  */
 export async function recordEvent(taskId, seq, event, state) {
   try {
@@ -333,10 +338,12 @@ export async function recordEvent(taskId, seq, event, state) {
  * stopped worker broadcast but did not get written. Tasks an earlier worker left running that
  * are not the core's running task are marked interrupted: nothing will ever end them. Never
  * rejects.
+ * @param {import('./types/from-core').PanelReply} reply
  */
-export async function catchUp(status) {
+export async function catchUp(reply) {
   try {
-    const current = status?.type === 'status' ? status.task_id : null;
+    const status = reply?.type === 'status' ? reply : null;
+    const current = status?.task_id ?? null;
     if (current) {
       const stored = await transaction('readonly', (tx) => requested(tx.objectStore(TASKS).get(current)));
       if (stored ? stored.running : status.running) {

@@ -47,10 +47,10 @@ const ATTRIBUTES = [['i18nPlaceholder', 'placeholder'], ['i18nTitle', 'title'], 
 
 /** Fills in every marked string under `root`, and the document's language. */
 export function localize(root = document) {
-  for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
+  for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = t(/** @type {HTMLElement} */ (node).dataset.i18n);
   for (const [key, attribute] of ATTRIBUTES) {
     const selector = `[data-${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}]`;
-    for (const node of root.querySelectorAll(selector)) node.setAttribute(attribute, t(node.dataset[key]));
+    for (const node of root.querySelectorAll(selector)) node.setAttribute(attribute, t(/** @type {HTMLElement} */ (node).dataset[key]));
   }
   if (root === document) {
     document.documentElement.lang = uiLanguage();

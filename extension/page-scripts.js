@@ -21,6 +21,7 @@
 
 /** The two groups, in the order they are injected: the page's world first, so that what it
  * reports is listened for by the time the rest runs. */
+/** @type {{id: string, world: "MAIN" | "ISOLATED", runAt: chrome.extensionTypes.RunAt, js: string[]}[]} */
 export const PAGE_SCRIPTS = [
   {
     id: 'tabwright-page-world',

@@ -180,7 +180,7 @@ pub struct PageMarkdown {
 
 /// A file the person attached to the task, for `upload_file`. The model reads its name, type
 /// and size, never its bytes; the browser reads the bytes where the panel kept them, by `id`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskFile {
     /// Where the panel kept its bytes (extension/files-store.js).
     pub id: String,
@@ -293,7 +293,7 @@ pub struct DragOutcome {
 }
 
 /// A screenshot of the visible part of the tab.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Screenshot {
     /// PNG, base64-encoded.
     pub png_base64: String,

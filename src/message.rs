@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a page finds a core message in its own language.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LocaleText {
     /// The message's name in `_locales`, without the `core_` every core message has there.
     pub key: String,

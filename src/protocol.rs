@@ -13,7 +13,7 @@ pub use crate::agent::events::{AgentEvent, PlannedAction, PROTOCOL_VERSION};
 
 crate::tagged::tagged_enum! {
 tag = "type", remote = "PanelRequest", serde(rename_all = "snake_case", deny_unknown_fields);
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub enum PanelRequest {
     /// Start a task on `tab_id`, first opening `start_url` in it when given. With
     /// `output_schema` (a JSON Schema), the task's result is data of that shape.
@@ -247,7 +247,7 @@ impl PanelRequest {
 }
 
 /// The direct answer to a request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PanelReply {
     Accepted {
@@ -318,7 +318,7 @@ impl PanelReply {
 
 /// Requests the worker sends to the content script of one frame. Indices are the frame's own
 /// (local) indices.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentRequest {
     /// Index the frame; the reply carries a `dom::FrameSnapshot`. `viewport_expansion` is in CSS
@@ -446,12 +446,12 @@ pub enum ContentRequest {
 
 /// How a frame reads itself after a click, for the snapshot request that follows: as that
 /// request will ask.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReadAfter {
     pub viewport_expansion: i32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScreenRegion {
     pub top: f64,
     pub left: f64,
@@ -461,7 +461,7 @@ pub struct ScreenRegion {
 
 /// The content script's answer. `code` says what kind of failure it was, so the worker can map
 /// it to a typed error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ContentReply {
     pub ok: bool,
     /// A frame's snapshot, as JSON text: one string crosses from the page to the worker at

@@ -12,7 +12,7 @@ use crate::llm::Usage;
 use serde::{Deserialize, Serialize};
 
 /// The reasoning part of an answer, kept in history and shown in the side panel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelThoughts {
     /// Free reasoning, when the settings ask for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,7 +25,7 @@ pub struct ModelThoughts {
     pub plan: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRecord {
     pub step: u32,
     /// The tab the step worked in (0 when the page could not be observed).
@@ -54,7 +54,7 @@ pub struct StepRecord {
     pub screenshot: Option<crate::browser::Screenshot>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionRecord {
     pub name: String,
     /// For people: "click [12] Submit", secrets masked.
@@ -68,7 +68,7 @@ pub struct ActionRecord {
 }
 
 /// Milliseconds spent in each phase of a step.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepTimings {
     pub observe_ms: f64,
     pub llm_ms: f64,
@@ -91,7 +91,7 @@ impl StepRecord {
 crate::tagged::tagged_enum! {
 tag = "kind", remote = "TaskEnd", serde(rename_all = "snake_case");
 /// How a task ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub enum TaskEnd {
     /// The agent called `done`. `data` is the result in the task's output schema, if it gave one.
     Done {

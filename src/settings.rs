@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Settings as stored: every field optional, so a partial or old store still parses.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct StoredSettings {
     pub llm: StoredLlm,
@@ -56,7 +56,7 @@ pub struct StoredSettings {
     pub keys_in_session: bool,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct StoredLlm {
     /// The wire format, one of [`SUPPORTED_PROVIDERS`]. Empty means `openai`.

@@ -118,6 +118,7 @@
    * element, its own, and every root the last snapshot met (a subtree observer on the
    * document does not see inside shadow roots). */
   function treesAround(el) {
+    /** @type {Set<Document | ShadowRoot>} */
     const roots = new Set([document]);
     for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) roots.add(root);
     const own = ownShadowRoot(el);
@@ -430,7 +431,7 @@
     let over = source;
     for (let step = 1; step <= DRAG_STEPS; step++) {
       const f = step / DRAG_STEPS;
-      const point = [from[0] + (to[0] - from[0]) * f, from[1] + (to[1] - from[1]) * f];
+      const point = /** @type {[number, number]} */ ([from[0] + (to[0] - from[0]) * f, from[1] + (to[1] - from[1]) * f]);
       const el = under(point, target ?? source);
       pointer('pointermove', el, point, 1);
       mouse('mousemove', el, point, 1);

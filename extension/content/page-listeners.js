@@ -83,6 +83,7 @@
   // roots too).
   if (document.readyState !== 'loading') {
     try {
+      /** @type {(Document | ShadowRoot)[]} */
       const roots = [document];
       for (let r = 0; r < roots.length && tracked.length < MAX_TRACKED; r++) {
         for (const el of roots[r].querySelectorAll('*')) {

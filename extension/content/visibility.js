@@ -47,7 +47,7 @@
   } catch {
     // left by an extension instance that is gone
   }
-  const tw = (globalThis.tabwright = {});
+  const tw = (globalThis.tabwright = /** @type {any} */ ({}));
   const undo = [];
   /** Registers how to undo something this frame's scripts set up in the page. */
   tw.onRetire = (fn) => { undo.push(fn); };
@@ -196,7 +196,7 @@
     const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     const range = document.createRange();
     for (let i = 0; i < MAX_TEXT_NODES && boxes.length < MAX_WORD_BOXES; i++) {
-      const node = walker.nextNode();
+      const node = /** @type {Text | null} */ (walker.nextNode());
       if (!node) break;
       if (!node.data.trim()) continue;
       range.selectNodeContents(node);

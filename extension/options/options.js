@@ -8,11 +8,23 @@ import { download } from '../download.js';
 import { askCore } from '../core-client.js';
 import { showSkills } from './skills-list.js';
 
+/** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
+
 localize();
 
 const form = document.getElementById('settings');
 const saved = document.getElementById('saved');
-const field = (id) => document.getElementById(id);
+/** The form's field with this id (an input, a select or a text area: all have a `value`). */
+const field = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (document.getElementById(id));
+/** The field matching `selector` inside `row`. */
+const inRow = (/** @type {Element} */ row, /** @type {string} */ selector) =>
+  /** @type {HTMLInputElement} */ (row.querySelector(selector));
+
+/** The settings as stored (none saved yet: an empty object). */
+async function storedSettings() {
+  const { settings } = await chrome.storage.local.get('settings');
+  return /** @type {StoredSettings} */ (settings ?? {});
+}
 // Limit fields and their keys in the stored settings; empty means the default.
 const LIMITS = [
   ['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures'],
@@ -78,7 +90,7 @@ async function readLists() {
     prices: field('prices').value,
   });
   if (reply.type === 'settings_lists') return { lists: reply };
-  const field_ = reply.locale_text?.key === 'form_price_line' ? 'prices' : 'extra-headers';
+  const field_ = reply.type === 'refused' && reply.locale_text?.key === 'form_price_line' ? 'prices' : 'extra-headers';
   return { error: coreText(reply) || t('workerNoAnswer'), field: field_ };
 }
 
@@ -137,11 +149,11 @@ function secretRow(secret = null) {
 function readSecrets(previous) {
   const out = [];
   for (const [i, row] of [...secretsBox.querySelectorAll('.secret')].entries()) {
-    const name = row.querySelector('.secret-name').value.trim();
-    const typed = row.querySelector('.secret-value').value;
-    const domains = entries(row.querySelector('.secret-domains').value);
+    const name = inRow(row, '.secret-name').value.trim();
+    const typed = inRow(row, '.secret-value').value;
+    const domains = entries(inRow(row, '.secret-domains').value);
     if (!name && !typed) continue;
-    const kept = (previous ?? []).find((s) => s.name === row.dataset.savedName);
+    const kept = (previous ?? []).find((s) => s.name === /** @type {HTMLElement} */ (row).dataset.savedName);
     const value = typed || kept?.value || '';
     if (!name) return { error: t('secretNoName', [i + 1]) };
     if (!value) return { error: t('secretNoValue', [name]) };
@@ -153,14 +165,14 @@ function readSecrets(previous) {
 async function sessionKey() {
   try {
     const { [SESSION_KEYS]: keys } = await chrome.storage.session.get(SESSION_KEYS);
-    return keys?.api_key ?? '';
+    return /** @type {{api_key?: string} | undefined} */ (keys)?.api_key ?? '';
   } catch {
     return '';
   }
 }
 
 async function load() {
-  const { settings = {} } = await chrome.storage.local.get('settings');
+  const settings = await storedSettings();
   const llm = settings.llm ?? {};
   field('provider').value = providerName(llm.provider);
   field('base-url').value = llm.base_url ?? '';
@@ -171,8 +183,8 @@ async function load() {
   field('extraction-model').value = llm.extraction_model ?? '';
   field('fallback-model').value = llm.fallback_model ?? '';
   field('structured-output').value = ['json_schema', 'json_object'].includes(llm.structured_output) ? llm.structured_output : '';
-  field('llm-timeout').value = llm.timeout_s ?? '';
-  field('context-tokens').value = llm.context_tokens ?? '';
+  field('llm-timeout').value = String(llm.timeout_s ?? '');
+  field('context-tokens').value = String(llm.context_tokens ?? '');
   field('extra-headers').value = Object.entries(llm.extra_headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n');
   field('search-engine').value = settings.search_engine || 'duckduckgo';
   field('evaluate-domains').value = (settings.evaluate_domains ?? []).join('\n');
@@ -320,17 +332,17 @@ for (const id of ['model', 'extraction-model', 'fallback-model']) {
 
 field('provider').addEventListener('change', showProvider);
 field('base-url').addEventListener('input', showProvider);
-form.addEventListener('input', (event) => event.target.removeAttribute?.('aria-invalid'));
+form.addEventListener('input', (event) => /** @type {Element} */ (event.target).removeAttribute?.('aria-invalid'));
 field('add-secret').addEventListener('click', () => {
   const row = secretRow();
   secretsBox.append(row);
-  row.querySelector('.secret-name').focus();
+  inRow(row, '.secret-name').focus();
 });
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
   showStatus('', false);
-  const { settings: previous = {} } = await chrome.storage.local.get('settings');
+  const previous = await storedSettings();
   const read = await fromForm(previous);
   if (!read) return;
   try {
@@ -350,7 +362,7 @@ field('test-connection').addEventListener('click', async () => {
   button.disabled = true;
   status.className = '';
   status.textContent = t('connectionChecking');
-  const { settings: previous = {} } = await chrome.storage.local.get('settings');
+  const previous = await storedSettings();
   const read = await fromForm(previous);
   if (!read) {
     button.disabled = false;
@@ -379,7 +391,7 @@ function shareable(settings) {
 }
 
 field('export-settings').addEventListener('click', async () => {
-  const { settings = {} } = await chrome.storage.local.get('settings');
+  const settings = await storedSettings();
   const file = { format: SETTINGS_FORMAT, version: 1, exported_at: new Date().toISOString(), settings: shareable(settings) };
   download(JSON.stringify(file, null, 2), 'application/json', 'tabwright-settings.json');
 });
@@ -401,7 +413,7 @@ field('import-file').addEventListener('change', async () => {
     return;
   }
   // What is secret here stays: the file has none of it, and must not bring any.
-  const { settings: current = {} } = await chrome.storage.local.get('settings');
+  const current = await storedSettings();
   const incoming = shareable(file.settings);
   const settings = {
     ...incoming,

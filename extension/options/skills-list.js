@@ -39,7 +39,8 @@ function skillRow(skill, position) {
   onSecondClick(remove, t('optSkillDeleteConfirm'), async () => {
     remove.disabled = true;
     // By position and name together: a list changed meanwhile deletes nothing else.
-    const { [SKILLS_KEY]: skills = [] } = await chrome.storage.local.get(SKILLS_KEY);
+    const { [SKILLS_KEY]: stored } = await chrome.storage.local.get(SKILLS_KEY);
+    const skills = /** @type {{action: string, domain: string}[]} */ (stored ?? []);
     const kept = skills.filter((s, i) => !(i === position && s.action === skill.action && s.domain === skill.domain));
     await chrome.storage.local.set({ [SKILLS_KEY]: kept });
   });

@@ -42,6 +42,7 @@ export function describeEnd(end) {
  * step's record, and its end (or nothing, for a task that never ended).
  */
 export function pastEvents({ task, steps }) {
+  /** @type {any[]} */
   const events = [{ type: 'task_started', task_id: task.task_id, task: task.task, max_steps: task.max_steps ?? 0, replay: task.replay === true, model: task.model ?? '' }];
   for (const record of steps) events.push({ type: 'step_finished', record });
   if (task.end) {
@@ -52,11 +53,13 @@ export function pastEvents({ task, steps }) {
 
 export class ChatView {
   /**
-   * @param root where the chat is drawn
-   * @param hooks {status(label|null, running, asking), answer(text) → reply, exportControl(taskId) → node}
-   *   `status` hears where the task is (null label: idle; `asking`: the task waits for the
-   *   user's answer); `answer` sends an answer to a question; `exportControl` makes the
-   *   buttons shown under a task.
+   * @param {HTMLElement} root where the chat is drawn
+   * @param {object} [hooks] `status` hears where the task is (null label: idle; `asking`: the
+   *   task waits for the user's answer); `answer` sends an answer to a question;
+   *   `exportControl` makes the buttons shown under a task.
+   * @param {(label: string | null, running: boolean, asking?: boolean) => void} [hooks.status]
+   * @param {(text: string) => Promise<boolean>} [hooks.answer]
+   * @param {(taskId: string) => Node | null} [hooks.exportControl]
    */
   constructor(root, hooks = {}) {
     this.root = root;
@@ -192,6 +195,7 @@ export class ChatView {
   }
 
   /** Draws one event. */
+  /** @param {import('../types/from-core').AgentEvent} event */
   render(event) {
     this.root.querySelector('.empty')?.remove();
     switch (event.type) {

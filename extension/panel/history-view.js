@@ -24,15 +24,15 @@ export async function downloadSessionReport(conversationId) {
 
 export class HistoryView {
   /**
-   * @param root the section the list is drawn in (holding a search box `.history-search` and
-   *   a list `.history-list`)
-   * @param hooks {open(conversationId), notice(message)}
+   * @param {HTMLElement} root the section the list is drawn in (holding a search box
+   *   `.history-search` and a list `.history-list`)
+   * @param {{open: (conversationId: string) => void, notice: (message: string) => void}} hooks
    */
   constructor(root, hooks) {
     this.root = root;
     this.hooks = hooks;
-    this.search = root.querySelector('.history-search');
-    this.list = root.querySelector('.history-list');
+    this.search = /** @type {HTMLInputElement} */ (root.querySelector('.history-search'));
+    this.list = /** @type {HTMLElement} */ (root.querySelector('.history-list'));
     this.query = '';
     this.search.addEventListener('input', () => {
       clearTimeout(this.typing);

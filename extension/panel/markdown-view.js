@@ -17,7 +17,7 @@ const purify = DOMPurify(window);
 purify.addHook('uponSanitizeElement', (node, data) => {
   // An image becomes its alt text.
   if (data.tagName === 'img' && node.parentNode) {
-    node.parentNode.replaceChild(document.createTextNode(node.getAttribute('alt') ?? ''), node);
+    node.parentNode.replaceChild(document.createTextNode(/** @type {Element} */ (node).getAttribute('alt') ?? ''), node);
   }
 });
 
@@ -30,8 +30,8 @@ const SANITIZE = {
 
 /** `text` (markdown) as sanitized DOM nodes, ready to append. */
 export function markdownFragment(text) {
-  const html = marked.parse(String(text ?? ''));
-  const fragment = purify.sanitize(html, SANITIZE);
+  const html = /** @type {string} */ (marked.parse(String(text ?? '')));
+  const fragment = /** @type {DocumentFragment} */ (/** @type {unknown} */ (purify.sanitize(html, SANITIZE)));
   for (const link of fragment.querySelectorAll('a')) {
     if (!link.getAttribute('href')) {
       link.replaceWith(...link.childNodes);

@@ -11,9 +11,16 @@ import { askCore } from '../core-client.js';
 import { el } from '../dom.js';
 
 export class ModelChoice {
-  /** @param row the row holding the label, the select and the note */
+  /**
+   * @param {object} parts
+   * @param {HTMLElement} parts.row the row holding the label, the select and the note
+   * @param {HTMLSelectElement} parts.select
+   * @param {HTMLElement} parts.note
+   */
   constructor({ row, select, note }) {
-    Object.assign(this, { row, select, note });
+    this.row = row;
+    this.select = select;
+    this.note = note;
     this.saved = '';
     this.configured = [];
     this.listed = null; // the provider's models once asked; [] when it has no list
@@ -33,8 +40,8 @@ export class ModelChoice {
   /** Reads the saved settings' model names and draws the choice, keeping what was chosen when
    * it is still offered. */
   async load() {
-    const { settings } = await chrome.storage.local.get('settings').catch(() => ({}));
-    const llm = settings?.llm ?? {};
+    const { settings } = await chrome.storage.local.get('settings').catch(() => ({ settings: undefined }));
+    const llm = /** @type {import('../types/to-core').StoredSettings | undefined} */ (settings)?.llm ?? {};
     this.saved = String(llm.model ?? '').trim();
     this.configured = [llm.fallback_model, llm.extraction_model]
       .map((m) => String(m ?? '').trim())

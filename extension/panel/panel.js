@@ -19,7 +19,9 @@ import { ModelChoice } from './model-choice.js';
 
 localize();
 
-const $ = (id) => document.getElementById(id);
+/** The panel's element with this id (its controls are inputs, buttons and selects: typed as
+ * the input they mostly are). */
+const $ = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (document.getElementById(id));
 const taskBox = $('task');
 const runButton = $('run');
 const stopButton = $('stop');
@@ -35,7 +37,9 @@ const attachments = new Attachments({
   list: $('attachments'), input: $('attach-input'), button: $('attach'), dropZone: $('composer'), notice: (text) => showNotice(text),
 });
 // The model for the next task: the saved one unless the person chose another.
-const modelChoice = new ModelChoice({ row: $('model-row'), select: $('model-choice'), note: $('model-list-note') });
+const modelChoice = new ModelChoice({
+  row: $('model-row'), select: /** @type {HTMLSelectElement} */ (document.getElementById('model-choice')), note: $('model-list-note'),
+});
 modelChoice.load();
 // Whether the running task is paused (or asked to pause); the pause button then resumes.
 let paused = false;
@@ -300,7 +304,7 @@ $('show-history').addEventListener('click', () => {
   if (document.body.dataset.view === 'chat') {
     showView('history');
     historyList.show();
-    views.history.querySelector('.history-search').focus();
+    /** @type {HTMLElement} */ (views.history.querySelector('.history-search')).focus();
   } else {
     showView('chat');
   }

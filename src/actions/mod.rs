@@ -221,7 +221,7 @@ pub trait ActionEvents {
 }
 
 /// What an action did, in words for the LLM and the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionResult {
     /// What happened ("Clicked [3] <button>; the page navigated to …") or what went wrong.
     pub message: String,
@@ -240,7 +240,7 @@ pub struct ActionResult {
     pub screenshot: Option<Screenshot>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DoneOutcome {
     pub text: String,
     pub success: bool,

@@ -12,7 +12,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 crate::tagged::tagged_enum! {
 tag = "type", remote = "AgentEvent", serde(rename_all = "snake_case");
 /// What a running task reports, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub enum AgentEvent {
     TaskStarted {
         v: u32,
@@ -96,7 +96,7 @@ pub enum AgentEvent {
 }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedAction {
     pub name: String,
     pub description: String,
@@ -106,7 +106,7 @@ pub struct PlannedAction {
 /// Where a task stands, folded from its events: what the task history keeps for each task, said
 /// by the core that knows it rather than worked out again from the events by each reader. Sent
 /// with every event and with `get_status`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TaskState {
     pub task: String,
     pub model: String,
@@ -129,7 +129,7 @@ pub struct TaskState {
 }
 
 /// How a restarted worker continued a task (`AgentEvent::TaskRestored`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Restored {
     pub step: u32,
     pub steps_kept: u32,

@@ -37,14 +37,14 @@ const SAME_PLACE: &str = " is [";
 const REFOUND: &str = " found again as [";
 
 /// One saved step to replay: what it set out to do, and its actions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayStep {
     pub goal: String,
     pub actions: Vec<ReplayAction>,
 }
 
 /// One saved action: its name and parameters as recorded, and the element it acted on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayAction {
     pub name: String,
     pub params: serde_json::Value,

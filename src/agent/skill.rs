@@ -84,14 +84,14 @@ pub struct Skill {
 
 /// One parameter: its name, and the text typed when the skill was saved (an example for the
 /// model and a default for the person).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkillParam {
     pub name: String,
     pub example: String,
 }
 
 /// What the panel sends to save a skill.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkillDraft {
     pub name: String,
     #[serde(default)]
@@ -145,7 +145,7 @@ impl crate::message::Localize for SkillError {
 }
 
 /// A typed text with a name suggested for it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Suggested {
     pub name: String,
     pub example: String,

@@ -35,7 +35,7 @@ const ANCESTORS: usize = 4;
 const MIN_SCORE: u32 = 4;
 
 /// What identifies an element across visits (see the module documentation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ElementFingerprint {
     pub tag: String,
     /// Its own visible text, whitespace folded, cut.

@@ -100,7 +100,7 @@ pub struct Completion {
     pub model: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     /// Every input token of the request, those read from the provider's cache included.
     pub input_tokens: u64,

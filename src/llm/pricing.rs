@@ -18,7 +18,7 @@ use super::Usage;
 use serde::{Deserialize, Serialize};
 
 /// The price of the models whose names start with `model_prefix`, in USD per million tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelPrice {
     pub model_prefix: String,
     pub input_per_million: f64,

@@ -72,7 +72,7 @@ impl Detail {
 const TERSE_CHARS: usize = 200;
 
 /// Steps the model condensed, shown in place of those steps.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct HistorySummary {
     /// The last step the summary covers.
     pub through_step: u32,

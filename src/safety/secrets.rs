@@ -42,7 +42,7 @@ pub fn only_placeholders(text: &str) -> bool {
 }
 
 /// A secret as stored by the options page.
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct StoredSecret {
     pub name: String,

@@ -1,0 +1,647 @@
+// Generated from from-core.schema.json by scripts/lib/js-types.mjs: do not edit.
+
+/**
+ * The direct answer to a request.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "PanelReply".
+ */
+export type PanelReply =
+  | {
+      type: 'accepted';
+      v: number;
+    }
+  | {
+      type: 'refused';
+      v: number;
+      message: string;
+      locale_text?: LocaleText | null;
+    }
+  | {
+      type: 'status';
+      v: number;
+      task_id: string | null;
+      running: boolean;
+      from: number;
+      events: AgentEvent[];
+      /**
+       * Where the task stands after all its events (none without a task).
+       */
+      state?: TaskState | null;
+    }
+  | {
+      type: 'connection_works';
+      v: number;
+      model: string;
+      ms: number;
+      input_tokens: number;
+      output_tokens: number;
+    }
+  | {
+      type: 'models';
+      v: number;
+      models: string[];
+      listed: boolean;
+    }
+  | {
+      type: 'settings_lists';
+      v: number;
+      extra_headers: {
+        [k: string]: string | undefined;
+      };
+      prices: ModelPrice[];
+    }
+  | {
+      type: 'skill_draft';
+      v: number;
+      domain: string;
+      params: Suggested[];
+    }
+  | {
+      type: 'skill_saved';
+      v: number;
+      name: string;
+      action: string;
+      domain: string;
+    };
+/**
+ * What a running task reports, in order.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "AgentEvent".
+ */
+export type AgentEvent =
+  | {
+      type: 'task_started';
+      v: number;
+      task_id: string;
+      task: string;
+      max_steps: number;
+      /**
+       * The model the settings name (a step may have used the fallback model instead).
+       */
+      model: string;
+      /**
+       * The conversation (chat) the task belongs to: the id of its first task. A follow-up
+       * carries its conversation's id; the history lists tasks by it.
+       */
+      conversation_id: string;
+      /**
+       * A replay of saved steps: no model is asked, and each step's evaluation says how
+       * its elements were found again (worth showing from step 1 on).
+       */
+      replay: boolean;
+    }
+  | {
+      type: 'step_started';
+      v: number;
+      step: number;
+      max_steps: number;
+    }
+  | {
+      type: 'step_planned';
+      v: number;
+      step: number;
+      thoughts: ModelThoughts;
+      actions: PlannedAction[];
+    }
+  | {
+      type: 'task_restored';
+      v: number;
+      step: number;
+      steps_kept: number;
+      reason: string;
+    }
+  | {
+      type: 'task_paused';
+      v: number;
+      step: number;
+    }
+  | {
+      type: 'task_resumed';
+      v: number;
+      step: number;
+    }
+  | {
+      type: 'question_asked';
+      v: number;
+      step: number;
+      question: string;
+    }
+  | {
+      type: 'question_answered';
+      v: number;
+      step: number;
+      answer: string;
+    }
+  | {
+      type: 'history_compacted';
+      v: number;
+      step: number;
+      summary: HistorySummary;
+    }
+  | {
+      type: 'step_finished';
+      v: number;
+      record: StepRecord;
+    }
+  | {
+      type: 'task_finished';
+      v: number;
+      end: TaskEnd;
+      steps: number;
+      usage: Usage;
+      /**
+       * USD, when the price table knows the model.
+       */
+      cost_usd?: number | null;
+    };
+/**
+ * How a task ended.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "TaskEnd".
+ */
+export type TaskEnd =
+  | {
+      kind: 'done';
+      text: string;
+      success: boolean;
+      data?: unknown;
+    }
+  | {
+      kind: 'stopped';
+    }
+  | {
+      kind: 'step_limit';
+      max_steps: number;
+    }
+  | {
+      kind: 'too_many_failures';
+      failures: number;
+      last_error: string;
+    }
+  | {
+      kind: 'error';
+      message: string;
+      locale_text?: LocaleText | null;
+    };
+/**
+ * Requests the worker sends to the content script of one frame. Indices are the frame's own
+ * (local) indices.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ContentRequest".
+ */
+export type ContentRequest =
+  | {
+      type: 'snapshot';
+      v: number;
+      viewport_expansion: number;
+      screen: ScreenRegion | null;
+      worker: string;
+    }
+  | {
+      type: 'drag';
+      v: number;
+      index: number;
+      to_index: number | null;
+      /**
+       * @minItems 2
+       * @maxItems 2
+       */
+      to_point: [unknown, unknown] | null;
+    }
+  | {
+      type: 'upload';
+      v: number;
+      index: number;
+      name: string;
+      mime: string;
+      data: string;
+    }
+  | {
+      type: 'highlight';
+      v: number;
+      labels: [unknown, unknown][];
+    }
+  | {
+      type: 'draw_highlights_now';
+      v: number;
+    }
+  | {
+      type: 'clear_highlights';
+      v: number;
+    }
+  | {
+      type: 'task_over';
+      v: number;
+    }
+  | {
+      type: 'click';
+      v: number;
+      index: number;
+      read_after?: ReadAfter | null;
+    }
+  | {
+      type: 'input';
+      v: number;
+      index: number;
+      text: string;
+      clear: boolean;
+    }
+  | {
+      type: 'point';
+      v: number;
+      index: number;
+    }
+  | {
+      type: 'scroll';
+      v: number;
+      down: boolean;
+      pages: number;
+      index: number | null;
+    }
+  | {
+      type: 'find_text';
+      v: number;
+      text: string;
+    }
+  | {
+      type: 'dropdown_options';
+      v: number;
+      index: number;
+    }
+  | {
+      type: 'select_option';
+      v: number;
+      index: number;
+      text: string;
+    }
+  | {
+      type: 'search_page';
+      v: number;
+      pattern: string;
+      regex: boolean;
+      max_matches: number;
+      context: number;
+    }
+  | {
+      type: 'elements_added';
+      v: number;
+    }
+  | {
+      type: 'network';
+      v: number;
+    }
+  | {
+      type: 'late_click_effect';
+      v: number;
+      index: number;
+    }
+  | {
+      type: 'history_go';
+      v: number;
+      delta: number;
+    }
+  | {
+      type: 'markdown';
+      v: number;
+    };
+
+/**
+ * Generated from the Rust types by tests/js_types.rs; do not edit.
+ */
+export interface FromCore {
+  PanelReply?: PanelReply;
+  AgentEvent?: AgentEvent;
+  TaskState?: TaskState;
+  ContentRequest?: ContentRequest;
+}
+/**
+ * Where a page finds a core message in its own language.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "LocaleText".
+ */
+export interface LocaleText {
+  /**
+   * The message's name in `_locales`, without the `core_` every core message has there.
+   */
+  key: string;
+  /**
+   * The values of its placeholders, `$1` first.
+   */
+  args?: string[];
+  /**
+   * Another message, shown in its place after `args`: the message's last placeholder.
+   */
+  cause?: LocaleText | null;
+}
+/**
+ * The reasoning part of an answer, kept in history and shown in the side panel.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ModelThoughts".
+ */
+export interface ModelThoughts {
+  /**
+   * Free reasoning, when the settings ask for it.
+   */
+  thinking?: string | null;
+  evaluation_previous_goal: string;
+  memory: string;
+  next_goal: string;
+  /**
+   * The parts of the task still ahead, when the model keeps a plan.
+   */
+  plan?: string[] | null;
+}
+/**
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "PlannedAction".
+ */
+export interface PlannedAction {
+  name: string;
+  description: string;
+  params: unknown;
+}
+/**
+ * Steps the model condensed, shown in place of those steps.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "HistorySummary".
+ */
+export interface HistorySummary {
+  /**
+   * The last step the summary covers.
+   */
+  through_step: number;
+  text: string;
+}
+/**
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "StepRecord".
+ */
+export interface StepRecord {
+  step: number;
+  /**
+   * The tab the step worked in (0 when the page could not be observed).
+   */
+  tab_id: number;
+  /**
+   * The page the step started on.
+   */
+  url: string;
+  title: string;
+  /**
+   * The model's reasoning, when its answer was valid.
+   */
+  output: ModelThoughts | null;
+  actions: ActionRecord[];
+  /**
+   * Why the step failed before acting: an invalid answer, an LLM or page error.
+   */
+  error: string | null;
+  /**
+   * Where the pages find `error` in their languages (see `crate::message`), when a person
+   * is its reader rather than the model.
+   */
+  error_locale_text?: LocaleText | null;
+  usage: Usage;
+  /**
+   * What the step's LLM call cost in USD, by the price table; `None` for a model it lacks.
+   */
+  cost_usd?: number | null;
+  timings: StepTimings;
+  /**
+   * The screenshot taken in this step (every step with vision on; after the `screenshot`
+   * action with vision auto), as the model saw it.
+   */
+  screenshot?: Screenshot | null;
+}
+/**
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ActionRecord".
+ */
+export interface ActionRecord {
+  name: string;
+  /**
+   * For people: "click [12] Submit", secrets masked.
+   */
+  description: string;
+  params: unknown;
+  result: ActionResult;
+  /**
+   * For an action on an element: the element's stable features as the page showed it, so a
+   * replay or a skill can find it again when the numbers have changed.
+   */
+  target?: ElementFingerprint | null;
+}
+/**
+ * What an action did, in words for the LLM and the user.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ActionResult".
+ */
+export interface ActionResult {
+  /**
+   * What happened ("Clicked [3] <button>; the page navigated to …") or what went wrong.
+   */
+  message: string;
+  is_error: boolean;
+  /**
+   * Set by `done`: the task's final answer.
+   */
+  done: DoneOutcome | null;
+  /**
+   * Set when the tab's URL changed because of the action.
+   */
+  navigated_to: string | null;
+  /**
+   * Page-derived content the action read (extracted text, matches, options). It is shown to
+   * the LLM once, in the next step's results and fenced as page content, not in the
+   * history of every later step.
+   */
+  detail?: string | null;
+}
+/**
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "DoneOutcome".
+ */
+export interface DoneOutcome {
+  text: string;
+  success: boolean;
+  /**
+   * The task's result in the shape the task asked for, when it gave an output schema.
+   */
+  data?: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * What identifies an element across visits (see the module documentation).
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ElementFingerprint".
+ */
+export interface ElementFingerprint {
+  tag: string;
+  /**
+   * Its own visible text, whitespace folded, cut.
+   */
+  text: string;
+  /**
+   * The stable attributes it had.
+   */
+  attributes: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * The listed elements it sat in, nearest first, as `tag` or `tag "text"`.
+   */
+  ancestors: string[];
+  /**
+   * Its rank among the page's elements of the same tag, from 0.
+   */
+  rank: number;
+}
+/**
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  /**
+   * Every input token of the request, those read from the provider's cache included.
+   */
+  input_tokens: number;
+  output_tokens: number;
+  /**
+   * Of `input_tokens`, those the provider read from its prompt cache, which cost less
+   * ([`pricing`]): OpenAI's `prompt_tokens_details.cached_tokens`, Anthropic's
+   * `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`.
+   */
+  cached_input_tokens?: number;
+}
+/**
+ * Milliseconds spent in each phase of a step.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "StepTimings".
+ */
+export interface StepTimings {
+  observe_ms: number;
+  llm_ms: number;
+  act_ms: number;
+}
+/**
+ * A screenshot of the visible part of the tab.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Screenshot".
+ */
+export interface Screenshot {
+  /**
+   * PNG, base64-encoded.
+   */
+  png_base64: string;
+  width: number;
+  height: number;
+}
+/**
+ * Where a task stands, folded from its events: what the task history keeps for each task, said
+ * by the core that knows it rather than worked out again from the events by each reader. Sent
+ * with every event and with `get_status`.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "TaskState".
+ */
+export interface TaskState {
+  task: string;
+  model: string;
+  max_steps: number | null;
+  conversation_id: string;
+  replay: boolean;
+  running: boolean;
+  paused: boolean;
+  /**
+   * Set when a restarted worker continued the task.
+   */
+  restored: Restored | null;
+  /**
+   * The latest summary of old steps, when the task had one.
+   */
+  summary: HistorySummary | null;
+  end: TaskEnd | null;
+  usage: Usage;
+  /**
+   * USD, summed over the priced steps; `None` until one is priced.
+   */
+  cost_usd: number | null;
+  /**
+   * Steps that used tokens the price table has no price for.
+   */
+  unpriced_steps: number;
+  step_count: number;
+}
+/**
+ * How a restarted worker continued a task (`AgentEvent::TaskRestored`).
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Restored".
+ */
+export interface Restored {
+  step: number;
+  steps_kept: number;
+  reason: string;
+}
+/**
+ * The price of the models whose names start with `model_prefix`, in USD per million tokens.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ModelPrice".
+ */
+export interface ModelPrice {
+  model_prefix: string;
+  input_per_million: number;
+  output_per_million: number;
+  /**
+   * Input read from the provider's prompt cache; none = the built-in figure for the model,
+   * or else the input price.
+   */
+  cached_input_per_million?: number | null;
+}
+/**
+ * A typed text with a name suggested for it.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Suggested".
+ */
+export interface Suggested {
+  name: string;
+  example: string;
+  /**
+   * The step (from 1) that first typed it.
+   */
+  step: number;
+}
+/**
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ScreenRegion".
+ */
+export interface ScreenRegion {
+  top: number;
+  left: number;
+  bottom: number;
+  right: number;
+}
+/**
+ * How a frame reads itself after a click, for the snapshot request that follows: as that
+ * request will ask.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ReadAfter".
+ */
+export interface ReadAfter {
+  viewport_expansion: number;
+}

@@ -1,0 +1,32 @@
+// The extension's message types for TypeScript's checker, made from the JSON Schemas the Rust
+// types derive (extension/types/*.schema.json, written by tests/js_types.rs) with
+// json-schema-to-typescript. `--write` writes extension/types/*.d.ts; without it, a declaration
+// file that differs from what the schema makes fails, saying how to make it again.
+import { compile } from 'json-schema-to-typescript';
+import { readFile, writeFile } from 'node:fs/promises';
+
+const root = new URL('../../extension/types/', import.meta.url);
+const write = process.argv.includes('--write');
+let stale = [];
+for (const name of ['to-core', 'from-core']) {
+  const schema = JSON.parse(await readFile(new URL(`${name}.schema.json`, root), 'utf8'));
+  const made = await compile(schema, schema.title, {
+    bannerComment: `// Generated from ${name}.schema.json by scripts/lib/js-types.mjs: do not edit.`,
+    additionalProperties: false,
+    strictIndexSignatures: true,
+    unreachableDefinitions: true,
+    format: true,
+    style: { singleQuote: true, printWidth: 120 },
+  });
+  const target = new URL(`${name}.d.ts`, root);
+  if (write) {
+    await writeFile(target, made);
+    continue;
+  }
+  const kept = await readFile(target, 'utf8').catch(() => '');
+  if (kept !== made) stale.push(`extension/types/${name}.d.ts`);
+}
+if (stale.length) {
+  console.error(`${stale.join(' and ')} not what the schemas make: run node scripts/lib/js-types.mjs --write`);
+  process.exit(1);
+}
