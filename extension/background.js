@@ -7,7 +7,7 @@
 // - the wasm glue is imported statically (dynamic import() throws in a service worker), and
 //   `init` starts at top level without awaiting it;
 // - every listener is registered synchronously at top level (importScripts runs this file
-//   during the worker's first evaluation), and each handler awaits the core (`whenReady`);
+//   during the worker's first evaluation), and each handler awaits the core (`coreLoaded`);
 // - message handlers return true to answer asynchronously.
 import init, { answer_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
 import { contentChannel } from './content-channel.js';
@@ -53,56 +53,14 @@ globalThis.tabwrightFrames = {
 };
 
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
-// core loaded, then (if anything needed it) the rest of the core. Read by scripts/bench step
-// and tests/e2e/core-split.test.mjs (over CDP); nothing here depends on it.
-const startup = { evaluated: performance.now(), ready: null, restLoaded: null };
+// core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
+const startup = { evaluated: performance.now(), ready: null };
 globalThis.tabwrightStartup = startup;
-// The core comes in two modules (scripts/split-core): the part a cold start runs, which `init`
-// instantiates, and the rest, instantiated the first time the core calls into it (its stubs
-// call `tabwrightCore.loadRest`, synchronously, from inside a call: src/ext/rest.rs), which
-// compiles it then. boot.js started fetching the first before this file was read. A status
-// request with no task saved (a panel opening) is answered by the first module alone;
-// everything else, restoring a saved task included, first waits for the rest's bytes
-// (`whenReady`), so that loading it never has to wait. A start that only answers the panel
-// never reads them, and one that restores a finished task compiles them only if the restore
-// needs a function the first module lacks.
-const rest = { bytes: null, instance: null, failure: null };
-let coreExports = null;
-globalThis.tabwrightCore = {
-  /** Compiles and instantiates the rest of the core with the first module's memory, tables
-   * and functions; throws (and the core then traps) if it cannot. */
-  loadRest() {
-    if (rest.instance) return;
-    try {
-      // Only a status request with no task saved runs before the rest's bytes are here, and
-      // it needs none of it unless scripts/split-core/startup-functions.txt misses a function.
-      if (!coreExports || !rest.bytes) {
-        throw new Error('needed before it was fetched; scripts/split-core/startup-functions.txt misses a function (run scripts/profile-startup)');
-      }
-      rest.instance = new WebAssembly.Instance(new WebAssembly.Module(rest.bytes), { startup: coreExports });
-      rest.bytes = null;
-      startup.restLoaded = performance.now();
-    } catch (error) {
-      rest.failure = `pkg/tabwright_rest.wasm: ${error?.message ?? error}`;
-      throw error;
-    }
-  },
-};
+// The core, one module: boot.js started fetching it before this file was read.
 const coreLoaded = init({ module_or_path: globalThis.tabwrightCoreResponse ?? chrome.runtime.getURL('pkg/tabwright_bg.wasm') })
-  .then((exports) => { coreExports = exports; });
-let restFetched = null;
-/** Settles once the core can run all of it: the first module in, the rest's bytes here. */
-function whenReady() {
-  restFetched ??= fetch(chrome.runtime.getURL('pkg/tabwright_rest.wasm'))
-    .then((response) => {
-      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
-      return response.arrayBuffer();
-    })
-    .then((bytes) => { rest.bytes = bytes; }, (error) => {
-      throw new Error(`pkg/tabwright_rest.wasm: ${error?.message ?? error}`);
-    });
-  return Promise.all([coreLoaded, restFetched]);
-}
+  .catch((error) => {
+    throw new Error(`pkg/tabwright_bg.wasm: ${error?.message ?? error}`);
+  });
 coreLoaded.then(() => { startup.ready = performance.now(); }, () => {});
 // Session storage as this worker found it, read while the core loads. With no task saved there
 // (nothing was running when the last worker stopped) there is nothing to restore, and the first
@@ -110,8 +68,7 @@ coreLoaded.then(() => { startup.ready = performance.now(); }, () => {});
 // it (src/ext/chrome.rs) need not wait for Chrome.
 const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
 // Settles once the core has started restoring a saved task, or there is none: requests wait
-// for this, and the core holds them until the restore is over. Resuming a running task runs
-// much of the rest of the core, so with a task saved its bytes are fetched at once.
+// for this, and the core holds them until the restore is over.
 const restoreBegun = sessionAtStart.then(async (items) => {
   if (items && items.task === undefined) {
     // No task: whatever an earlier worker registered for pages goes (it may have been stopped
@@ -121,7 +78,7 @@ const restoreBegun = sessionAtStart.then(async (items) => {
     return null;
   }
   if (items) globalThis.tabwrightSessionAtStart = items;
-  await whenReady();
+  await coreLoaded;
   // Called here, not after another turn: the core has begun before any request is handled.
   return { restored: resume_interrupted_task(broadcast).catch(noteCrash) };
 });
@@ -163,8 +120,7 @@ function refusal(message) {
 /** A WebAssembly trap leaves the core unusable: say so, and end the task in open panels. */
 function noteCrash(error) {
   if (!(error instanceof WebAssembly.RuntimeError)) return;
-  // The rest of the core failed to load: the trap is its consequence, not the cause.
-  coreFailure = rest.failure ? t('coreNotLoaded', [rest.failure]) : t('coreCrashed', [error.message]);
+  coreFailure = t('coreCrashed', [error.message]);
   for (const port of panelPorts) {
     try {
       port.postMessage({ crashed: coreFailure });
@@ -205,9 +161,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     sendResponse(refusal(coreFailure));
     return false;
   }
-  // A status request needs only the first module (when a task is saved, restoreBegun waits
-  // for the rest's bytes); everything else may call into the rest at once.
-  (message.request?.type === 'get_status' ? coreLoaded : whenReady()).then(
+  coreLoaded.then(
     () => restoreBegun.then(() => answer_panel_message(message.request, broadcast)).then(sendResponse, (error) => {
       noteCrash(error);
       sendResponse(refusal(coreFailure ?? t('coreFailed', [error?.message ?? String(error)])));
@@ -229,7 +183,7 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 // A task that was running when Chrome stopped this worker continues (or ends saying why) as
 // soon as the worker is back, whatever woke it; the alarm a running task sets wakes it.
 function resumeTask() {
-  return whenReady().then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
+  return coreLoaded.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
 }
 // Once the task is back, the history gets whatever the stopped worker broadcast but did not
 // write (the core's saved log), and tasks left running by an earlier worker are marked so.

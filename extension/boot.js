@@ -1,5 +1,5 @@
-// The service worker's first file, a classic script: it starts fetching the core's wasm (the
-// part a cold start runs: scripts/split-core), then loads the rest of the worker
+// The service worker's first file, a classic script: it starts fetching the core's wasm, then
+// loads the rest of the worker
 // (pkg/worker.js: background.js bundled with its imports) with importScripts, which runs it at
 // once, listeners and all. The wasm is the largest thing a cold start waits for, and the fetch
 // goes on while the rest of the worker loads and runs; from background.js it would start only

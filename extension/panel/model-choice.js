@@ -5,7 +5,7 @@
 // (provider, key, fallback) as saved. The choice holds while the panel is open.
 //
 // The saved names are read from the options' own storage (display only): asking the core would
-// load the rest of its code at every panel opening (scripts/split-core).
+// start the worker and its core at every panel opening.
 import { t, coreText } from '../i18n.js';
 import { askCore } from '../core-client.js';
 import { el } from '../dom.js';

@@ -6,11 +6,9 @@
 //! - [`exports`]: the functions the background module calls.
 //! - [`host`]: `ChromeHost`, the worker's ports (`crate::worker::host`) over chrome.*.
 //! - [`tabs`]: `ChromeTabs`, the tab browser's port (`crate::tabs::host`) over chrome.*.
-//! - [`rest`]: loading the part of the core a cold start does not run, on first use.
 
 mod chrome;
 mod exports;
 mod host;
-mod rest;
 mod tabs;
 mod transport;

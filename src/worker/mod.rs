@@ -22,7 +22,7 @@
 //! key and headers as typed; a model name is not needed): the provider's model list
 //! (`llm::models`, a GET through `TaskRuntime::get`), asked by the options page when a model
 //! field is first visited and after those fields change, never when the page opens (that would
-//! start the worker and load the rest of the core for nothing). `check_settings`: the settings' check a
+//! start the worker for nothing). `check_settings`: the settings' check a
 //! task would make, without a task. Settings with `keys_in_session` have their API key in
 //! `chrome.storage.session` (`session_keys`), put in place by `settings::put_session_key` when the settings are read; when the
 //! browser session is over, the check says to enter the key again.

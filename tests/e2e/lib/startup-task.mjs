@@ -1,6 +1,5 @@
-// The task after which scripts/lib/profile-startup.mjs records a cold start with a finished
-// task saved, and core-split.test.mjs checks one: typing into login.html's user name field,
-// then done. The mock LLM's answers come from `answerStartupTask(state)`.
+// The task after which core-load.test.mjs checks a cold start with a finished task saved:
+// typing into login.html's user name field, then done. The mock LLM's answers come from `answerStartupTask(state)`.
 import { answer } from './mock-llm.mjs';
 import { findIndex, stepsDone, findField } from './state.mjs';
 

@@ -1,6 +1,5 @@
-// Status requests a worker with no task saved answers from the first module of the core alone
-// (extension/background.js): scripts/lib/profile-startup.mjs records the functions they run,
-// and core-split.test.mjs checks that answering them does not load the rest.
+// Status requests a worker with no task saved answers at a cold start, well-formed or not
+// (core-load.test.mjs).
 export const STATUS_REQUESTS = [
   { v: 1, type: 'get_status' },
   { v: 1, type: 'get_status', task_id: null, since: 0 },
