@@ -33,6 +33,9 @@ enum OnClick {
     OpenTab(String, f64),
     /// The page closes its own tab (a popup done with its work).
     CloseTab,
+    /// The page ignores script clicks (it checks `isTrusted`); a trusted click at the element
+    /// navigates to the URL. `covered`: another element covers it everywhere.
+    TrustedOnly { to: String, covered: bool },
 }
 
 #[derive(Default)]
@@ -60,6 +63,20 @@ struct BrowserState {
     answers: Answers,
     /// Tab groups: id → (window, title).
     groups: BTreeMap<i32, (i32, String)>,
+    /// The page's requests: busy (in flight) until this time, then quiet.
+    network_busy_until: f64,
+    /// When the page last started a request.
+    last_request_at: f64,
+    /// The element a trusted click would land on next (from the last `point` asked), and
+    /// where it goes.
+    trusted_target: Option<String>,
+    /// The top frame has no content script until the scripts are injected (a tab that
+    /// predates the task).
+    scripts_missing: bool,
+    /// What the page's dialogs said since the last look (the snapshot reply carries them).
+    dialogs: Vec<Value>,
+    /// Trusted clicks the debugger made, at these points.
+    trusted_clicks: Vec<(f64, f64)>,
 }
 
 #[derive(Clone)]
@@ -156,7 +173,8 @@ impl ScriptedBrowser {
         }
         Some(match request {
             ContentRequest::Snapshot { .. } => {
-                let s = self.state.borrow();
+                let mut s = self.state.borrow_mut();
+                let dialogs = if frame == 0 { std::mem::take(&mut s.dialogs) } else { Vec::new() };
                 let page = if frame == 0 { s.pages.get(&url) } else { s.frames.get(&(url.clone(), frame)) };
                 match page {
                     Some(page) => FrameAnswer::Reply(ContentReply {
@@ -164,12 +182,24 @@ impl ScriptedBrowser {
                         snapshot_json: Some(page.to_string()),
                         code: None,
                         message: None,
-                        result: Some(json!({"can_go_back": false, "can_go_forward": false})),
+                        result: Some(json!({"can_go_back": false, "can_go_forward": false, "dialogs": dialogs})),
                     }),
                     None => FrameAnswer::Unreadable("no page here".into()),
                 }
             }
-            ContentRequest::Network { .. } => reply(json!({"quiet_ms": 1000, "last_request_at": 0})),
+            ContentRequest::Network { .. } => {
+                let s = self.state.borrow();
+                let quiet = (s.now - s.network_busy_until).max(0.0);
+                reply(json!({"quiet_ms": quiet, "last_request_at": s.last_request_at}))
+            }
+            ContentRequest::Point { .. } => {
+                let covered = matches!(
+                    self.state.borrow().on_click.values().next(),
+                    Some(OnClick::TrustedOnly { covered: true, .. })
+                );
+                reply(json!({"x": 40.0, "y": 60.0, "covered": covered}))
+            }
+            ContentRequest::LateClickEffect { .. } => reply(json!({"effect": false})),
             ContentRequest::Click { index, .. } => {
                 let action = self.state.borrow().on_click.get(&(url.clone(), *index)).cloned();
                 match action {
@@ -190,6 +220,10 @@ impl ScriptedBrowser {
                         };
                         self.load(id, &to, ms);
                         reply(json!({"effect": true, "navigating": false}))
+                    }
+                    Some(OnClick::TrustedOnly { to, .. }) => {
+                        self.state.borrow_mut().trusted_target = Some(to);
+                        reply(json!({"effect": false}))
                     }
                     Some(OnClick::CloseTab) => {
                         // The tab goes, and the channel to its page with it (see `ask_frame`).
@@ -275,6 +309,11 @@ impl TabHost for ScriptedBrowser {
         if !self.state.borrow().tabs.contains_key(&tab) {
             return Box::pin(async { Err("No tab with id.".to_string()) });
         }
+        if frame == 0 && self.state.borrow().scripts_missing {
+            return Box::pin(async {
+                Err("Could not establish connection. Receiving end does not exist.".to_string())
+            });
+        }
         let answer = self.answer(tab, frame, request);
         if !self.state.borrow().tabs.contains_key(&tab) {
             return Box::pin(async { Err("The message port closed before a response was received.".to_string()) });
@@ -299,6 +338,7 @@ impl TabHost for ScriptedBrowser {
         "worker-1".into()
     }
     async fn inject_content_scripts(&self, _tab: i32) -> Result<(), String> {
+        self.state.borrow_mut().scripts_missing = false;
         Ok(())
     }
     async fn inject_where_missing(&self, _tab: i32) -> Result<u32, String> {
@@ -322,11 +362,19 @@ impl TabHost for ScriptedBrowser {
         self.state.borrow_mut().attached.retain(|&t| t != tab);
         Ok(())
     }
-    async fn debugger_command(&self, tab: i32, method: &str, _params: &Value) -> Result<Value, String> {
+    async fn debugger_command(&self, tab: i32, method: &str, params: &Value) -> Result<Value, String> {
         if !self.state.borrow().attached.contains(&tab) {
             return Err("Debugger is not attached to the tab".into());
         }
         self.state.borrow_mut().commands.push(method.to_string());
+        if method == "Input.dispatchMouseEvent" && params["type"] == "mouseReleased" {
+            let point = (params["x"].as_f64().unwrap_or(-1.0), params["y"].as_f64().unwrap_or(-1.0));
+            self.state.borrow_mut().trusted_clicks.push(point);
+            let target = self.state.borrow_mut().trusted_target.take();
+            if let Some(to) = target {
+                self.load(tab, &to, 200.0);
+            }
+        }
         Ok(match method {
             "Page.captureScreenshot" => json!({"data": PNG}),
             _ => json!({}),
@@ -352,6 +400,8 @@ impl Sim {
         let host = ScriptedBrowser { state: Rc::default(), spawner: pool.spawner() };
         {
             let mut s = host.state.borrow_mut();
+            // Time as Chrome counts it, ms since the epoch: nothing happened at 0.
+            s.now = START_MS;
             s.pages.insert(url.into(), page);
             s.tabs.insert(1, Tab { id: Some(1), window_id: Some(9), active: true, ..Tab::default() });
         }
@@ -384,10 +434,14 @@ impl Sim {
         }
     }
 
+    /// Milliseconds since the browser was made.
     fn now(&self) -> f64 {
-        self.host.state.borrow().now
+        self.host.state.borrow().now - START_MS
     }
 }
+
+/// When a scripted browser's clock starts.
+const START_MS: f64 = 1_750_000_000_000.0;
 
 const HOME: &str = "https://shop.example/";
 const NEXT: &str = "https://shop.example/next";
@@ -650,4 +704,158 @@ fn tabs_the_task_opens_gather_in_one_group_per_window() {
     assert_eq!(s.tabs[&7].group_id, Some(55), "a tab in another group stays there");
     assert!(s.groups.values().all(|(_, title)| title == "Tabwright"));
     assert_eq!(s.tabs[&1].group_id, None, "the tab the task started in is the person's and is left alone");
+}
+
+/// After an action that changed the page, the look waits for its requests to be quiet for a
+/// moment, and no longer than the cap however busy the page stays.
+#[test]
+fn a_busy_network_is_waited_for_up_to_its_cap() {
+    for (busy_for, least, most) in [(1_200.0, 1_700.0, 2_300.0), (60_000.0, 3_000.0, 3_600.0)] {
+        let mut sim = Sim::new(HOME, home_page());
+        let mut browser = sim.browser();
+        let host = sim.host.clone();
+        let took = sim.run(async move {
+            browser.observe().await.unwrap();
+            let t0 = host.now_ms();
+            host.state.borrow_mut().network_busy_until = t0 + busy_for;
+            browser.click(1).await.unwrap();
+            host.now_ms() - t0
+        });
+        assert!((least..=most).contains(&took), "busy for {busy_for} ms: the click took {took} ms");
+    }
+}
+
+/// A page that ignores script clicks gets a trusted click at an uncovered point of the element,
+/// once nothing else came of the script click; a covered element is refused, not clicked
+/// through; a click that started a request is not repeated.
+#[test]
+fn a_click_the_page_ignores_is_made_again_as_a_person_would_unless_something_came_of_it() {
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().pages.insert(NEXT.into(), recorded("login", NEXT));
+    sim.host
+        .state
+        .borrow_mut()
+        .on_click
+        .insert((HOME.into(), 1), OnClick::TrustedOnly { to: NEXT.into(), covered: false });
+    let mut browser = sim.browser();
+    let effect = sim.run(async move {
+        browser.observe().await.unwrap();
+        browser.click(1).await
+    });
+    let effect = effect.unwrap();
+    assert!(effect.trusted_fallback, "{effect:?}");
+    assert_eq!(effect.navigated_to.as_deref(), Some(NEXT));
+    assert_eq!(sim.host.state.borrow().trusted_clicks, vec![(40.0, 60.0)], "at the point the page gave");
+
+    let mut covered = Sim::new(HOME, home_page());
+    covered
+        .host
+        .state
+        .borrow_mut()
+        .on_click
+        .insert((HOME.into(), 1), OnClick::TrustedOnly { to: NEXT.into(), covered: true });
+    let mut browser = covered.browser();
+    let refused = covered.run(async move {
+        browser.observe().await.unwrap();
+        browser.click(1).await
+    });
+    match refused {
+        Err(BrowserError::ElementUnsuitable { reason, .. }) => assert!(reason.contains("covers it"), "{reason}"),
+        other => panic!("a refusal, not {other:?}"),
+    }
+    assert!(covered.host.state.borrow().trusted_clicks.is_empty(), "nothing clicked through what covers it");
+
+    let mut requested = Sim::new(HOME, home_page());
+    requested
+        .host
+        .state
+        .borrow_mut()
+        .on_click
+        .insert((HOME.into(), 1), OnClick::TrustedOnly { to: NEXT.into(), covered: false });
+    let mut browser = requested.browser();
+    let host = requested.host.clone();
+    let effect = requested.run(async move {
+        browser.observe().await.unwrap();
+        // A slow handler: the page sent a request after the click.
+        host.state.borrow_mut().last_request_at = host.now_ms() + 1.0;
+        browser.click(1).await
+    });
+    assert!(!effect.unwrap().trusted_fallback);
+    assert!(requested.host.state.borrow().trusted_clicks.is_empty(), "its work is not done twice");
+}
+
+#[test]
+fn a_tab_without_the_scripts_gets_them_and_is_read() {
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().scripts_missing = true;
+    let mut browser = sim.browser();
+    let state = sim.run(async move { browser.observe().await }).unwrap();
+    assert_eq!(texts(&state), vec!["Next page"]);
+    assert!(!sim.host.state.borrow().scripts_missing, "injected once");
+}
+
+#[test]
+fn browser_pages_blank_pages_and_unreadable_pages_are_told_apart() {
+    let mut restricted = Sim::new("chrome://settings/", home_page());
+    let mut browser = restricted.browser();
+    let seen = restricted.run(async move { browser.observe().await });
+    assert!(matches!(seen, Err(BrowserError::RestrictedPage { .. })), "{seen:?}");
+
+    let mut blank = Sim::new("about:blank", home_page());
+    let mut browser = blank.browser();
+    let seen = blank.run(async move { browser.observe().await }).unwrap();
+    assert_eq!(seen.snapshot.elements().count(), 0);
+    assert!(seen.notice.is_none(), "a new tab is not an error");
+
+    // A page whose script cannot be reached (an error page): shown empty, saying why.
+    let mut broken = Sim::new(HOME, home_page());
+    broken.host.state.borrow_mut().pages.clear();
+    let mut browser = broken.browser();
+    let seen = broken.run(async move { browser.observe().await }).unwrap();
+    assert_eq!(seen.snapshot.elements().count(), 0);
+    assert!(seen.notice.is_some_and(|n| n.contains("no page here")));
+}
+
+#[test]
+fn dialogs_the_page_opened_are_told_at_the_next_look_escaped() {
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().dialogs = vec![
+        json!({"kind": "confirm", "message": "Delete <all>?"}),
+        json!({"kind": "prompt", "message": "Name", "answer": "ada"}),
+    ];
+    let mut browser = sim.browser();
+    let (first, second) = sim.run(async move { (browser.observe().await.unwrap(), browser.observe().await.unwrap()) });
+    let notice = first.notice.expect("the dialogs are told");
+    assert!(notice.contains("asked to confirm") && notice.contains("Tabwright accepted"), "{notice}");
+    assert!(!notice.contains("<all>"), "the page's text is escaped: {notice}");
+    assert!(notice.contains("answered \"ada\""), "{notice}");
+    assert!(second.notice.is_none(), "told once");
+}
+
+#[test]
+fn the_tasks_last_tab_is_not_closed_and_a_blocked_page_is_left() {
+    let mut sim = Sim::new(HOME, home_page());
+    let mut browser = sim.browser();
+    let host = sim.host.clone();
+    let (last, left) = sim.run(async move {
+        browser.observe().await.unwrap();
+        let last = browser.close_tab(1).await;
+        // A blocked page with nothing to go back to, in the task's only tab: the tab goes blank.
+        browser.leave_blocked_page().await;
+        (last, host.state.borrow().tabs[&1].url.clone())
+    });
+    assert!(matches!(last, Err(BrowserError::LastTab { tab_id: 1 })), "{last:?}");
+    assert_eq!(left.as_deref(), Some("about:blank"));
+
+    // With another task tab, the tab that opened straight onto the blocked site is closed.
+    let mut sim = Sim::new(HOME, home_page());
+    let mut browser = sim.browser();
+    let host = sim.host.clone();
+    let tabs = sim.run(async move {
+        browser.open_tab("https://blocked.example/").await.unwrap();
+        browser.leave_blocked_page().await;
+        let state = browser.observe().await.unwrap();
+        (host.state.borrow().tabs.keys().copied().collect::<Vec<_>>(), state.tab_id)
+    });
+    assert_eq!(tabs, (vec![1], 1), "the blocked tab closed, the task back in its first tab");
 }
