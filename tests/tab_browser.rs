@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
+use tabwright::agent::Clock;
 use tabwright::browser::{Browser, BrowserError};
 use tabwright::protocol::{ContentReply, ContentRequest};
 use tabwright::settings::PageOptions;
@@ -239,7 +240,7 @@ impl ScriptedBrowser {
     }
 }
 
-impl TabHost for ScriptedBrowser {
+impl Clock for ScriptedBrowser {
     fn now_ms(&self) -> f64 {
         self.state.borrow().now
     }
@@ -247,6 +248,9 @@ impl TabHost for ScriptedBrowser {
         let until = self.state.borrow().now + f64::from(ms);
         Sleep { state: self.state.clone(), until, id: None }.await
     }
+}
+
+impl TabHost for ScriptedBrowser {
     fn spawn(&self, work: Later<()>) {
         self.spawner.spawn_local(work).unwrap();
     }

@@ -21,7 +21,8 @@ use tabwright::browser::{ActionEffect, Browser, BrowserError, PageMarkdown, Page
 use tabwright::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
 use tabwright::protocol::{AgentEvent, PanelReply, PanelRequest};
 use tabwright::settings::PageOptions;
-use tabwright::worker::host::{SavedItems, SettingsStore, TabFacts, Tabs, TaskRuntime, TaskStore, Work};
+use tabwright::tabs::host::Tab;
+use tabwright::worker::host::{SavedItems, SettingsStore, Tabs, TaskRuntime, TaskStore, Work};
 use tabwright::worker::TaskHost;
 
 const START_URL: &str = "https://app.example.com/";
@@ -55,14 +56,14 @@ impl Gate {
 struct World {
     saved: Rc<RefCell<BTreeMap<String, String>>>,
     site: FakeSite,
-    tabs: Rc<RefCell<BTreeMap<i32, TabFacts>>>,
+    tabs: Rc<RefCell<BTreeMap<i32, Tab>>>,
     settings: Value,
     requests: Recorded,
 }
 
 impl World {
     fn new() -> Self {
-        let tab = TabFacts { id: Some(TAB), window_id: Some(7), url: START_URL.into() };
+        let tab = Tab { id: Some(TAB), window_id: Some(7), url: Some(START_URL.into()), ..Tab::default() };
         World {
             saved: Rc::default(),
             site: FakeSite::at(START_URL),
@@ -182,19 +183,19 @@ impl SettingsStore for MemoryHost {
 }
 
 impl Tabs for MemoryHost {
-    async fn tab(&self, id: i32) -> Result<TabFacts, String> {
+    async fn tab(&self, id: i32) -> Result<Tab, String> {
         self.gate.pass().await;
         self.world.tabs.borrow().get(&id).cloned().ok_or_else(|| format!("No tab with id: {id}."))
     }
-    async fn active_tab(&self) -> Result<Option<TabFacts>, String> {
+    async fn active_tab(&self) -> Result<Option<Tab>, String> {
         self.gate.pass().await;
         Ok(self.world.tabs.borrow().values().next().cloned())
     }
-    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<TabFacts, String> {
+    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<Tab, String> {
         self.gate.pass().await;
         let mut tabs = self.world.tabs.borrow_mut();
         let id = tabs.keys().max().copied().unwrap_or(0) + 1;
-        let tab = TabFacts { id: Some(id), window_id: window.or(Some(7)), url: url.into() };
+        let tab = Tab { id: Some(id), window_id: window.or(Some(7)), url: Some(url.into()), ..Tab::default() };
         tabs.insert(id, tab.clone());
         Ok(tab)
     }
@@ -476,7 +477,10 @@ fn a_restored_task_goes_on_in_the_tab_it_worked_in_last_when_its_first_closed() 
     stopped_at_look(&world, 2);
     // The task's tab is gone, but it also worked in no other: a start tab that is open again
     // under another id is not the task's.
-    world.tabs.borrow_mut().insert(5, TabFacts { id: Some(5), window_id: Some(7), url: START_URL.into() });
+    world
+        .tabs
+        .borrow_mut()
+        .insert(5, Tab { id: Some(5), window_id: Some(7), url: Some(START_URL.into()), ..Tab::default() });
     world.tabs.borrow_mut().remove(&TAB);
     let mut second = Worker::start(&world, None);
     assert!(!second.restore());
@@ -548,7 +552,10 @@ fn a_start_is_refused_with_what_to_do() {
     };
     let blank = json!({"v": 1, "type": "start_task", "task": "   ", "tab_id": TAB});
     assert!(refusal(worker.ask(blank)).contains("task"));
-    world.tabs.borrow_mut().insert(2, TabFacts { id: Some(2), window_id: Some(7), url: "chrome://settings/".into() });
+    world
+        .tabs
+        .borrow_mut()
+        .insert(2, Tab { id: Some(2), window_id: Some(7), url: Some("chrome://settings/".into()), ..Tab::default() });
     let restricted = json!({"v": 1, "type": "start_task", "task": "Read it", "tab_id": 2});
     assert!(refusal(worker.ask(restricted)).contains("chrome://settings/"));
     let closed = json!({"v": 1, "type": "start_task", "task": "Read it", "tab_id": 99});

@@ -351,9 +351,10 @@ fn parse_params<A: ActionDef>(params: serde_json::Value, schema: &serde_json::Va
 }
 
 /// The JSON Schema of a type as the LLM sees it: inlined (no `$ref`), no meta keys or title.
-/// Derived by schemars, in tests and tools: the extension reads the same schemas as constants
-/// (`constant_schema`), which a test keeps equal to these.
-pub fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
+/// Derived by schemars, in tests: the core reads the same schemas as constants
+/// (`constant_schema`), which `schemas_are_the_derived_ones` keeps equal to these.
+#[cfg(test)]
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> serde_json::Value {
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
@@ -430,7 +431,8 @@ macro_rules! registry {
         }
 
         /// Each action's parameter schema as schemars derives it, by definition name.
-        pub fn derived_schemas() -> Vec<(&'static str, serde_json::Value)> {
+        #[cfg(test)]
+        fn derived_schemas() -> Vec<(&'static str, serde_json::Value)> {
             vec![$((stringify!($def), schema_of::<<$def as ActionDef>::Params>())),+]
         }
 

@@ -98,21 +98,16 @@ pub fn js_error_text(value: &JsValue) -> String {
 }
 
 /// `value` as a JS value, made by `JSON.parse` of its JSON text: one reader and one writer of
-/// JSON in the core (serde_json), and none of its types compiled again for another.
+/// JSON in the core (serde_json), none of its types compiled again for another, and one parse
+/// in JS where building the object property by property would cost more.
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    to_js_as_json(value)
+    serde_json::to_string(value).ok().and_then(|text| js_sys::JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
 }
 
 /// `value` as JSON text (`JSON.stringify`); `undefined` reads as `null`.
 pub fn json_text(value: &JsValue) -> Result<String, String> {
     let text = js_sys::JSON::stringify(value).map_err(|e| js_error_text(&e))?;
     Ok(JsValue::from(text).as_string().unwrap_or_else(|| "null".into()))
-}
-
-/// `value` made in JS by `JSON.parse` of its JSON text: for replies the core builds once and JS
-/// only reads, where one parse in JS costs less than building the object property by property.
-pub fn to_js_as_json<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    serde_json::to_string(value).ok().and_then(|text| js_sys::JSON::parse(&text).ok()).unwrap_or(JsValue::NULL)
 }
 
 /// A JS value read as a `T`, through its JSON text (`JSON.stringify`).

@@ -85,7 +85,7 @@ fn read_request(message: JsValue) -> Result<PanelRequest, ProtocolError> {
 /// The reply as the panel reads it. Its own function, compiled on its own.
 #[inline(never)]
 fn write_reply(reply: &PanelReply) -> JsValue {
-    chrome::to_js_as_json(reply)
+    chrome::to_js(reply)
 }
 
 /// Continues the task that was running when Chrome stopped the service worker

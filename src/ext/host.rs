@@ -9,8 +9,9 @@ use crate::agent::TaskState;
 use crate::llm::{HttpRequest, HttpResponse, TransportError};
 use crate::protocol::AgentEvent;
 use crate::settings::PageOptions;
+use crate::tabs::host::Tab;
 use crate::tabs::TabBrowser;
-use crate::worker::host::{SavedItems, SettingsStore, TabFacts, Tabs, TaskRuntime, TaskStore, Work};
+use crate::worker::host::{SavedItems, SettingsStore, Tabs, TaskRuntime, TaskStore, Work};
 use std::cell::RefCell;
 use wasm_bindgen::JsValue;
 
@@ -24,25 +25,8 @@ pub struct ChromeHost {
     pub broadcast: RefCell<Option<js_sys::Function>>,
 }
 
-/// The worker's clock: wall time for timings, timers for waits.
-pub struct WallClock;
-
-impl crate::agent::Clock for WallClock {
-    fn now_ms(&self) -> f64 {
-        js_sys::Date::now()
-    }
-
-    async fn sleep(&self, ms: u32) {
-        gloo_timers::future::TimeoutFuture::new(ms).await;
-    }
-}
-
 fn warn(text: &str) {
     web_sys::console::warn_1(&text.into());
-}
-
-fn facts(tab: chrome::Tab) -> TabFacts {
-    TabFacts { id: tab.id, window_id: tab.window_id, url: tab.pending_url.or(tab.url).unwrap_or_default() }
 }
 
 impl TaskStore for ChromeHost {
@@ -71,21 +55,21 @@ impl SettingsStore for ChromeHost {
 }
 
 impl Tabs for ChromeHost {
-    async fn tab(&self, id: i32) -> Result<TabFacts, String> {
-        chrome::get_tab(id).await.map(facts)
+    async fn tab(&self, id: i32) -> Result<Tab, String> {
+        chrome::get_tab(id).await
     }
 
-    async fn active_tab(&self) -> Result<Option<TabFacts>, String> {
+    async fn active_tab(&self) -> Result<Option<Tab>, String> {
         let tabs = chrome::query_tabs(&serde_json::json!({"active": true, "lastFocusedWindow": true})).await?;
-        Ok(tabs.into_iter().next().map(facts))
+        Ok(tabs.into_iter().next())
     }
 
-    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<TabFacts, String> {
+    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<Tab, String> {
         let mut props = serde_json::json!({"url": url, "active": true});
         if let Some(window) = window {
             props["windowId"] = window.into();
         }
-        chrome::create_tab(&props).await.map(facts)
+        chrome::create_tab(&props).await
     }
 
     async fn group_tab(&self, id: i32) -> Result<(), String> {
@@ -96,7 +80,7 @@ impl Tabs for ChromeHost {
 impl TaskRuntime for ChromeHost {
     type Browser = TabBrowser<ChromeTabs>;
     type Transport = FetchTransport;
-    type Clock = WallClock;
+    type Clock = ChromeTabs;
 
     fn browser(&self, tab: i32, tabs: &[i32], options: PageOptions) -> TabBrowser<ChromeTabs> {
         TabBrowser::new(ChromeTabs, tab, options).with_tabs(tabs.to_vec())
@@ -110,8 +94,8 @@ impl TaskRuntime for ChromeHost {
         FetchTransport { timeout_ms }.get(request).await
     }
 
-    fn clock(&self) -> WallClock {
-        WallClock
+    fn clock(&self) -> ChromeTabs {
+        ChromeTabs
     }
 
     fn spawn(&self, work: Work) {

@@ -30,7 +30,8 @@ fn reply_of(value: JsValue) -> FrameAnswer {
     }
 }
 
-impl TabHost for ChromeTabs {
+/// The worker's clock: wall time for timings, timers for waits (the agent's and the tabs').
+impl crate::agent::Clock for ChromeTabs {
     fn now_ms(&self) -> f64 {
         js_sys::Date::now()
     }
@@ -38,7 +39,9 @@ impl TabHost for ChromeTabs {
     async fn sleep(&self, ms: u32) {
         gloo_timers::future::TimeoutFuture::new(ms).await;
     }
+}
 
+impl TabHost for ChromeTabs {
     fn spawn(&self, work: Later<()>) {
         wasm_bindgen_futures::spawn_local(work);
     }

@@ -78,16 +78,6 @@ pub enum ListError {
     PriceLine { line: usize, text: String },
 }
 
-impl ListError {
-    /// The options page's field the line is in.
-    pub fn field(&self) -> &'static str {
-        match self {
-            ListError::PriceLine { .. } => "prices",
-            _ => "extra_headers",
-        }
-    }
-}
-
 impl Localize for ListError {
     fn locale_text(&self) -> Option<LocaleText> {
         Some(match self {
@@ -206,7 +196,6 @@ mod tests {
         assert!(
             matches!(err(&long), ListError::HeaderName { text, .. } if text.chars().count() == 41 && text.ends_with('…'))
         );
-        assert_eq!(err("Cookie: x").field(), "extra_headers");
     }
 
     #[test]
@@ -228,7 +217,6 @@ mod tests {
         {
             let e = read_price_lines(bad).unwrap_err();
             assert_eq!(e, ListError::PriceLine { line: 1, text: bad.into() }, "{bad}");
-            assert_eq!(e.field(), "prices");
         }
         assert!(read_price_lines("x 1 2\ny")
             .unwrap_err()

@@ -2,6 +2,7 @@
 //! frames, the debugger, files, and time. The extension implements it over chrome.* (`ext::tabs`),
 //! one call per method and no decision; native tests over a scripted browser.
 
+use crate::agent::Clock;
 use crate::protocol::{ContentReply, ContentRequest};
 use std::cell::RefCell;
 use std::future::Future;
@@ -96,11 +97,9 @@ pub enum TabChange {
     Load(String),
 }
 
+/// Time comes from the agent's own clock port (`now_ms`, `sleep`).
 #[allow(async_fn_in_trait)]
-pub trait TabHost: Clone + 'static {
-    // Time.
-    fn now_ms(&self) -> f64;
-    async fn sleep(&self, ms: u32);
+pub trait TabHost: Clock + Clone + 'static {
     /// Runs `work` on its own.
     fn spawn(&self, work: Later<()>);
     fn warn(&self, text: &str);

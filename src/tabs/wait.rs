@@ -3,7 +3,7 @@
 //! task; the frames of a page are read together, and a frame inside one that answered is asked
 //! at once, whatever its slower siblings are doing.
 
-use super::host::TabHost;
+use crate::agent::Clock;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -12,9 +12,9 @@ use std::rc::Rc;
 use std::task::{Poll, Waker};
 
 /// Runs `work` for at most `ms` milliseconds of the host's time; `None` when time ran out first.
-pub async fn within<F: Future>(host: &impl TabHost, ms: u32, work: F) -> Option<F::Output> {
+pub async fn within<F: Future>(clock: &impl Clock, ms: u32, work: F) -> Option<F::Output> {
     let mut work = pin!(work);
-    let mut timer = pin!(host.sleep(ms));
+    let mut timer = pin!(clock.sleep(ms));
     std::future::poll_fn(|cx| {
         if let Poll::Ready(out) = work.as_mut().poll(cx) {
             return Poll::Ready(Some(out));
@@ -43,7 +43,7 @@ impl<T: 'static> Default for JoinSet<T> {
 
 impl<T: 'static> JoinSet<T> {
     /// Starts `work` now, on the host.
-    pub fn spawn(&self, host: &impl TabHost, work: impl Future<Output = T> + 'static) {
+    pub fn spawn(&self, host: &impl super::host::TabHost, work: impl Future<Output = T> + 'static) {
         self.running.set(self.running.get() + 1);
         let (done, running, waker) = (self.done.clone(), self.running.clone(), self.waker.clone());
         host.spawn(Box::pin(async move {

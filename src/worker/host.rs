@@ -8,6 +8,7 @@ use crate::browser::Browser;
 use crate::llm::{HttpRequest, HttpResponse, LlmTransport, TransportError};
 use crate::protocol::AgentEvent;
 use crate::settings::PageOptions;
+use crate::tabs::host::Tab;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -17,15 +18,6 @@ pub type Work = Pin<Box<dyn Future<Output = ()>>>;
 /// What is saved for a restarted worker, read at once: one item's JSON text by its key (`None`
 /// when there is none).
 pub type SavedItems = Box<dyn Fn(&str) -> Result<Option<String>, String>>;
-
-/// A browser tab as the worker needs to know it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TabFacts {
-    pub id: Option<i32>,
-    pub window_id: Option<i32>,
-    /// Where the tab is or is about to be (a pending navigation's URL first).
-    pub url: String,
-}
 
 /// Where a running task is kept while the browser runs (chrome.storage.session): across
 /// restarts of the worker, gone with the browser.
@@ -54,11 +46,11 @@ pub trait SettingsStore {
 /// The browser's tabs, as a task's start needs them.
 #[allow(async_fn_in_trait)]
 pub trait Tabs {
-    async fn tab(&self, id: i32) -> Result<TabFacts, String>;
+    async fn tab(&self, id: i32) -> Result<Tab, String>;
     /// The active tab of the last focused window, if any.
-    async fn active_tab(&self) -> Result<Option<TabFacts>, String>;
+    async fn active_tab(&self) -> Result<Option<Tab>, String>;
     /// Opens an active tab at `url`, in `window` when given.
-    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<TabFacts, String>;
+    async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<Tab, String>;
     /// Puts the tab into the task's tab group.
     async fn group_tab(&self, id: i32) -> Result<(), String>;
 }

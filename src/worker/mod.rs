@@ -730,7 +730,7 @@ impl<H: WorkerHost> TaskHost<H> {
     }
 
     /// The active tab of the last focused window.
-    async fn active_tab(&self) -> Result<host::TabFacts, Refusal> {
+    async fn active_tab(&self) -> Result<crate::tabs::host::Tab, Refusal> {
         self.host.active_tab().await.map_err(Refusal::CurrentTabUnknown)?.ok_or(Refusal::NoOpenTab)
     }
 
@@ -775,8 +775,10 @@ impl<H: WorkerHost> TaskHost<H> {
             Some(id) => self.host.tab(id).await.map_err(|_| BrowserError::TabClosed)?,
             None => self.active_tab().await?,
         };
-        if is_restricted(&tab.url) && !is_blank_page(&tab.url) {
-            return Err(Refusal::RestrictedStart { url: tab.url });
+        // Where the tab is or is about to be.
+        let url = tab.pending_url.clone().or(tab.url.clone()).unwrap_or_default();
+        if is_restricted(&url) && !is_blank_page(&url) {
+            return Err(Refusal::RestrictedStart { url });
         }
         tab.id.ok_or(Refusal::TabWithoutId)
     }
