@@ -17,21 +17,6 @@ fn run_task(site: FakeSite, llm: ScriptedLlm, max_steps: u32, stop: StopSignal) 
     run_stoppable(site, llm, settings(max_steps), "Log in as alice with password hunter2", stop)
 }
 
-/// A model that logs in by reading the page: fill the fields found by placeholder, press the
-/// button found by its text, and finish when the title welcomes alice.
-fn login_policy(state: &str, _body: &Value) -> Reply {
-    if title_of(state).starts_with("Welcome, alice") {
-        return output("Report success", json!([{"done": {"text": "Logged in as alice.", "success": true}}]));
-    }
-    match log_in_actions(state) {
-        Some(actions) => output("Fill in the form and submit it", actions),
-        None => match index_of(state, ">Sign in") {
-            Some(link) => output("Open the sign-in page", json!([{"click": {"index": link}}])),
-            None => output("Give up", json!([{"done": {"text": "No sign-in found", "success": false}}])),
-        },
-    }
-}
-
 /// The actions a readable page with elements offers (no dropdown, one tab, no history, no
 /// scrolling, no script permission).
 const PAGE_ACTIONS: [&str; 14] = [

@@ -59,6 +59,10 @@ struct World {
     tabs: Rc<RefCell<BTreeMap<i32, Tab>>>,
     settings: Value,
     requests: Recorded,
+    /// The tab the site is shown in, which each look reports.
+    shown_in: Rc<Cell<i32>>,
+    /// Each browser a worker made for its task: the tab it works in, and the task's tabs.
+    browsers: Rc<RefCell<Vec<(i32, Vec<i32>)>>>,
 }
 
 impl World {
@@ -70,22 +74,14 @@ impl World {
             tabs: Rc::new(RefCell::new(BTreeMap::from([(TAB, tab)]))),
             settings: json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": "sk-test"}, "max_steps": 8, "vision": "off"}),
             requests: Rc::default(),
+            shown_in: Rc::new(Cell::new(TAB)),
+            browsers: Rc::default(),
         }
     }
-}
 
-/// A model that signs in by reading the page: follow the "Sign in" link, fill the form, and
-/// finish when the title welcomes alice.
-fn sign_in(state: &str, _body: &Value) -> Reply {
-    if title_of(state).starts_with("Welcome, alice") {
-        return output("Report success", json!([{"done": {"text": "Signed in as alice.", "success": true}}]));
-    }
-    match log_in_actions(state) {
-        Some(actions) => output("Fill in the form and submit it", actions),
-        None => match index_of(state, ">Sign in") {
-            Some(link) => output("Open the sign-in page", json!([{"click": {"index": link}}])),
-            None => output("Give up", json!([{"done": {"text": "No sign-in found", "success": false}}])),
-        },
+    fn open_tab(&self, id: i32) {
+        let tab = Tab { id: Some(id), window_id: Some(7), url: Some(START_URL.into()), ..Tab::default() };
+        self.tabs.borrow_mut().insert(id, tab);
     }
 }
 
@@ -100,6 +96,7 @@ struct MemoryHost {
 struct GatedSite {
     site: FakeSite,
     gate: Rc<Gate>,
+    shown_in: Rc<Cell<i32>>,
 }
 
 impl Browser for GatedSite {
@@ -110,7 +107,8 @@ impl Browser for GatedSite {
             self.gate.stopped.set(true);
         }
         self.gate.pass().await;
-        self.site.observe().await
+        let state = self.site.observe().await?;
+        Ok(PageState { tab_id: self.shown_in.get(), ..state })
     }
     async fn navigate(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
         self.gate.pass().await;
@@ -209,11 +207,12 @@ impl TaskRuntime for MemoryHost {
     type Transport = GatedModel;
     type Clock = fn() -> f64;
 
-    fn browser(&self, _tab: i32, _tabs: &[i32], _options: PageOptions) -> GatedSite {
-        GatedSite { site: self.world.site.clone(), gate: self.gate.clone() }
+    fn browser(&self, tab: i32, tabs: &[i32], _options: PageOptions) -> GatedSite {
+        self.world.browsers.borrow_mut().push((tab, tabs.to_vec()));
+        GatedSite { site: self.world.site.clone(), gate: self.gate.clone(), shown_in: self.world.shown_in.clone() }
     }
     fn transport(&self, _timeout_ms: u32) -> GatedModel {
-        let mut llm = ScriptedLlm::new(sign_in);
+        let mut llm = ScriptedLlm::new(login_policy);
         llm.requests = self.world.requests.clone();
         GatedModel { llm, gate: self.gate.clone() }
     }
@@ -472,19 +471,36 @@ fn a_task_whose_tabs_closed_while_no_worker_ran_ends_with_its_steps_kept() {
 }
 
 #[test]
-fn a_restored_task_goes_on_in_the_tab_it_worked_in_last_when_its_first_closed() {
+fn a_start_tab_reopened_under_another_id_is_not_the_tasks() {
     let world = World::new();
     stopped_at_look(&world, 2);
-    // The task's tab is gone, but it also worked in no other: a start tab that is open again
-    // under another id is not the task's.
-    world
-        .tabs
-        .borrow_mut()
-        .insert(5, Tab { id: Some(5), window_id: Some(7), url: Some(START_URL.into()), ..Tab::default() });
+    // The task's tab is gone, and it worked in no other: a tab open on the same page under
+    // another id is not the task's.
+    world.open_tab(5);
     world.tabs.borrow_mut().remove(&TAB);
     let mut second = Worker::start(&world, None);
     assert!(!second.restore());
     assert!(!end_of(&second.status().2).expect("ended").is_success());
+}
+
+/// The task started in tab 1 and worked in tab 4 (its page opened it): a new worker goes on in
+/// tab 4, with both as the task's; with tab 4 closed meanwhile, in tab 1.
+#[test]
+fn a_restored_task_goes_on_in_the_tab_it_worked_in_last_or_else_in_another_of_its_tabs() {
+    for (close, goes_on_in, tabs) in [(None, 4, vec![4, 1]), (Some(4), 1, vec![1])] {
+        let world = World::new();
+        world.open_tab(4);
+        world.shown_in.set(4);
+        stopped_at_look(&world, 2);
+        if let Some(id) = close {
+            world.tabs.borrow_mut().remove(&id);
+        }
+        world.browsers.borrow_mut().clear();
+        let mut second = Worker::start(&world, None);
+        assert!(second.restore(), "goes on");
+        assert_eq!(world.browsers.borrow().first(), Some(&(goes_on_in, tabs.clone())), "with tab {close:?} closed");
+        assert!(end_of(&second.status().2).expect("ended").is_success());
+    }
 }
 
 #[test]

@@ -330,6 +330,21 @@ pub fn log_in_actions(state: &str) -> Option<Value> {
     ]))
 }
 
+/// A model that logs in by reading the page: fill the fields found by placeholder, press the
+/// button found by its text, and finish when the title welcomes alice.
+pub fn login_policy(state: &str, _body: &Value) -> Reply {
+    if title_of(state).starts_with("Welcome, alice") {
+        return output("Report success", json!([{"done": {"text": "Logged in as alice.", "success": true}}]));
+    }
+    match log_in_actions(state) {
+        Some(actions) => output("Fill in the form and submit it", actions),
+        None => match index_of(state, ">Sign in") {
+            Some(link) => output("Open the sign-in page", json!([{"click": {"index": link}}])),
+            None => output("Give up", json!([{"done": {"text": "No sign-in found", "success": false}}])),
+        },
+    }
+}
+
 pub fn output(next_goal: &str, actions: Value) -> Reply {
     Reply::Output(json!({
         "evaluation_previous_goal": "judged from the page",
