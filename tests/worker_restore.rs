@@ -51,6 +51,9 @@ impl Gate {
     }
 }
 
+/// A browser a worker made for its task: the tab it works in, and the task's tabs.
+type BrowserMade = (i32, Vec<i32>);
+
 /// What outlives a worker: the saved items, the site, the tabs, the settings, the model.
 #[derive(Clone)]
 struct World {
@@ -61,8 +64,8 @@ struct World {
     requests: Recorded,
     /// The tab the site is shown in, which each look reports.
     shown_in: Rc<Cell<i32>>,
-    /// Each browser a worker made for its task: the tab it works in, and the task's tabs.
-    browsers: Rc<RefCell<Vec<(i32, Vec<i32>)>>>,
+    /// Each browser a worker made for its task.
+    browsers: Rc<RefCell<Vec<BrowserMade>>>,
 }
 
 impl World {
