@@ -73,12 +73,11 @@ pub fn externally_tagged<T>(
     let name = Value::String(variant);
     let mut wrapped = Map::new();
     wrapped.insert(name.as_str().unwrap_or_default().to_string(), Value::Object(fields));
-    match read(&Value::Object(wrapped).to_string()) {
-        // A variant without fields is written as its name alone.
-        Err(e) if e.to_string().starts_with("invalid type: map, expected unit") => read(&name.to_string()),
-        other => other,
-    }
-    .map_err(|e| e.to_string())
+    // A variant without fields reads only as its name alone; when that fails too, the error of
+    // the object form is the one that says what is wrong.
+    read(&Value::Object(wrapped).to_string())
+        .or_else(|object_error| read(&name.to_string()).map_err(|_| object_error))
+        .map_err(|e| e.to_string())
 }
 
 fn kind(value: &Value) -> String {
@@ -134,6 +133,8 @@ mod tests {
             let written = serde_json::to_value(&sample).unwrap();
             assert_eq!(read(written.clone()), Ok(sample), "{written}");
         }
+        // Fields beside the tag of a variant without any are ignored, as serde's own reading does.
+        assert_eq!(read(json!({"type": "nothing", "extra": 1})), Ok(Sample::Nothing));
         // The tag may come anywhere in the object.
         assert_eq!(read(json!({"a": "z", "type": "fields"})), Ok(Sample::Fields { a: "z".into(), b: None }));
     }
