@@ -289,21 +289,6 @@ impl Settings {
 pub const SUPPORTED_PROVIDERS: &[&str] =
     &["openai", "openai_compatible", "azure_openai", "anthropic", "gemini", "ollama"];
 
-/// Whether the stored settings keep the model's key only for the browser session (the options
-/// page then writes it to session storage, `{api_key}`, and leaves the stored one empty).
-pub fn key_in_session(stored: &serde_json::Value) -> bool {
-    stored.get("keys_in_session").and_then(serde_json::Value::as_bool) == Some(true)
-}
-
-/// Puts the key kept for the browser session (`{api_key}`, or nothing after a restart of the
-/// browser) into the stored settings; without it the settings' check says to enter it again.
-pub fn put_session_key(stored: &mut serde_json::Value, session_keys: &serde_json::Value) {
-    let key = session_keys.get("api_key").and_then(serde_json::Value::as_str).unwrap_or("").to_string();
-    if let Some(llm) = stored.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
-        llm.insert("api_key".into(), key.into());
-    }
-}
-
 impl StoredSettings {
     pub fn from_json(value: serde_json::Value) -> Result<Self, SettingsError> {
         if value.is_null() {
@@ -602,23 +587,6 @@ mod tests {
         let err = saved.clone().with_model(Some("gpt\n4o")).unwrap_err();
         assert!(matches!(&err, SettingsError::BadModelName(shown) if shown == "gpt4o"), "{err}");
         assert!(saved.with_model(Some(&"m".repeat(201))).is_err());
-    }
-
-    #[test]
-    fn a_key_kept_for_the_browser_session_is_put_back_and_its_absence_is_told() {
-        let mut stored =
-            json!({"keys_in_session": true, "llm": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": ""}});
-        assert!(key_in_session(&stored));
-        assert!(!key_in_session(&json!({"llm": {}})));
-        put_session_key(&mut stored, &json!({"api_key": "sk-session"}));
-        assert_eq!(stored["llm"]["api_key"], "sk-session");
-        // After the browser restarted, session storage is empty: the key is empty, and the
-        // check says to enter it again.
-        put_session_key(&mut stored, &serde_json::Value::Null);
-        assert_eq!(stored["llm"]["api_key"], "");
-        let mut none = serde_json::Value::Null;
-        put_session_key(&mut none, &json!({"api_key": "sk"}));
-        assert_eq!(none, serde_json::Value::Null, "nothing stored stays nothing");
     }
 
     #[test]

@@ -61,7 +61,10 @@ struct World {
     site: FakeSite,
     tabs: Rc<RefCell<BTreeMap<i32, Tab>>>,
     settings: Value,
+    /// The API key kept for the browser session (settings with `keys_in_session`).
+    session_key: Rc<RefCell<Option<String>>>,
     requests: Recorded,
+    keys_sent: Rc<RefCell<Vec<String>>>,
     /// The tab the site is shown in, which each look reports.
     shown_in: Rc<Cell<i32>>,
     /// Each browser a worker made for its task.
@@ -76,7 +79,9 @@ impl World {
             site: FakeSite::at(START_URL),
             tabs: Rc::new(RefCell::new(BTreeMap::from([(TAB, tab)]))),
             settings: json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": "sk-test"}, "max_steps": 8, "vision": "off"}),
+            session_key: Rc::default(),
             requests: Rc::default(),
+            keys_sent: Rc::default(),
             shown_in: Rc::new(Cell::new(TAB)),
             browsers: Rc::default(),
         }
@@ -148,11 +153,15 @@ impl Browser for GatedSite {
 struct GatedModel {
     llm: ScriptedLlm,
     gate: Rc<Gate>,
+    /// The `authorization` header of each request, as sent.
+    keys_sent: Rc<RefCell<Vec<String>>>,
 }
 
 impl LlmTransport for GatedModel {
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
         self.gate.pass().await;
+        let key = request.headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        self.keys_sent.borrow_mut().push(key.map(|(_, value)| value.clone()).unwrap_or_default());
         self.llm.post(request).await
     }
 }
@@ -173,6 +182,9 @@ impl SettingsStore for MemoryHost {
     async fn stored_settings(&self) -> Result<Value, String> {
         self.gate.pass().await;
         Ok(self.world.settings.clone())
+    }
+    async fn session_api_key(&self) -> Result<Option<String>, String> {
+        Ok(self.world.session_key.borrow().clone())
     }
     async fn saved_skills(&self) -> Result<Vec<Value>, String> {
         self.gate.pass().await;
@@ -217,7 +229,7 @@ impl TaskRuntime for MemoryHost {
     fn transport(&self, _timeout_ms: u32) -> GatedModel {
         let mut llm = ScriptedLlm::new(login_policy);
         llm.requests = self.world.requests.clone();
-        GatedModel { llm, gate: self.gate.clone() }
+        GatedModel { llm, gate: self.gate.clone(), keys_sent: self.world.keys_sent.clone() }
     }
     async fn get(&self, _request: &HttpRequest, _timeout_ms: u32) -> Result<HttpResponse, TransportError> {
         Err(TransportError("no model list here".into()))
@@ -607,4 +619,23 @@ fn a_replay_starts_in_a_new_tab_at_its_address() {
     let reply = worker.ask(replay);
     assert!(matches!(reply, Some(PanelReply::Accepted { .. })), "{reply:?}");
     assert_eq!(world.tabs.borrow().len(), 2, "a new tab for the replay");
+}
+
+/// A key kept only for the browser session is put in place when the saved settings are read;
+/// once the browser closed it is gone, and a start says to enter it again.
+#[test]
+fn a_key_kept_for_the_browser_session_is_used_and_its_absence_is_told() {
+    let mut world = World::new();
+    world.settings = json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": ""}, "keys_in_session": true, "vision": "off"});
+    let mut worker = Worker::start(&world, None);
+    match worker.ask(start_request()) {
+        Some(PanelReply::Refused { message, .. }) => assert!(message.contains("until the browser closed"), "{message}"),
+        other => panic!("a refusal, not {other:?}"),
+    }
+    *world.session_key.borrow_mut() = Some("sk-session".into());
+    assert!(matches!(worker.ask(start_request()), Some(PanelReply::Accepted { .. })));
+    worker.pool.run_until_stalled();
+    assert!(end_of(&worker.status().2).expect("ended").is_success());
+    assert!(!world.keys_sent.borrow().is_empty());
+    assert!(world.keys_sent.borrow().iter().all(|key| key == "Bearer sk-session"), "{:?}", world.keys_sent.borrow());
 }

@@ -286,16 +286,17 @@ pub async fn inject_where_missing(tab_id: i32) -> Result<u32, String> {
     Ok(count.as_f64().unwrap_or(0.0) as u32)
 }
 
-/// The `settings` object the options page stores, or null, with a key kept only for the
-/// browser session put back (`settings::key_in_session`).
+/// The `settings` object the options page stores, or null.
 pub async fn stored_settings() -> Result<serde_json::Value, String> {
     let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str("settings"))).await?)?;
-    let mut settings = all.get("settings").cloned().unwrap_or(serde_json::Value::Null);
-    if crate::settings::key_in_session(&settings) {
-        let keys = session_get(SESSION_KEYS).await.unwrap_or(serde_json::Value::Null);
-        crate::settings::put_session_key(&mut settings, &keys);
-    }
-    Ok(settings)
+    Ok(all.get("settings").cloned().unwrap_or(serde_json::Value::Null))
+}
+
+/// The API key kept only for the browser session (`{api_key}`, written by the options page),
+/// if there is one.
+pub async fn session_api_key() -> Result<Option<String>, String> {
+    let keys = session_get(SESSION_KEYS).await?;
+    Ok(keys.get("api_key").and_then(serde_json::Value::as_str).map(str::to_string))
 }
 
 /// Where the saved skills are kept in chrome.storage.local (a list; the options page lists and

@@ -45,6 +45,10 @@ impl SettingsStore for ChromeHost {
         chrome::stored_settings().await
     }
 
+    async fn session_api_key(&self) -> Result<Option<String>, String> {
+        chrome::session_api_key().await
+    }
+
     async fn saved_skills(&self) -> Result<Vec<serde_json::Value>, String> {
         chrome::saved_skills().await
     }

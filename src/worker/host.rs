@@ -34,9 +34,11 @@ pub trait TaskStore {
 /// What the person configured (chrome.storage.local): the settings and the saved skills.
 #[allow(async_fn_in_trait)]
 pub trait SettingsStore {
-    /// The stored settings object (with a key kept only for the browser session put back), or
-    /// `Null` when none are saved.
+    /// The stored settings object, or `Null` when none are saved.
     async fn stored_settings(&self) -> Result<serde_json::Value, String>;
+    /// The API key kept only for the browser session (settings with `keys_in_session`), if one
+    /// is: gone once the browser closed.
+    async fn session_api_key(&self) -> Result<Option<String>, String>;
     /// The saved skills as stored, each read by `agent::skill::readable`.
     async fn saved_skills(&self) -> Result<Vec<serde_json::Value>, String>;
     /// Replaces the saved skills.

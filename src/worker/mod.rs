@@ -24,7 +24,7 @@
 //! field is first visited and after those fields change, never when the page opens (that would
 //! start the worker for nothing). `check_settings`: the settings' check a
 //! task would make, without a task. Settings with `keys_in_session` have their API key in
-//! `chrome.storage.session` (`session_keys`), put in place by `settings::put_session_key` when the settings are read; when the
+//! `chrome.storage.session` (`session_keys`), put in place by `saved_settings` when the settings are read; when the
 //! browser session is over, the check says to enter the key again.
 //!
 //! # Surviving the worker being stopped
@@ -384,19 +384,16 @@ impl<H: WorkerHost> TaskHost<H> {
     /// Asks the provider of the settings for its models (`llm::models`). The settings need not
     /// be complete: a model name is not needed to list the models.
     async fn list_models(&self, settings: Option<serde_json::Value>) -> PanelReply {
-        let mut settings = match settings {
-            Some(settings) => settings,
-            None => match self.host.stored_settings().await {
-                Ok(raw) => raw,
-                Err(e) => return refused(Refusal::SettingsUnreadable(e)),
-            },
+        let stored = match settings {
+            Some(settings) => StoredSettings::from_json(settings).map_err(Refusal::from),
+            None => self.saved_settings().await,
         };
-        if let Some(llm) = settings.get_mut("llm").and_then(serde_json::Value::as_object_mut) {
-            if llm.get("model").and_then(serde_json::Value::as_str).is_none_or(|m| m.trim().is_empty()) {
-                llm.insert("model".into(), serde_json::Value::from("-"));
+        let settings = match stored.and_then(|mut stored| {
+            if stored.llm.model.trim().is_empty() {
+                stored.llm.model = "-".into();
             }
-        }
-        let settings = match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
+            Ok(stored.validate()?)
+        }) {
             Ok(settings) => settings,
             Err(e) => return refused(e),
         };
@@ -694,13 +691,12 @@ impl<H: WorkerHost> TaskHost<H> {
         saved: &SavedTask,
         history: &[StepRecord],
     ) -> Result<(Settings, Vec<i32>), Refusal> {
-        let raw = self.host.stored_settings().await.map_err(Refusal::SettingsUnreadable)?;
         // The task goes on with the model it started with, chosen in the panel or saved then.
         let started_with = saved.events.iter().find_map(|e| match e {
             AgentEvent::TaskStarted { model, .. } => Some(model.as_str()),
             _ => None,
         });
-        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?.with_model(started_with)?;
+        let settings = self.saved_settings().await?.validate()?.with_model(started_with)?;
         // The task's tabs: the one it started on and every tab a step worked in, those still open.
         let mut tabs = vec![saved.start_tab];
         for record in history {
@@ -721,10 +717,20 @@ impl<H: WorkerHost> TaskHost<H> {
         Ok((settings, open))
     }
 
+    /// The settings as saved, with the API key kept only for the browser session put in place
+    /// (none after the browser closed: their check then says to enter it again).
+    async fn saved_settings(&self) -> Result<StoredSettings, Refusal> {
+        let raw = self.host.stored_settings().await.map_err(Refusal::SettingsUnreadable)?;
+        let mut stored = StoredSettings::from_json(raw)?;
+        if stored.keys_in_session {
+            stored.llm.api_key = self.host.session_api_key().await.ok().flatten().unwrap_or_default();
+        }
+        Ok(stored)
+    }
+
     /// Reads and checks the settings and picks the tab, or says why the task cannot start.
     async fn prepare(&self, start: Start, model: Option<&str>) -> Result<(Settings, i32), Refusal> {
-        let raw = self.host.stored_settings().await.map_err(Refusal::SettingsUnreadable)?;
-        let settings = StoredSettings::from_json(raw).and_then(|s| s.validate())?.with_model(model)?;
+        let settings = self.saved_settings().await?.validate()?.with_model(model)?;
         let tab_id = self.pick_tab(start).await?;
         Ok((settings, tab_id))
     }
