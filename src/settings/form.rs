@@ -10,12 +10,14 @@ use crate::message::{LocaleText, Localize};
 use std::collections::BTreeMap;
 
 /// Headers the browser never lets an extension set: fetch drops them without a word, so the
-/// person would believe they were sent.
-const FORBIDDEN_HEADERS: [&str; 21] = [
+/// person would believe they were sent (the Fetch standard's forbidden request headers, checked
+/// against the Web Platform Tests' cases: tests/fixtures/fetch/).
+const FORBIDDEN_HEADERS: [&str; 22] = [
     "accept-charset",
     "accept-encoding",
     "access-control-request-headers",
     "access-control-request-method",
+    "access-control-request-private-network",
     "connection",
     "content-length",
     "cookie",
@@ -54,6 +56,12 @@ pub fn header_problem(name: &str, value: &str) -> Option<HeaderProblem> {
     }
     let lower = name.to_ascii_lowercase();
     if FORBIDDEN_HEADERS.contains(&lower.as_str()) || lower.starts_with("proxy-") || lower.starts_with("sec-") {
+        return Some(HeaderProblem::Forbidden);
+    }
+    // A method override may not name a method fetch refuses (any of its comma-separated values).
+    let overrides_method = matches!(lower.as_str(), "x-http-method-override" | "x-http-method" | "x-method-override");
+    let forbidden_method = |m: &str| ["connect", "trace", "track"].iter().any(|f| m.trim().eq_ignore_ascii_case(f));
+    if overrides_method && value.split(',').any(forbidden_method) {
         return Some(HeaderProblem::Forbidden);
     }
     if value.chars().any(|c| c.is_control() && c != '\t') {
@@ -196,6 +204,29 @@ mod tests {
         assert!(
             matches!(err(&long), ListError::HeaderName { text, .. } if text.chars().count() == 41 && text.ends_with('…'))
         );
+    }
+
+    /// The Web Platform Tests' cases of the headers `fetch` refuses to send, and of the values
+    /// a method-override header may carry (tests/fixtures/fetch/README.md).
+    #[test]
+    fn the_headers_fetch_refuses_are_refused_and_the_others_read() {
+        let cases: serde_json::Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/fetch/request-forbidden-headers.json"
+        )))
+        .unwrap();
+        let line = |case: &serde_json::Value| {
+            format!("{}: {}", case["name"].as_str().unwrap(), case["value"].as_str().unwrap())
+        };
+        let forbidden = cases["forbidden"].as_array().unwrap();
+        assert!(forbidden.len() > 70);
+        for case in forbidden {
+            let read = read_header_lines(&line(case));
+            assert!(matches!(read, Err(ListError::HeaderForbidden { .. })), "{}: {read:?}", line(case));
+        }
+        for case in cases["allowed"].as_array().unwrap() {
+            assert!(read_header_lines(&line(case)).is_ok(), "{}", line(case));
+        }
     }
 
     #[test]
