@@ -90,8 +90,9 @@ async function readLists() {
     prices: field('prices').value,
   });
   if (reply.type === 'settings_lists') return { lists: reply };
-  const field_ = reply.type === 'refused' && reply.locale_text?.key === 'form_price_line' ? 'prices' : 'extra-headers';
-  return { error: coreText(reply) || t('workerNoAnswer'), field: field_ };
+  // The refusal names the line and, by its message, the list (src/settings/form.rs).
+  const list = reply.type === 'refused' && reply.locale_text?.key === 'form_price_line' ? 'prices' : 'extra-headers';
+  return { error: coreText(reply) || t('workerNoAnswer'), field: list };
 }
 
 function showStatus(message, isError) {
