@@ -70,7 +70,9 @@ const CONNECTION_CHECK_MS: u32 = 30_000;
 /// Why a restored task's step record says it was interrupted.
 const RESTORED_BECAUSE: &str = "Chrome stopped Tabwright's service worker while the task ran";
 
-/// The task this worker runs, or ran last.
+/// The task this worker runs, or ran last. Its handles are shared (a clone is the running
+/// task's own).
+#[derive(Clone)]
 struct TaskSlot {
     task_id: String,
     stop: StopSignal,
@@ -82,15 +84,6 @@ struct TaskSlot {
     conversation: Rc<RefCell<Vec<PreviousTask>>>,
     /// The id of the conversation's first task.
     conversation_id: String,
-}
-
-/// The handles of a claimed task slot.
-struct Claimed {
-    stop: StopSignal,
-    events: Rc<RefCell<Vec<AgentEvent>>>,
-    state: Rc<RefCell<TaskState>>,
-    running: Rc<Cell<bool>>,
-    conversation: Rc<RefCell<Vec<PreviousTask>>>,
 }
 
 /// Where a task starts.
@@ -483,7 +476,7 @@ impl<H: WorkerHost> TaskHost<H> {
         events: Vec<AgentEvent>,
         earlier: Vec<PreviousTask>,
         conversation_id: &str,
-    ) -> Option<Claimed> {
+    ) -> Option<TaskSlot> {
         let mut slot = self.slot.borrow_mut();
         if slot.as_ref().is_some_and(|s| s.running.get()) {
             return None;
@@ -497,15 +490,8 @@ impl<H: WorkerHost> TaskHost<H> {
             conversation: Rc::new(RefCell::new(earlier)),
             conversation_id: conversation_id.to_string(),
         };
-        let handles = Claimed {
-            stop: claimed.stop.clone(),
-            events: claimed.events.clone(),
-            state: claimed.state.clone(),
-            running: claimed.running.clone(),
-            conversation: claimed.conversation.clone(),
-        };
-        *slot = Some(claimed);
-        Some(handles)
+        *slot = Some(claimed.clone());
+        Some(claimed)
     }
 
     /// Runs the agent on its own: every event is logged, broadcast and saved; a heartbeat keeps
@@ -514,13 +500,13 @@ impl<H: WorkerHost> TaskHost<H> {
     fn launch(
         &self,
         saved: SavedTask,
-        slot: Claimed,
+        slot: TaskSlot,
         settings: Settings,
         skills: Vec<Skill>,
         tabs: &[i32],
         restored: Option<(Vec<StepRecord>, Usage)>,
     ) {
-        let Claimed { stop, events, state, running, conversation } = slot;
+        let TaskSlot { stop, events, state, running, conversation, .. } = slot;
         let host = self.host.clone();
         {
             // How the task started; and a restored task's log again in full, for it may have been
@@ -631,35 +617,26 @@ impl<H: WorkerHost> TaskHost<H> {
                 _ => None,
             })
             .collect();
-        let mut usage = Usage::default();
-        for record in &history {
-            usage += record.usage;
-        }
-        // A finished task (its log ends with its end): kept for panels that open later, and for
-        // a follow-up.
-        if let Some(AgentEvent::TaskFinished { end, cost_usd, .. }) = saved.events.last() {
+        // Where the task stands, as its events say (what the history and the panels are told).
+        let state = slot.state.borrow().clone();
+        // A finished task: kept for panels that open later, and for a follow-up.
+        if let Some(end) = state.end {
             let finished = crate::agent::TaskHistory {
                 task: saved.task.clone(),
-                model: String::new(),
+                model: state.model,
                 steps: history,
-                end: end.clone(),
-                usage,
-                cost_usd: *cost_usd,
+                end,
+                usage: state.usage,
+                cost_usd: state.cost_usd,
             };
             slot.conversation.borrow_mut().push(finished.as_previous());
             slot.running.set(false);
             return false;
         }
-        let paused = saved.events.iter().rev().find_map(|e| match e {
-            AgentEvent::TaskPaused { .. } => Some(true),
-            AgentEvent::TaskResumed { .. } | AgentEvent::TaskRestored { .. } | AgentEvent::TaskStarted { .. } => {
-                Some(false)
-            }
-            _ => None,
-        });
+        let usage = state.usage;
         match self.prepare_restore(&saved, &history).await {
             Ok((settings, tabs)) => {
-                if paused == Some(true) {
+                if state.paused {
                     slot.stop.pause();
                 }
                 let skills = self.skills_for(&saved).await;
