@@ -41,6 +41,11 @@ impl Tab {
     pub fn is_complete(&self) -> bool {
         self.status.as_deref() == Some("complete")
     }
+
+    /// Where the tab is going: the address being loaded, else the one it shows ("" for none).
+    pub fn destination(&self) -> &str {
+        self.pending_url.as_deref().or(self.url.as_deref()).unwrap_or("")
+    }
 }
 
 /// What a frame's content script answered.

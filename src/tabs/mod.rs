@@ -297,7 +297,7 @@ impl<H: TabHost> TabBrowser<H> {
         self.blank_children.retain(|id| open.contains(id));
         for tab in &all {
             let Some(id) = tab.id else { continue };
-            let url = tab.pending_url.as_deref().or(tab.url.as_deref()).unwrap_or("");
+            let url = tab.destination();
             if self.blank_children.contains(&id) && crate::web::is_web_url(url) {
                 self.blank_children.retain(|&b| b != id);
                 self.tabs.push(id);
@@ -318,7 +318,7 @@ impl<H: TabHost> TabBrowser<H> {
             looking = false;
             for tab in new {
                 let id = tab.id.unwrap_or_default();
-                let url = tab.pending_url.as_deref().or(tab.url.as_deref()).unwrap_or("");
+                let url = tab.destination();
                 let opened_by_task = tab.opener_tab_id.is_some_and(|o| self.tabs.contains(&o));
                 // Links with target=_blank open without an opener: a web tab that appeared in
                 // the task's window during the action is the action's too.
@@ -520,7 +520,7 @@ impl<H: TabHost> TabBrowser<H> {
         let deadline = self.host.now_ms() + LOAD_TIMEOUT_MS;
         loop {
             let tab = self.tab().await?;
-            if tab.status.as_deref() == Some("complete") || self.host.now_ms() > deadline {
+            if tab.is_complete() || self.host.now_ms() > deadline {
                 return Ok(tab);
             }
             self.host.sleep(POLL_MS).await;
@@ -543,7 +543,7 @@ impl<H: TabHost> TabBrowser<H> {
         start_within_ms: f64,
         first: Option<Tab>,
     ) -> Result<(Tab, bool, bool), BrowserError> {
-        let was_complete = before.status.as_deref() == Some("complete");
+        let was_complete = before.is_complete();
         let deadline = self.host.now_ms() + start_within_ms;
         let mut tab = match first {
             Some(tab) => tab,
@@ -553,9 +553,9 @@ impl<H: TabHost> TabBrowser<H> {
         loop {
             let url_changed =
                 tab.url != before.url || tab.pending_url.as_ref().is_some_and(|p| Some(p) != before.url.as_ref());
-            let reloading = was_complete && tab.status.as_deref() != Some("complete");
+            let reloading = was_complete && !tab.is_complete();
             if url_changed || reloading {
-                if tab.status.as_deref() != Some("complete") {
+                if !tab.is_complete() {
                     tab = self.wait_for_load().await?;
                     looked_again = true;
                 }
@@ -870,7 +870,7 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         }
         // The look at every tab just taken also tells whether this one has finished loading.
         let tab = match find_tab(&self.seen_tabs, self.tab_id) {
-            Some(tab) if tab.status.as_deref() == Some("complete") => tab,
+            Some(tab) if tab.is_complete() => tab,
             _ => self.wait_for_load().await?,
         };
         let url = tab.url.clone().unwrap_or_default();

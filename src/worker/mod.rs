@@ -759,7 +759,7 @@ impl<H: WorkerHost> TaskHost<H> {
             None => self.active_tab().await?,
         };
         // Where the tab is or is about to be.
-        let url = tab.pending_url.clone().or(tab.url.clone()).unwrap_or_default();
+        let url = tab.destination().to_string();
         if is_restricted(&url) && !is_blank_page(&url) {
             return Err(Refusal::RestrictedStart { url });
         }
