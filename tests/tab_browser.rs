@@ -560,6 +560,12 @@ fn a_debugger_bar_closed_by_the_person_is_respected_until_the_task_ends() {
     assert!(sim.host.state.borrow().attached.is_empty(), "not attached again on its own");
     let mut browser = browser;
     sim.run(async move { browser.finish().await });
+    // The next task may use the debugger on the tab again.
+    let mut next = sim.browser();
+    let keys = tabwright::actions::keys::parse_keys("Enter").unwrap();
+    let sent = sim.run(async move { next.send_keys(&keys).await });
+    assert!(sent.is_ok(), "{sent:?}");
+    assert_eq!(sim.host.state.borrow().attached, vec![1]);
 }
 
 #[test]
