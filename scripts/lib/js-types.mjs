@@ -7,7 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 
 const root = new URL('../../extension/types/', import.meta.url);
 const write = process.argv.includes('--write');
-let stale = [];
+const stale = [];
 for (const name of ['to-core', 'from-core']) {
   const schema = JSON.parse(await readFile(new URL(`${name}.schema.json`, root), 'utf8'));
   const made = await compile(schema, schema.title, {

@@ -5,7 +5,7 @@
 use super::chrome::{self, from_js};
 use crate::protocol::{ContentReply, ContentRequest};
 use crate::tabs::host::{Answers, FrameAnswer, Later, Tab, TabChange, TabHost};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 thread_local! {
     /// The running task's open question (see `Answers`).
@@ -20,12 +20,25 @@ pub fn deliver_answer(answer: String) -> bool {
 #[derive(Clone, Copy, Default)]
 pub struct ChromeTabs;
 
+/// A content script's reply. A snapshot (`snapshot_json`, JSON text of up to megabytes, every
+/// step) is taken as the string it is; the rest of the reply, small, is read through its JSON
+/// text, which would otherwise escape the snapshot and read it back once more.
 fn reply_of(value: JsValue) -> FrameAnswer {
     if value.is_undefined() || value.is_null() {
         return FrameAnswer::Nothing;
     }
-    match from_js::<ContentReply>(value) {
-        Ok(reply) => FrameAnswer::Reply(reply),
+    let key = JsValue::from_str("snapshot_json");
+    let snapshot_json = js_sys::Reflect::get(&value, &key).ok().and_then(|v| v.as_string());
+    let rest = match snapshot_json {
+        Some(_) => {
+            let copy = js_sys::Object::assign(&js_sys::Object::new(), &value.unchecked_into());
+            let _ = js_sys::Reflect::delete_property(&copy, &key);
+            copy.into()
+        }
+        None => value,
+    };
+    match from_js::<ContentReply>(rest) {
+        Ok(reply) => FrameAnswer::Reply(ContentReply { snapshot_json, ..reply }),
         Err(e) => FrameAnswer::Unreadable(e),
     }
 }
