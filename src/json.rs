@@ -5,8 +5,17 @@
 //! the core goes through JSON text and serde_json's one reader: a second reader (from a
 //! `serde_json::Value`) or a wrapper that tracks paths while reading would compile every
 //! type's deserializer again into the wasm, which the extension's cold start decodes.
+//!
+//! That one reader is wrapped in [`Objects`], which reads a struct only from a JSON object.
+//! serde_json also accepts a struct written as an array of its fields, and serde's derive
+//! writes that second way of reading into every struct's deserializer; nothing the core reads
+//! is ever written so, and the second way was about 78 KB of the wasm (a third of all the
+//! deserializers). Lint: `serde_json::from_str` and its kin are refused by clippy.toml outside
+//! this module, so no read goes around the wrapper.
 
-use serde::de::DeserializeOwned;
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+};
 
 /// A value that does not fit its type: where, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,9 +31,27 @@ impl std::fmt::Display for JsonError {
     }
 }
 
+/// `text` read as a `T`, with serde_json's error (its line and column) when it does not fit.
+pub fn from_text<'t, T: de::Deserialize<'t>>(text: &'t str) -> Result<T, serde_json::Error> {
+    read_with(text, |reader| T::deserialize(reader))
+}
+
+/// `text` read by `read` (a type's `deserialize`, or a remote derive's), as one whole value:
+/// anything but whitespace after it is an error.
+pub fn read_with<'t, T>(
+    text: &'t str,
+    read: impl FnOnce(Objects<&mut serde_json::Deserializer<serde_json::de::StrRead<'t>>>) -> Result<T, serde_json::Error>,
+) -> Result<T, serde_json::Error> {
+    #[allow(clippy::disallowed_methods)]
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let value = read(Objects(&mut reader))?;
+    reader.end()?;
+    Ok(value)
+}
+
 /// `text` read as a `T`.
 pub fn read<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
-    serde_json::from_str(text).map_err(|e| {
+    from_text(text).map_err(|e: serde_json::Error| {
         let message = e.to_string();
         // serde_json adds the position; the path says it better.
         let message = match message.rfind(" at line ") {
@@ -40,6 +67,230 @@ pub fn read<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
 /// `value` read as a `T` (through its text: see the module's doc).
 pub fn read_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, JsonError> {
     read(&value.to_string())
+}
+
+/// A reader, or a part of reading (a visitor, a seed, the access to a map, a list or an enum),
+/// that reads every struct from an object only (see the module's doc). Everything else is
+/// passed on as it is, so a value reads the same as with serde_json alone, and errors are
+/// serde_json's own.
+pub struct Objects<T>(T);
+
+macro_rules! pass_on {
+    ($($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            self.0.$method(Objects(visitor))
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
+    type Error = D::Error;
+
+    pass_on!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map,
+        deserialize_identifier,
+        deserialize_ignored_any
+    );
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_unit_struct(name, Objects(visitor))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_newtype_struct(name, Objects(visitor))
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_tuple(len, Objects(visitor))
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_tuple_struct(name, len, Objects(visitor))
+    }
+
+    /// The one change: a struct is read as a map, which is an object.
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_map(Objects(visitor))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_enum(name, variants, Objects(visitor))
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+macro_rules! visit_as_is {
+    ($($method:ident: $t:ty),*) => {$(
+        fn $method<E: de::Error>(self, v: $t) -> Result<Self::Value, E> {
+            self.0.$method(v)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Objects<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+
+    visit_as_is!(
+        visit_bool: bool, visit_i8: i8, visit_i16: i16, visit_i32: i32, visit_i64: i64, visit_i128: i128,
+        visit_u8: u8, visit_u16: u16, visit_u32: u32, visit_u64: u64, visit_u128: u128, visit_f32: f32,
+        visit_f64: f64, visit_char: char, visit_str: &str, visit_borrowed_str: &'de str, visit_string: String,
+        visit_bytes: &[u8], visit_borrowed_bytes: &'de [u8], visit_byte_buf: Vec<u8>
+    );
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.0.visit_some(Objects(deserializer))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.0.visit_newtype_struct(Objects(deserializer))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_seq(Objects(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_map(Objects(map))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_enum(Objects(data))
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Objects<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<S::Value, D::Error> {
+        self.0.deserialize(Objects(deserializer))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Objects<A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Objects(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Objects<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(Objects(seed))
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.0.next_value_seed(Objects(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Objects<A> {
+    type Error = A::Error;
+    type Variant = Objects<A::Variant>;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self::Variant), A::Error> {
+        let (value, variant) = self.0.variant_seed(Objects(seed))?;
+        Ok((value, Objects(variant)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Objects<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        self.0.newtype_variant_seed(Objects(seed))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Objects(visitor))
+    }
+
+    /// A struct variant's fields, as a struct's, from an object only: read as the content of
+    /// a newtype variant, which serde_json hands over as the reader it is.
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, A::Error> {
+        self.0.newtype_variant_seed(StructVariant(visitor))
+    }
+}
+
+/// The fields of a struct variant, read as a map.
+struct StructVariant<V>(V);
+
+impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructVariant<V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+        deserializer.deserialize_map(Objects(self.0))
+    }
 }
 
 /// One level of the text being read: an object (its key being read, if any) or an array (the
@@ -77,7 +328,7 @@ pub fn path_at(text: &str, line: usize, column: usize) -> String {
                 if let Some(Level::Object(None)) = levels.last() {
                     let raw = &text[start..end];
                     awaiting_colon =
-                        Some(serde_json::from_str::<String>(&format!("\"{raw}\"")).unwrap_or_else(|_| raw.to_string()));
+                        Some(from_text::<String>(&format!("\"{raw}\"")).unwrap_or_else(|_| raw.to_string()));
                 }
             }
             b':' => {
@@ -170,9 +421,21 @@ mod tests {
         assert_eq!(fails(r#"{"llm": {"model": "m", "extra": 1}}"#).path, "llm.extra");
         assert_eq!(fails(r#"{"nodes": []}"#).path, ".", "a missing field is the object's");
         assert!(fails(r#"{"nodes": []}"#).message.contains("missing field `llm`"));
-        // A struct may be written as an array of its fields: the first one does not fit.
-        assert_eq!(fails(r#"[1, 2]"#).to_string(), "at [0]: invalid type: integer `1`, expected struct Llm");
+        // A struct is read from an object only, not from an array of its fields.
+        assert_eq!(fails(r#"[{"model": "m"}]"#).to_string(), "at .: invalid type: sequence, expected struct Stored");
         assert_eq!(fails(r#""text""#).path, ".");
+    }
+
+    #[test]
+    fn a_struct_variant_is_read_from_an_object_only() {
+        #[derive(Debug, PartialEq, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Shape {
+            Line { from: u8, to: u8 },
+        }
+        assert_eq!(from_text::<Shape>(r#"{"line": {"from": 1, "to": 2}}"#).unwrap(), Shape::Line { from: 1, to: 2 });
+        let e = read::<Shape>(r#"{"line": [1, 2]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "at line: invalid type: sequence, expected struct variant Shape::Line");
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub(crate) mod tests {
     pub fn messages(locale: &str) -> serde_json::Map<String, serde_json::Value> {
         let path = format!("{}/extension/_locales/{locale}/messages.json", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        match serde_json::from_str(&text) {
+        match crate::json::from_text(&text) {
             Ok(serde_json::Value::Object(map)) => map,
             other => panic!("{path} is not a JSON object: {other:?}"),
         }

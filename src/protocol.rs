@@ -235,7 +235,7 @@ impl PanelRequest {
     /// instead of failing on what this core does not know.
     pub fn from_json_text(text: &str) -> Result<Self, ProtocolError> {
         let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ProtocolError::Unreadable(e.to_string()))?;
+            crate::json::from_text(text).map_err(|e| ProtocolError::Unreadable(e.to_string()))?;
         match value.get("v").and_then(serde_json::Value::as_u64) {
             Some(found) if found != u64::from(PROTOCOL_VERSION) => {
                 return Err(ProtocolError::Version { found: u32::try_from(found).unwrap_or(u32::MAX) })
@@ -573,9 +573,9 @@ mod tests {
             let event = AgentEvent::TaskFinished { v: 1, end, steps: 3, usage, cost_usd: None };
             let written = serde_json::to_value(&event).unwrap();
             assert!(written["end"]["kind"].is_string(), "{written}");
-            assert_eq!(serde_json::from_value::<AgentEvent>(written).unwrap(), event);
+            assert_eq!(crate::json::read_value::<AgentEvent>(&written).unwrap(), event);
         }
-        let unknown = serde_json::from_value::<AgentEvent>(json!({"type": "task_vanished", "v": 1})).unwrap_err();
+        let unknown = crate::json::read_value::<AgentEvent>(&json!({"type": "task_vanished", "v": 1})).unwrap_err();
         assert!(unknown.to_string().contains("unknown variant `task_vanished`"), "{unknown}");
     }
 }

@@ -40,11 +40,7 @@ macro_rules! tagged_enum {
             impl<'de> serde::Deserialize<'de> for $name {
                 fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                     let value = <serde_json::Value as serde::Deserialize>::deserialize(deserializer)?;
-                    $crate::tagged::externally_tagged(value, $tag, |text| {
-                        let mut reader = serde_json::Deserializer::from_str(text);
-                        let read = Twin::deserialize(&mut reader)?;
-                        reader.end().map(|()| read)
-                    })
+                    $crate::tagged::externally_tagged(value, $tag, |text| $crate::json::read_with(text, |reader| Twin::deserialize(reader)))
                     .map_err(serde::de::Error::custom)
                 }
             }
@@ -119,7 +115,7 @@ mod tests {
     use serde::Deserialize;
 
     fn read(value: Value) -> Result<Sample, String> {
-        serde_json::from_str::<Sample>(&value.to_string()).map_err(|e| e.to_string())
+        crate::json::from_text::<Sample>(&value.to_string()).map_err(|e| e.to_string())
     }
 
     #[test]

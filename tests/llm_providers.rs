@@ -85,7 +85,7 @@ fn settings(provider: Provider, base_url: &str, model: &str) -> LlmSettings {
 }
 
 fn body(request: &HttpRequest) -> Value {
-    serde_json::from_str(&request.body).expect("the request body is JSON")
+    tabwright::json::from_text(&request.body).expect("the request body is JSON")
 }
 
 fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
@@ -112,7 +112,7 @@ fn parse(provider: Provider, path: &str) -> Result<Completion, LlmError> {
 }
 
 fn json_of(completion: &Completion) -> Value {
-    serde_json::from_str(&completion.content).expect("the content is JSON")
+    tabwright::json::from_text(&completion.content).expect("the content is JSON")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ fn a_server_without_a_schema_mode_gets_json_object_and_the_schema_in_the_system_
     assert!(system.starts_with("You are a browser agent."), "{system}");
     assert!(system.contains("Answer with one JSON object"), "JSON mode needs the word JSON in the prompt");
     let written = system.rsplit("JSON Schema:").next().unwrap().trim();
-    assert_eq!(serde_json::from_str::<Value>(written).unwrap(), answer_schema(), "the schema, exactly");
+    assert_eq!(tabwright::json::from_text::<Value>(written).unwrap(), answer_schema(), "the schema, exactly");
     assert_eq!(sent["messages"][1]["content"], "Task: log in.");
 }
 
@@ -257,7 +257,7 @@ fn openai_fixtures_parse() {
     // Text that is not JSON is handed on as is: the agent's validator tells the model.
     let c = parse(Provider::OpenAiCompatible, "openai/plain_text.json").unwrap();
     assert!(c.content.starts_with("I'm unable to provide real-time weather updates."));
-    assert!(serde_json::from_str::<Value>(&c.content).is_err());
+    assert!(tabwright::json::from_text::<Value>(&c.content).is_err());
     assert_eq!(c.usage, Usage::new(14, 37));
     let err = parse(Provider::OpenAi, "openai/error_401.json").unwrap_err();
     assert!(matches!(&err, LlmError::Http { status: 401, message, .. } if message.starts_with("Incorrect API key")));
@@ -428,7 +428,7 @@ fn gemini_fixtures_parse() {
     assert_eq!(parse(Provider::Gemini, "gemini/truncated_no_parts.json"), Err(LlmError::Truncated));
     let c = parse(Provider::Gemini, "gemini/plain_text.json").unwrap();
     assert!(c.content.starts_with("Google's headquarters"), "{}", c.content);
-    assert!(serde_json::from_str::<Value>(&c.content).is_err());
+    assert!(tabwright::json::from_text::<Value>(&c.content).is_err());
     let err = parse(Provider::Gemini, "gemini/error_400.json").unwrap_err();
     assert!(
         matches!(&err, LlmError::Http { status: 400, message, .. } if message == "API key not valid. Please pass a valid API key (INVALID_ARGUMENT)"),
@@ -955,7 +955,7 @@ fn checking_a_connection_asks_the_model_once_for_its_json_and_names_what_failed(
 #[test]
 fn cached_input_is_read_from_each_providers_usage() {
     let with = |path: &str, pointer: &str, patch: Value| {
-        let mut body: Value = serde_json::from_str(&fixture(path)).unwrap();
+        let mut body: Value = tabwright::json::from_text(&fixture(path)).unwrap();
         let usage = body.pointer_mut(pointer).unwrap().as_object_mut().unwrap();
         usage.extend(patch.as_object().unwrap().clone());
         body.to_string()

@@ -24,7 +24,7 @@ use tabwright::settings::{LlmSettings, Provider, Settings, StructuredOutput, Vis
 fn load(path: &str) -> Value {
     let full = format!("{}/tests/fixtures/llm-schemas/{path}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{full}: {e}"))
+    tabwright::json::from_text(&text).unwrap_or_else(|e| panic!("{full}: {e}"))
 }
 
 /// An OpenAPI 3.1 document's `components.schemas` as a JSON Schema 2020-12 rooted at `root`.
@@ -290,7 +290,7 @@ fn every_request_follows_the_providers_published_schema() {
         }
         // The options page's connection check.
         let check = build_request(&llm_settings, &connection_check_request());
-        let body: Value = serde_json::from_str(&check.body).unwrap();
+        let body: Value = tabwright::json::from_text(&check.body).unwrap();
         schema.assert_valid(&body, &format!("{setup}, the connection check"));
     }
 }
@@ -301,7 +301,7 @@ fn every_request_follows_the_providers_published_schema() {
 fn the_schemas_refuse_what_the_providers_refuse() {
     for (setup, llm_settings, schema) in setups() {
         let body: Value =
-            serde_json::from_str(&build_request(&llm_settings, &connection_check_request()).body).unwrap();
+            tabwright::json::from_text(&build_request(&llm_settings, &connection_check_request()).body).unwrap();
         schema.assert_valid(&body, setup);
         let mut unknown = body.clone();
         unknown["temprature"] = json!(0.2);

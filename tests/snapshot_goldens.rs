@@ -8,7 +8,7 @@ use std::path::Path;
 use tabwright::dom::{page_text, FrameSet, FrameSnapshot, Stitcher};
 
 fn render(json: &str) -> String {
-    let value: serde_json::Value = serde_json::from_str(json).expect("recorded JSON");
+    let value: serde_json::Value = tabwright::json::from_text(json).expect("recorded JSON");
     let frame = FrameSnapshot::from_json(value).expect("a recorded snapshot is valid");
     let page = Stitcher::new().stitch(&FrameSet { top: Some(frame), ..Default::default() });
     page_text(&page, 40_000)

@@ -123,7 +123,7 @@ fn snapshot_of(url: &str, title: &str, nodes: Value) -> Value {
 fn recorded(name: &str, url: &str) -> Value {
     let text = std::fs::read_to_string(format!("{}/tests/fixtures/snapshots/{name}.json", env!("CARGO_MANIFEST_DIR")))
         .unwrap();
-    let mut value: Value = serde_json::from_str(&text).unwrap();
+    let mut value: Value = tabwright::json::from_text(&text).unwrap();
     value["url"] = url.into();
     value
 }

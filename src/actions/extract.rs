@@ -105,7 +105,7 @@ impl ActionDef for Extract {
                     )))
                 }
             };
-            match serde_json::from_str::<ChunkAnswer>(completion.content.trim()) {
+            match crate::json::from_text::<ChunkAnswer>(completion.content.trim()) {
                 Ok(answer) if answer.found && !answer.content.trim().is_empty() => found.push(answer.content),
                 Ok(_) => {}
                 Err(e) => {

@@ -379,7 +379,7 @@ const SCHEMAS: &str = include_str!("schemas.json");
 pub(crate) fn constant_schema(name: &str) -> serde_json::Value {
     thread_local! {
         static READ: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(SCHEMAS).unwrap_or_default();
+            crate::json::from_text(SCHEMAS).unwrap_or_default();
     }
     READ.with(|all| all.get(name).cloned().unwrap_or_else(|| serde_json::json!({"type": "object"})))
 }

@@ -944,7 +944,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let text = match self.stop.unless_stopped(self.llm.complete_extraction(&request)).await {
             Some(Ok(completion)) => {
                 self.count_usage(record, &completion);
-                serde_json::from_str::<serde_json::Value>(completion.content.trim())
+                crate::json::from_text::<serde_json::Value>(completion.content.trim())
                     .ok()
                     .and_then(|v| v.get("summary").and_then(|s| s.as_str()).map(|s| s.trim().to_string()))
                     .filter(|s| !s.is_empty())

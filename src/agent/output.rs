@@ -78,7 +78,7 @@ impl AgentOutput {
     /// Parses the model's JSON text and validates its actions against the union.
     pub fn parse(content: &str, union: &ActionUnion, max_actions: usize) -> Result<AgentOutput, OutputError> {
         let text = strip_code_fence(content);
-        let shape: AgentOutputShape = serde_json::from_str(text).map_err(|e| OutputError::Shape(e.to_string()))?;
+        let shape: AgentOutputShape = crate::json::from_text(text).map_err(|e| OutputError::Shape(e.to_string()))?;
         let mut items = shape.action;
         // More actions than allowed: keep the first ones, as the prompt promises order.
         items.truncate(max_actions);

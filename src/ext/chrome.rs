@@ -356,7 +356,7 @@ pub fn session_item_text(all: &JsValue, key: &str) -> Result<Option<String>, Str
 /// One item of what `session_items` read: `Null` when there is none.
 pub fn session_item(all: &JsValue, key: &str) -> Result<serde_json::Value, String> {
     match session_item_text(all, key)? {
-        Some(text) => serde_json::from_str(&text).map_err(|e| e.to_string()),
+        Some(text) => crate::json::from_text(&text).map_err(|e| e.to_string()),
         None => Ok(serde_json::Value::Null),
     }
 }

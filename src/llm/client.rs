@@ -91,7 +91,7 @@ impl<T: LlmTransport> LlmClient<T> {
             Attempt::Final(result) => result?,
             Attempt::Retryable { error, .. } => return Err(error),
         };
-        match serde_json::from_str::<serde_json::Value>(&completion.content) {
+        match crate::json::from_text::<serde_json::Value>(&completion.content) {
             Ok(serde_json::Value::Object(answer)) if answer.get("ok").is_some_and(serde_json::Value::is_boolean) => {
                 Ok(completion)
             }

@@ -247,7 +247,7 @@ fn http_error(url: &str, response: &HttpResponse) -> Result<(), LlmError> {
 /// Gemini, which also give a status word such as `RESOURCE_EXHAUSTED`), a plain
 /// `{"error": "..."}` (Ollama) or `{"message": "..."}`, or the start of whatever text came back.
 fn error_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
+    if let Ok(v) = crate::json::from_text::<serde_json::Value>(body) {
         let candidates = [v.pointer("/error/message"), v.get("error"), v.get("message"), v.get("detail")];
         if let Some(s) = candidates.into_iter().flatten().find_map(|m| m.as_str()) {
             return match v.pointer("/error/status").and_then(|s| s.as_str()) {
@@ -274,7 +274,7 @@ fn excerpt(text: &str, max: usize) -> String {
 
 /// Parses a 2xx body, or says which format was expected.
 fn parse_body<'a, T: serde::Deserialize<'a>>(body: &'a str, format: &str) -> Result<T, LlmError> {
-    serde_json::from_str(body).map_err(|e| {
+    crate::json::from_text(body).map_err(|e| {
         LlmError::Malformed(format!(
             "not a {format} response ({e}); check that the provider in Tabwright's options matches the server"
         ))

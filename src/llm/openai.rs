@@ -239,7 +239,7 @@ mod tests {
         let http = build_request(&settings("sk-1"), &req);
         assert_eq!(http.url, "https://api.openai.com/v1/chat/completions");
         assert!(http.headers.contains(&("authorization".into(), "Bearer sk-1".into())));
-        let body: serde_json::Value = serde_json::from_str(&http.body).unwrap();
+        let body: serde_json::Value = crate::json::from_text(&http.body).unwrap();
         assert_eq!(body["model"], "gpt-4.1-mini");
         assert_eq!(body["messages"][0]["role"], "system");
         assert_eq!(body["messages"][1]["content"], "state");
@@ -265,7 +265,7 @@ mod tests {
             "prices": {"type": "object", "additionalProperties": {"type": "number"}},
             "raw": {"type": "object"}
         }, "required": ["prices", "raw"]});
-        let body: serde_json::Value = serde_json::from_str(&build_request(&settings("k"), &req(open)).body).unwrap();
+        let body: serde_json::Value = crate::json::from_text(&build_request(&settings("k"), &req(open)).body).unwrap();
         let format = &body["response_format"]["json_schema"];
         assert_eq!(format["strict"], false);
         assert_eq!(
@@ -276,7 +276,7 @@ mod tests {
         // The empty parameters of an action that takes none stay closed and strict.
         let empty =
             json!({"type": "object", "properties": {"go_back": {"type": "object", "additionalProperties": false}}});
-        let body: serde_json::Value = serde_json::from_str(&build_request(&settings("k"), &req(empty)).body).unwrap();
+        let body: serde_json::Value = crate::json::from_text(&build_request(&settings("k"), &req(empty)).body).unwrap();
         assert_eq!(body["response_format"]["json_schema"]["strict"], true);
     }
 

@@ -150,7 +150,7 @@ fn read_number(text: &str) -> Option<f64> {
     let text = text.strip_prefix('+').unwrap_or(text);
     let text = if text.starts_with('.') { format!("0{text}") } else { text.to_string() };
     let text = if text.ends_with('.') { format!("{text}0") } else { text };
-    serde_json::from_str::<f64>(&text).ok()
+    crate::json::from_text::<f64>(&text).ok()
 }
 
 /// The prices typed one `model-prefix input output [cached-input]` per line, in USD per million
@@ -210,7 +210,7 @@ mod tests {
     /// a method-override header may carry (tests/fixtures/fetch/README.md).
     #[test]
     fn the_headers_fetch_refuses_are_refused_and_the_others_read() {
-        let cases: serde_json::Value = serde_json::from_str(include_str!(concat!(
+        let cases: serde_json::Value = crate::json::from_text(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/fixtures/fetch/request-forbidden-headers.json"
         )))

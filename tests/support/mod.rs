@@ -356,7 +356,7 @@ pub fn output(next_goal: &str, actions: Value) -> Reply {
 
 impl LlmTransport for ScriptedLlm {
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
-        let body: Value = serde_json::from_str(&request.body).expect("the core sends JSON");
+        let body: Value = tabwright::json::from_text(&request.body).expect("the core sends JSON");
         self.requests.borrow_mut().push(body.clone());
         let state = state_text(&body);
         let content = match (self.policy)(&state, &body) {
@@ -377,7 +377,7 @@ impl LlmTransport for ScriptedLlm {
                 "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
             }),
             WireFormat::Anthropic => {
-                let input: Value = serde_json::from_str(&content).unwrap_or(Value::String(content));
+                let input: Value = tabwright::json::from_text(&content).unwrap_or(Value::String(content));
                 json!({
                     "id": "msg_test", "type": "message", "role": "assistant", "model": body["model"],
                     "content": [{"type": "tool_use", "id": "toolu_test", "name": body["tools"][0]["name"], "input": input}],
@@ -452,7 +452,7 @@ pub fn answer_schema(body: &Value) -> Value {
             let system = body["messages"][0]["content"].as_str().unwrap_or_default();
             system
                 .rfind("JSON Schema:")
-                .and_then(|at| serde_json::from_str(&system[at + 12..]).ok())
+                .and_then(|at| tabwright::json::from_text(&system[at + 12..]).ok())
                 .unwrap_or(Value::Null)
         }
         WireFormat::OpenAi => body["response_format"]["json_schema"]["schema"].clone(),
