@@ -78,6 +78,26 @@ struct BrowserState {
     dialogs: Vec<Value>,
     /// Trusted clicks the debugger made, at these points.
     trusted_clicks: Vec<(f64, f64)>,
+    /// Every request a frame got, as sent: (frame id, request).
+    sent: Vec<(i64, Value)>,
+    /// What a frame answers to a request of this type, by type (else an empty result).
+    replies: BTreeMap<String, ContentReply>,
+    /// The bytes (base64) of the task's files the panel kept, by id.
+    files: BTreeMap<String, String>,
+    /// Scripts put into the page, one list per injection.
+    injected: Vec<Vec<String>>,
+    /// How an injection of scripts goes.
+    injection: Injection,
+}
+
+/// How the browser takes scripts the core puts into a page.
+#[derive(Default, Clone)]
+enum Injection {
+    #[default]
+    Done,
+    Refused(String),
+    /// The page never lets the script run (a dialog, a script that never ends).
+    Hangs,
 }
 
 #[derive(Clone)]
@@ -169,8 +189,12 @@ impl ScriptedBrowser {
     fn answer(&self, tab: i32, frame: i64, request: &ContentRequest) -> Option<FrameAnswer> {
         let url = self.tab_url(tab);
         self.state.borrow_mut().asked.push((url.clone(), frame, kind_of(request)));
+        self.state.borrow_mut().sent.push((frame, serde_json::to_value(request).unwrap()));
         if frame != 0 && self.state.borrow().hung_frames.contains(&frame) {
             return None;
+        }
+        if let Some(reply) = self.state.borrow().replies.get(&kind_of(request)) {
+            return Some(FrameAnswer::Reply(reply.clone()));
         }
         Some(match request {
             ContentRequest::Snapshot { .. } => {
@@ -348,15 +372,21 @@ impl TabHost for ScriptedBrowser {
     async fn inject_where_missing(&self, _tab: i32) -> Result<u32, String> {
         Ok(0)
     }
-    async fn inject_files(&self, _tab: i32, _files: &[&str]) -> Result<(), String> {
-        Ok(())
+    async fn inject_files(&self, _tab: i32, files: &[&str]) -> Result<(), String> {
+        self.state.borrow_mut().injected.push(files.iter().map(|f| f.to_string()).collect());
+        let injection = self.state.borrow().injection.clone();
+        match injection {
+            Injection::Done => Ok(()),
+            Injection::Refused(reason) => Err(reason),
+            Injection::Hangs => std::future::pending().await,
+        }
     }
     async fn end_page_scripts(&self) -> Result<(), String> {
         Ok(())
     }
     fn close_content_ports(&self) {}
-    async fn read_task_file(&self, _id: &str) -> Result<Option<String>, String> {
-        Ok(None)
+    async fn read_task_file(&self, id: &str) -> Result<Option<String>, String> {
+        Ok(self.state.borrow().files.get(id).cloned())
     }
     async fn attach_debugger(&self, tab: i32) -> Result<(), String> {
         self.state.borrow_mut().attached.push(tab);
@@ -868,4 +898,220 @@ fn the_tasks_last_tab_is_not_closed_and_a_blocked_page_is_left() {
         (host.state.borrow().tabs.keys().copied().collect::<Vec<_>>(), state.tab_id)
     });
     assert_eq!(tabs, (vec![1], 1), "the blocked tab closed, the task back in its first tab");
+}
+
+/// A shop page whose board sits in a frame 100 px right and 200 px down of the top left: a
+/// card, a column to drop it on, a file field and a dropdown, each numbered by its frame.
+fn page_with_a_board() -> Sim {
+    let top = snapshot_of(
+        HOME,
+        "Shop",
+        json!([
+            {"d": 0, "i": 1, "tag": "a", "attrs": {"href": "/next"}, "text": "Next page"},
+            {"d": 0, "token": "frame11", "at": [100.0, 200.0]}
+        ]),
+    );
+    let board = snapshot_of(
+        "https://board.example/",
+        "Board",
+        json!([
+            {"d": 0, "i": 1, "tag": "div", "attrs": {"draggable": "true"}, "text": "Card"},
+            {"d": 0, "i": 2, "tag": "div", "attrs": {"role": "listitem"}, "text": "Done column"},
+            {"d": 0, "i": 3, "tag": "input", "attrs": {"type": "file", "aria-label": "Attachment"}},
+            {"d": 0, "i": 4, "tag": "select", "attrs": {"aria-label": "Colour"}}
+        ]),
+    );
+    let sim = Sim::new(HOME, top);
+    sim.host.state.borrow_mut().frames.insert((HOME.into(), 11), board);
+    sim
+}
+
+fn answered(result: Value) -> ContentReply {
+    ContentReply { ok: true, snapshot_json: None, code: None, message: None, result: Some(result) }
+}
+
+fn refused(code: &str, message: &str) -> ContentReply {
+    ContentReply {
+        ok: false,
+        snapshot_json: None,
+        code: Some(code.into()),
+        message: Some(message.into()),
+        result: None,
+    }
+}
+
+/// The page-wide index of the element whose text or label is `name`.
+fn index_of(state: &tabwright::browser::PageState, name: &str) -> u32 {
+    state
+        .snapshot
+        .elements()
+        .find(|e| e.text == name || e.attributes.get("aria-label").map(String::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no element {name:?} in {:?}", texts(state)))
+        .index
+}
+
+/// The requests of this type the frames got: (frame id, request).
+fn sent(sim: &Sim, kind: &str) -> Vec<(i64, Value)> {
+    sim.host.state.borrow().sent.iter().filter(|(_, r)| r["type"] == kind).cloned().collect()
+}
+
+#[test]
+fn a_drag_is_made_in_the_elements_own_frame_with_its_indices_and_a_point_made_local_to_it() {
+    use tabwright::browser::DropPoint;
+    let mut sim = page_with_a_board();
+    sim.host.state.borrow_mut().replies.insert("drag".into(), answered(json!({"effect": true})));
+    let mut browser = sim.browser();
+    let host = sim.host.clone();
+    let (onto_column, onto_point, unchanged, across_frames) = sim.run(async move {
+        let state = browser.observe().await.unwrap();
+        let (card, column, link) =
+            (index_of(&state, "Card"), index_of(&state, "Done column"), index_of(&state, "Next page"));
+        assert!(card != 1 && column != 2, "page-wide indices differ from the frame's own");
+        let onto_column = browser.drag_and_drop(card, DropPoint::Element(column)).await.unwrap();
+        let onto_point = browser.drag_and_drop(card, DropPoint::Point(150.0, 260.0)).await.unwrap();
+        host.state.borrow_mut().replies.remove("drag");
+        let unchanged = browser.drag_and_drop(card, DropPoint::Element(column)).await.unwrap();
+        let across_frames = browser.drag_and_drop(card, DropPoint::Element(link)).await.unwrap_err();
+        (onto_column, onto_point, unchanged, across_frames)
+    });
+    let drags = sent(&sim, "drag");
+    assert_eq!(drags.len(), 3, "a drag across frames is not tried: {drags:?}");
+    assert!(drags.iter().all(|(frame, _)| *frame == 11), "asked of the card's frame: {drags:?}");
+    assert_eq!((drags[0].1["index"].clone(), drags[0].1["to_index"].clone()), (json!(1), json!(2)));
+    assert_eq!(drags[1].1["to_point"], json!([50.0, 60.0]), "the top window's point, in the frame's own terms");
+    assert!(drags[1].1["to_index"].is_null());
+    assert!(onto_column.changed && onto_point.changed);
+    assert!(!unchanged.changed, "a page that did not answer that it changed did not");
+    match across_frames {
+        BrowserError::ElementUnsuitable { reason, .. } => assert!(reason.contains("different frames"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_upload_sends_the_kept_bytes_to_the_field_and_says_what_took_them() {
+    use tabwright::browser::{TaskFile, UploadTarget};
+    let mut sim = page_with_a_board();
+    sim.host.state.borrow_mut().files.insert("f1".into(), "JVBERi0xLjQ=".into());
+    let file = |id: &str| TaskFile { id: id.into(), name: "cv.pdf".into(), mime: "application/pdf".into(), size: 8 };
+    let mut browser = sim.browser();
+    let host = sim.host.clone();
+    let (removed, into_field, dropped, gone) = sim.run(async move {
+        let state = browser.observe().await.unwrap();
+        let field = index_of(&state, "Attachment");
+        let removed = browser.upload_file(field, &file("f0")).await.unwrap_err();
+        let reply = answered(json!({"target": "input", "accepted": true}));
+        host.state.borrow_mut().replies.insert("upload".into(), reply);
+        let into_field = browser.upload_file(field, &file("f1")).await.unwrap();
+        let reply = answered(json!({"target": "drop", "accepted": false}));
+        host.state.borrow_mut().replies.insert("upload".into(), reply);
+        let dropped = browser.upload_file(field, &file("f1")).await.unwrap();
+        let reply = refused("element_gone", "no element 3");
+        host.state.borrow_mut().replies.insert("upload".into(), reply);
+        let gone = browser.upload_file(field, &file("f1")).await.unwrap_err();
+        (removed, into_field, dropped, gone)
+    });
+    match removed {
+        BrowserError::FileMissing { name, reason } => {
+            assert_eq!(name, "cv.pdf");
+            assert!(reason.contains("removed"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let uploads = sent(&sim, "upload");
+    assert_eq!(uploads.len(), 3, "a missing file is not sent: {uploads:?}");
+    let (frame, first) = &uploads[0];
+    assert_eq!(*frame, 11);
+    assert_eq!(
+        (&first["index"], &first["name"], &first["mime"], &first["data"]),
+        (&json!(3), &json!("cv.pdf"), &json!("application/pdf"), &json!("JVBERi0xLjQ="))
+    );
+    assert_eq!((into_field.target, into_field.accepted), (UploadTarget::Input, true));
+    assert_eq!((dropped.target, dropped.accepted), (UploadTarget::Drop, false));
+    assert!(matches!(gone, BrowserError::ElementGone { .. }), "{gone:?}");
+}
+
+#[test]
+fn a_dropdowns_options_are_read_and_the_chosen_one_is_the_one_the_page_selected() {
+    let mut sim = page_with_a_board();
+    let options = json!({"options": [
+        {"index": 0, "text": "Red", "value": "r"},
+        {"index": 1, "text": "Green", "selected": true, "group": "Cool"}
+    ]});
+    sim.host.state.borrow_mut().replies.insert("dropdown_options".into(), answered(options));
+    let mut browser = sim.browser();
+    let host = sim.host.clone();
+    let (options, unreadable, chosen, as_asked, not_a_dropdown) = sim.run(async move {
+        let state = browser.observe().await.unwrap();
+        let colour = index_of(&state, "Colour");
+        let options = browser.dropdown_options(colour).await.unwrap();
+        let bad = answered(json!({"options": [{"index": 0, "text": 5}]}));
+        host.state.borrow_mut().replies.insert("dropdown_options".into(), bad);
+        let unreadable = browser.dropdown_options(colour).await.unwrap_err();
+        let reply = answered(json!({"selected": "Green"}));
+        host.state.borrow_mut().replies.insert("select_option".into(), reply);
+        let (chosen, _) = browser.select_option(colour, "green").await.unwrap();
+        host.state.borrow_mut().replies.insert("select_option".into(), answered(json!({})));
+        let (as_asked, _) = browser.select_option(colour, "Red").await.unwrap();
+        let reply = refused("not_a_dropdown", "it is a div, not a dropdown");
+        host.state.borrow_mut().replies.insert("select_option".into(), reply);
+        let not_a_dropdown = browser.select_option(colour, "Red").await.unwrap_err();
+        (options, unreadable, chosen, as_asked, not_a_dropdown)
+    });
+    let read: Vec<(&str, bool, Option<&str>)> =
+        options.iter().map(|o| (o.text.as_str(), o.selected, o.group.as_deref())).collect();
+    assert_eq!(read, vec![("Red", false, None), ("Green", true, Some("Cool"))]);
+    assert_eq!(options[0].value, "r");
+    match unreadable {
+        BrowserError::ContentScript { reason } => {
+            assert!(reason.contains("dropdown options") && reason.contains("[0].text"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(chosen, "Green", "the page's own text of the option it selected");
+    assert_eq!(as_asked, "Red", "else the text asked for");
+    match not_a_dropdown {
+        BrowserError::ElementUnsuitable { reason, .. } => assert!(reason.contains("not a dropdown"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    let selects = sent(&sim, "select_option");
+    assert!(selects.iter().all(|(frame, r)| *frame == 11 && r["index"] == 4), "{selects:?}");
+    assert_eq!(selects[0].1["text"], "green");
+}
+
+#[test]
+fn the_markdown_converter_is_put_into_the_page_before_it_is_asked_and_a_page_that_never_runs_it_times_out() {
+    let mut sim = Sim::new(HOME, home_page());
+    let reply = answered(json!({"markdown": "# Shop\n\n[Next page](/next)", "title": "Shop", "url": HOME}));
+    sim.host.state.borrow_mut().replies.insert("markdown".into(), reply);
+    let mut browser = sim.browser();
+    let page = sim.run(async move { browser.page_markdown().await });
+    let page = page.unwrap();
+    assert_eq!((page.markdown.as_str(), page.title.as_str()), ("# Shop\n\n[Next page](/next)", "Shop"));
+    assert_eq!(
+        sim.host.state.borrow().injected,
+        vec![vec!["vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "content/markdown.js"]],
+        "the converter, its tables plugin, then the script that uses them"
+    );
+    assert_eq!(sent(&sim, "markdown").len(), 1);
+
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().injection = Injection::Refused("Cannot access contents of the page.".into());
+    let mut browser = sim.browser();
+    let refused = sim.run(async move { browser.page_markdown().await }).unwrap_err();
+    match refused {
+        BrowserError::ContentScript { reason } => {
+            assert!(reason.contains("could not be loaded: Cannot access contents"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(sent(&sim, "markdown").is_empty(), "not asked of a page without the converter");
+
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().injection = Injection::Hangs;
+    let mut browser = sim.browser();
+    let hung = sim.run(async move { browser.page_markdown().await }).unwrap_err();
+    assert!(matches!(hung, BrowserError::Timeout { seconds: 15, .. }), "{hung:?}");
+    assert!((15_000.0..16_000.0).contains(&sim.now()), "waited its limit: {} ms", sim.now());
+    assert!(sent(&sim, "markdown").is_empty());
 }
