@@ -41,8 +41,14 @@ const modelChoice = new ModelChoice({
   row: $('model-row'), select: /** @type {HTMLSelectElement} */ (document.getElementById('model-choice')), note: $('model-list-note'),
 });
 modelChoice.load();
-// Whether the running task is paused (or asked to pause); the pause button then resumes.
+// The task's pause, as the worker's events tell it: `paused` from task_paused until
+// task_resumed (or a start, a restore, the end). `pauseAsked`: Pause was accepted and takes
+// effect at the next step or action; Resume takes it back. `resumeAsked`: Resume was accepted
+// and task_resumed is on its way. A command's reply never sets what the task is doing: the
+// reply and the event come by different ways, in either order.
 let paused = false;
+let pauseAsked = false;
+let resumeAsked = false;
 let running = false;
 
 function showNotice(message) {
@@ -65,7 +71,7 @@ function setRunning(value, label) {
   pauseButton.hidden = !value;
   newTabBox.parentElement.hidden = value;
   newConversationButton.hidden = value || !conversationOpen;
-  if (!value) showPaused(false);
+  if (!value) showPause({ paused: false, pauseAsked: false, resumeAsked: false });
   statusPill.dataset.state = value ? 'running' : 'idle';
   statusPill.textContent = label ?? t(value ? 'statusRunning' : 'statusIdle');
 }
@@ -99,8 +105,8 @@ function exportControl(taskId) {
 
 const live = new ChatView($('log'), {
   status(label, isRunning, asking) {
-    // While paused the pill says so, unless the task waits for the user's answer.
-    if (isRunning) setRunning(true, paused && !asking ? t('statusPaused') : label);
+    // While paused (or pausing) the pill says so, unless the task waits for the user's answer.
+    if (isRunning) setRunning(true, (!asking && pauseLabel()) || label);
     else setRunning(false, label ?? undefined);
   },
   async answer(text) {
@@ -157,8 +163,10 @@ function drawWaiting() {
   if (!waiting.length) return;
   lastDrawn = performance.now();
   for (const event of waiting.splice(0)) {
-    if (event.type === 'task_paused') showPaused(true);
-    if (event.type === 'task_resumed' || event.type === 'task_restored' || event.type === 'task_started') showPaused(false);
+    if (event.type === 'task_paused') showPause({ paused: true, pauseAsked: false });
+    if (event.type === 'task_resumed' || event.type === 'task_restored' || event.type === 'task_started') {
+      showPause({ paused: false, pauseAsked: false, resumeAsked: false });
+    }
     if (event.type === 'task_finished') conversationOpen = true;
     live.render(event);
   }
@@ -207,24 +215,45 @@ async function startTask() {
   }
 }
 
-function showPaused(value) {
-  paused = value;
-  pauseButton.textContent = t(value ? 'resume' : 'pause');
-  pauseButton.disabled = false;
+/** What the pill says of the pause, if anything. */
+function pauseLabel() {
+  if (paused && !resumeAsked) return t('statusPaused');
+  if (pauseAsked) return t('statusPausing');
+  return null;
 }
 
-/** Pause takes effect at the next step or action (nothing is cut in half); resume at once. */
+/** Takes the pause state as changed and shows it: the button offers Resume while the task is
+ * paused or pausing, and waits while a resume is on its way. */
+function showPause(change) {
+  ({ paused = paused, pauseAsked = pauseAsked, resumeAsked = resumeAsked } = change);
+  const resumes = (paused && !resumeAsked) || pauseAsked;
+  pauseButton.textContent = t(resumes ? 'resume' : 'pause');
+  pauseButton.disabled = resumeAsked;
+  if (running) {
+    const label = pauseLabel();
+    if (label) statusPill.textContent = label;
+    else if (statusPill.textContent === t('statusPaused') || statusPill.textContent === t('statusPausing')) {
+      statusPill.textContent = t('statusRunning');
+    }
+  }
+}
+
+/** Pause takes effect at the next step or action (nothing is cut in half); resume at once,
+ * and takes back a pause that has not taken effect yet. */
 async function pauseOrResume() {
   drawWaiting();
+  const resuming = paused || pauseAsked;
   pauseButton.disabled = true;
-  const reply = await ask({ type: paused ? 'resume_task' : 'pause_task' });
+  const reply = await ask({ type: resuming ? 'resume_task' : 'pause_task' });
+  drawWaiting();
   if (reply.type === 'refused') {
     showNotice(coreText(reply));
-    pauseButton.disabled = false;
+    showPause({});
     return;
   }
-  showPaused(!paused);
-  if (paused) statusPill.textContent = t('statusPausing');
+  if (!resuming) showPause({ pauseAsked: !paused });
+  // A pause that had taken effect ends with task_resumed; one that had not, here.
+  else showPause({ pauseAsked: false, resumeAsked: paused });
 }
 
 async function stopTask() {

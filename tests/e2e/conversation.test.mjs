@@ -46,6 +46,49 @@ test('pause holds the task at the next step until resume, and the panel says so'
   assert.ok(llm.requests.length > asked, 'the task went on after resume');
 });
 
+test('after resume the panel shows the task running and it can be paused again; a pause not yet taken can be taken back', async () => {
+  policy = async (state) => {
+    await new Promise((r) => setTimeout(r, 400)); // time to press Pause while the model thinks
+    const done = stepsDone(state);
+    if (done >= 6) return answer('Finish', [{ done: { text: `Finished after ${done} steps.`, success: true } }]);
+    return answer(`Attempt ${done + 1}`, [{ input: { index: findField(state, 'Username'), text: `b${done + 1}`, clear: true } }]);
+  };
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const status = panel.locator('#status');
+  const pause = panel.locator('#pause');
+  await panel.click('#new-conversation').catch(() => {}); // the log of the task before goes
+  await runTask(panel, 'Type six times');
+  await panel.locator('.step').first().waitFor();
+  for (const round of [1, 2]) {
+    await pause.click();
+    await status.filter({ hasText: 'Paused' }).waitFor({ timeout: 15_000 });
+    assert.equal(await pause.innerText(), 'Resume', `round ${round}: paused`);
+    const steps = await panel.locator('.step').count();
+    await pause.click();
+    // The task runs again, and the panel says so: not paused, and Pause is offered again.
+    await panel.waitForFunction((n) => document.querySelectorAll('.step').length > n, steps, { timeout: 15_000 });
+    assert.doesNotMatch(await status.innerText(), /Paus/, `round ${round}: the pill follows the task`);
+    assert.equal(await pause.innerText(), 'Pause', `round ${round}: it can be paused again`);
+    assert.equal(await pause.isEnabled(), true);
+  }
+  // Pause asked for and taken back before the next step: the task never stops.
+  await panel.evaluate(() => {
+    const pill = document.querySelector('#status');
+    window.sawPaused = false;
+    new MutationObserver(() => { if (pill.textContent === 'Paused') window.sawPaused = true; })
+      .observe(pill, { childList: true, characterData: true, subtree: true });
+  });
+  await pause.click();
+  await status.filter({ hasText: 'Pausing' }).waitFor({ timeout: 5_000 });
+  assert.equal(await pause.innerText(), 'Resume');
+  await pause.click();
+  await panel.waitForFunction(() => document.querySelector('#pause').textContent === 'Pause', null, { timeout: 5_000 });
+  await panel.locator('.final').waitFor({ timeout: 30_000 });
+  assert.match(await panel.locator('.final').innerText(), /Finished after 6 steps\./);
+  assert.equal(await panel.evaluate(() => window.sawPaused), false, 'the pause taken back never took hold');
+});
+
 test('a follow-up task is told the earlier tasks of the conversation; a new conversation starts fresh', async () => {
   const earlierOf = (state) => /<earlier_tasks>\n([\s\S]*?)<\/earlier_tasks>/.exec(state)?.[1] ?? null;
   const seen = [];
