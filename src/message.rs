@@ -112,13 +112,13 @@ pub(crate) mod tests {
         use crate::llm::LlmError;
         use crate::protocol::{ProtocolError, Refusal};
         use crate::safety::SafetyError;
-        use crate::settings::{LlmPart, SettingsError};
+        use crate::settings::SettingsError;
         let mut out = Vec::new();
         let settings = [
             SettingsError::UnknownProvider("gpt".into()),
             SettingsError::BadExpansion(-5),
-            SettingsError::NoLlm { missing: LlmPart::BaseUrl },
-            SettingsError::NoLlm { missing: LlmPart::Model },
+            SettingsError::NoBaseUrl,
+            SettingsError::NoModel,
             SettingsError::BadBaseUrl("ftp://example.com".into()),
             SettingsError::OutOfRange { name: "LLM timeout", value: 5, min: 10, max: 600 },
             SettingsError::Unreadable("at llm.model: invalid type".into()),

@@ -179,30 +179,16 @@ impl Default for Limits {
     }
 }
 
-/// A part of the LLM settings no task can do without.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LlmPart {
-    BaseUrl,
-    Model,
-}
-
-impl std::fmt::Display for LlmPart {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LlmPart::BaseUrl => "the LLM base URL",
-            LlmPart::Model => "the LLM model",
-        })
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
     #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's options (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
     UnknownProvider(String),
     #[error("The viewport expansion must be -1 (the whole page) or between 0 and 100000 pixels; it is {0}. Fix it in Tabwright's options.")]
     BadExpansion(i32),
-    #[error("No LLM is configured: {missing} is empty. Open Tabwright's options (right-click the toolbar icon → Options) and set the base URL and model, and an API key if your provider needs one.")]
-    NoLlm { missing: LlmPart },
+    #[error("The base URL is empty, and this provider has no default address. Enter your server's base URL in Tabwright's settings, e.g. https://openrouter.ai/api/v1.")]
+    NoBaseUrl,
+    #[error("No model is chosen. Choose one in Tabwright's settings: the model field lists the ones your provider offers.")]
+    NoModel,
     #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
     BadBaseUrl(String),
     #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's options.")]
@@ -244,8 +230,8 @@ impl crate::message::Localize for SettingsError {
                 L::new("settings_unknown_provider", [name, &SUPPORTED_PROVIDERS.join(", ")])
             }
             SettingsError::BadExpansion(px) => L::new("settings_bad_expansion", [px]),
-            SettingsError::NoLlm { missing: LlmPart::Model } => L::plain("settings_no_model"),
-            SettingsError::NoLlm { missing: LlmPart::BaseUrl } => L::plain("settings_no_base_url"),
+            SettingsError::NoModel => L::plain("settings_no_model"),
+            SettingsError::NoBaseUrl => L::plain("settings_no_base_url"),
             SettingsError::BadBaseUrl(url) => L::new("settings_bad_base_url", [url]),
             SettingsError::OutOfRange { name, value, min, max } => {
                 L::new("settings_out_of_range", [name.to_string(), value.to_string(), min.to_string(), max.to_string()])
@@ -302,13 +288,15 @@ impl StoredSettings {
             "" => Provider::default(),
             name => Provider::parse(name).ok_or_else(|| SettingsError::UnknownProvider(self.llm.provider.clone()))?,
         };
-        let base_url = self.llm.base_url.trim().trim_end_matches('/').to_string();
+        // Empty is the provider's own address, where it has one.
+        let base_url = match (self.llm.base_url.trim().trim_end_matches('/'), provider.default_base_url()) {
+            ("", Some(default)) => default.to_string(),
+            ("", None) => return Err(SettingsError::NoBaseUrl),
+            (given, _) => given.to_string(),
+        };
         let model = self.llm.model.trim().to_string();
-        if base_url.is_empty() {
-            return Err(SettingsError::NoLlm { missing: LlmPart::BaseUrl });
-        }
         if model.is_empty() {
-            return Err(SettingsError::NoLlm { missing: LlmPart::Model });
+            return Err(SettingsError::NoModel);
         }
         if self.keys_in_session && self.llm.api_key.trim().is_empty() {
             return Err(SettingsError::SessionKeyGone);
@@ -480,10 +468,28 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn an_empty_base_url_is_the_providers_own_address_where_it_has_one() {
+        let base = |provider: &str, url: &str| {
+            StoredSettings::from_json(json!({"llm": {"provider": provider, "base_url": url, "model": "m", "api_version": "2024-10-21"}}))
+                .unwrap()
+                .validate()
+                .map(|s| s.llm.base_url)
+        };
+        assert_eq!(base("openai", "").unwrap(), "https://api.openai.com/v1");
+        assert_eq!(base("", " ").unwrap(), "https://api.openai.com/v1", "the default provider");
+        assert_eq!(base("anthropic", "").unwrap(), "https://api.anthropic.com/v1");
+        assert_eq!(base("gemini", "").unwrap(), "https://generativelanguage.googleapis.com/v1beta");
+        assert_eq!(base("ollama", "").unwrap(), "http://localhost:11434");
+        assert_eq!(base("openai_compatible", "").unwrap_err(), SettingsError::NoBaseUrl);
+        assert_eq!(base("azure_openai", "").unwrap_err(), SettingsError::NoBaseUrl);
+        assert_eq!(base("openai", "http://127.0.0.1:9/v1/").unwrap(), "http://127.0.0.1:9/v1", "a given one is kept");
+    }
+
+    #[test]
     fn empty_store_says_what_to_set_and_where() {
         let err = StoredSettings::from_json(serde_json::Value::Null).unwrap().validate().unwrap_err();
-        assert_eq!(err, SettingsError::NoLlm { missing: LlmPart::BaseUrl });
-        assert!(err.to_string().contains("options"));
+        assert_eq!(err, SettingsError::NoModel, "the default provider's address is taken; a model never is");
+        assert!(err.to_string().contains("settings"));
     }
 
     #[test]

@@ -127,6 +127,18 @@ impl Provider {
         }
     }
 
+    /// Where the provider's own API is, for an empty base URL; none for a server only the
+    /// person knows (an OpenAI-compatible one, an Azure resource).
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Provider::OpenAi => Some("https://api.openai.com/v1"),
+            Provider::Anthropic => Some("https://api.anthropic.com/v1"),
+            Provider::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
+            Provider::Ollama => Some("http://localhost:11434"),
+            Provider::OpenAiCompatible | Provider::AzureOpenAi => None,
+        }
+    }
+
     /// The stored name.
     pub fn name(self) -> &'static str {
         match self {
