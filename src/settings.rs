@@ -187,7 +187,9 @@ pub enum SettingsError {
     BadExpansion(i32),
     #[error("The base URL is empty, and this provider has no default address. Enter your server's base URL in Tabwright's settings, e.g. https://openrouter.ai/api/v1.")]
     NoBaseUrl,
-    #[error("No model is chosen. Choose one in Tabwright's settings: the model field lists the ones your provider offers.")]
+    #[error(
+        "No model is chosen. Choose one in Tabwright's settings: the model field lists the ones your provider offers."
+    )]
     NoModel,
     #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
     BadBaseUrl(String),
@@ -470,10 +472,12 @@ mod tests {
     #[test]
     fn an_empty_base_url_is_the_providers_own_address_where_it_has_one() {
         let base = |provider: &str, url: &str| {
-            StoredSettings::from_json(json!({"llm": {"provider": provider, "base_url": url, "model": "m", "api_version": "2024-10-21"}}))
-                .unwrap()
-                .validate()
-                .map(|s| s.llm.base_url)
+            StoredSettings::from_json(
+                json!({"llm": {"provider": provider, "base_url": url, "model": "m", "api_version": "2024-10-21"}}),
+            )
+            .unwrap()
+            .validate()
+            .map(|s| s.llm.base_url)
         };
         assert_eq!(base("openai", "").unwrap(), "https://api.openai.com/v1");
         assert_eq!(base("", " ").unwrap(), "https://api.openai.com/v1", "the default provider");

@@ -34,22 +34,54 @@ const LIMITS = [
 /** Where a key kept only for the browser session is (read by the core, src/ext/chrome.rs). */
 const SESSION_KEYS = 'session_keys';
 
-// What each wire format expects, shown as placeholders so an empty field says what to type.
-// The base URLs are the ones the core appends its paths to (see src/llm).
+// What each wire format expects. Where the provider has its own address (`ownAddress`), an
+// empty base URL is that address (the core's `Provider::default_base_url`; a test keeps the
+// two the same), and the field says so as a default; elsewhere the URL and the model are
+// examples, never values an empty field would take. The base URLs are the ones the core
+// appends its paths to (see src/llm).
 const PROVIDERS = {
-  openai: { baseUrl: 'https://api.openai.com/v1', model: 'gpt-4.1-mini', key: 'sk-…', hint: t('hintOpenai') },
+  openai: { baseUrl: 'https://api.openai.com/v1', ownAddress: true, model: 'gpt-4.1-mini', key: 'sk-…', hint: t('hintOpenai') },
   openai_compatible: {
-    baseUrl: 'https://openrouter.ai/api/v1', model: 'openai/gpt-4.1-mini', key: t('keyLocal'), hint: t('hintCompatible'),
+    baseUrl: 'https://openrouter.ai/api/v1', ownAddress: false, model: 'openai/gpt-4.1-mini', key: t('keyLocal'), hint: t('hintCompatible'),
   },
   azure_openai: {
-    baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', model: t('modelAzure'), key: t('keyAzure'), hint: t('hintAzure'),
+    baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', ownAddress: false, model: null, key: t('keyAzure'), hint: t('hintAzure'),
   },
-  anthropic: { baseUrl: 'https://api.anthropic.com/v1', model: 'claude-sonnet-4-5', key: 'sk-ant-…', hint: t('hintAnthropic') },
+  anthropic: {
+    baseUrl: 'https://api.anthropic.com/v1', ownAddress: true, model: 'claude-sonnet-4-5', key: 'sk-ant-…', hint: t('hintAnthropic'),
+  },
   gemini: {
-    baseUrl: 'https://generativelanguage.googleapis.com/v1beta', model: 'gemini-2.5-flash', key: t('keyGemini'), hint: t('hintGemini'),
+    baseUrl: 'https://generativelanguage.googleapis.com/v1beta', ownAddress: true, model: 'gemini-2.5-flash', key: t('keyGemini'),
+    hint: t('hintGemini'),
   },
-  ollama: { baseUrl: 'http://localhost:11434', model: 'qwen3', key: t('keyOllama'), hint: t('hintOllama') },
+  ollama: { baseUrl: 'http://localhost:11434', ownAddress: true, model: 'qwen3', key: t('keyOllama'), hint: t('hintOllama') },
 };
+
+// The fields that belong to a provider: switching to another shows that one's own (empty the
+// first time), and switching back brings these back. Kept in `provider_fields` of
+// chrome.storage.local, except the API keys when keys are kept for the browser session only:
+// those go with the session's key (SESSION_KEYS).
+const OWN_FIELDS = [
+  ['base-url', 'base_url'], ['model', 'model'], ['extraction-model', 'extraction_model'], ['fallback-model', 'fallback_model'],
+  ['api-key', 'api_key'],
+];
+const PROVIDER_FIELDS = 'provider_fields';
+/** @type {Record<string, Record<string, string>>} each provider's own fields, by provider */
+let ownFields = {};
+/** The provider whose fields the form shows. */
+let shownProvider = 'openai';
+
+/** Keeps what the form shows as the shown provider's own. */
+function keepShownFields() {
+  ownFields[shownProvider] = Object.fromEntries(OWN_FIELDS.map(([id, key]) => [key, field(id).value]));
+}
+
+/** Shows `provider`'s own fields. */
+function showOwnFields(provider) {
+  const own = ownFields[provider] ?? {};
+  for (const [id, key] of OWN_FIELDS) field(id).value = own[key] ?? '';
+  shownProvider = provider;
+}
 
 /** The stored provider name as the select knows it; spelling as the core accepts it
  * (case, spaces and - do not matter; `azure` and `google` are aliases). */
@@ -64,10 +96,11 @@ function showProvider() {
   const provider = field('provider').value;
   const p = PROVIDERS[provider] ?? PROVIDERS.openai;
   field('provider-hint').textContent = p.hint;
-  field('base-url').placeholder = p.baseUrl;
-  field('model').placeholder = p.model;
+  field('base-url').placeholder = t(p.ownAddress ? 'placeholderDefault' : 'placeholderExample', [p.baseUrl]);
+  field('base-url').required = !p.ownAddress;
+  field('model').placeholder = p.model ? t('placeholderExample', [p.model]) : t('modelAzure');
   field('api-key').placeholder = p.key;
-  field('extraction-model').placeholder = provider === 'azure_openai' ? t('modelAzureOther') : p.model;
+  field('extraction-model').placeholder = provider === 'azure_openai' ? t('modelAzureOther') : t('placeholderSameModel');
   const azure = provider === 'azure_openai';
   field('model-label').textContent = t(azure ? 'optDeployment' : 'optModel');
   field('api-version-row').hidden = !azure;
@@ -163,19 +196,32 @@ function readSecrets(previous) {
   return { secrets: out };
 }
 
-async function sessionKey() {
+/** What chrome.storage.session keeps: the key in use, and the other providers' keys. */
+async function sessionKeys() {
   try {
     const { [SESSION_KEYS]: keys } = await chrome.storage.session.get(SESSION_KEYS);
-    return /** @type {{api_key?: string} | undefined} */ (keys)?.api_key ?? '';
+    return /** @type {{api_key?: string, by_provider?: Record<string, string>}} */ (keys ?? {});
   } catch {
-    return '';
+    return {};
   }
+}
+
+async function sessionKey() {
+  return (await sessionKeys()).api_key ?? '';
 }
 
 async function load() {
   const settings = await storedSettings();
   const llm = settings.llm ?? {};
+  const { [PROVIDER_FIELDS]: kept } = await chrome.storage.local.get(PROVIDER_FIELDS);
+  ownFields = kept && typeof kept === 'object' ? /** @type {Record<string, Record<string, string>>} */ (kept) : {};
+  if (settings.keys_in_session) {
+    for (const [provider, key] of Object.entries((await sessionKeys()).by_provider ?? {})) {
+      ownFields[provider] = { ...(ownFields[provider] ?? {}), api_key: key };
+    }
+  }
   field('provider').value = providerName(llm.provider);
+  shownProvider = field('provider').value;
   field('base-url').value = llm.base_url ?? '';
   field('api-version').value = llm.api_version ?? '';
   field('model').value = llm.model ?? '';
@@ -265,8 +311,14 @@ const withKey = (settings, key) => ({ ...settings, llm: { ...settings.llm, api_k
 
 /** Saves the settings (and the key where it is kept), then shows what the core thinks of them. */
 async function save(settings, key) {
-  await chrome.storage.local.set({ settings });
-  if (settings.keys_in_session) await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key } });
+  keepShownFields();
+  const inSession = settings.keys_in_session === true;
+  const fieldsKept = Object.fromEntries(Object.entries(ownFields).map(([provider, own]) => [
+    provider, inSession ? { ...own, api_key: '' } : own,
+  ]));
+  const keysKept = Object.fromEntries(Object.entries(ownFields).map(([provider, own]) => [provider, own.api_key ?? '']));
+  await chrome.storage.local.set({ settings, [PROVIDER_FIELDS]: fieldsKept });
+  if (inSession) await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key, by_provider: keysKept } });
   else await chrome.storage.session.remove(SESSION_KEYS);
   const check = await askCore({ type: 'check_settings', settings: withKey(settings, key) });
   if (check.type === 'refused') showStatus(t('savedButCheck', [coreText(check)]), true);
@@ -285,7 +337,7 @@ async function offerModels() {
   const list = field('model-list');
   const baseUrl = field('base-url').value.trim();
   hint.className = 'hint';
-  if (!baseUrl) {
+  if (!baseUrl && !PROVIDERS[field('provider').value]?.ownAddress) {
     list.replaceChildren();
     hint.textContent = '';
     return;
@@ -317,13 +369,12 @@ function offerModelsSoon() {
   // What was listed may not hold for what is being typed: say so at once.
   modelsAsked++;
   field('models-hint').className = 'hint';
-  field('models-hint').textContent = field('base-url').value.trim() ? t('modelsAsking') : '';
+  const address = field('base-url').value.trim() || PROVIDERS[field('provider').value]?.ownAddress;
+  field('models-hint').textContent = address ? t('modelsAsking') : '';
   modelsTimer = setTimeout(offerModels, 600);
 }
 
-for (const id of ['provider', 'base-url', 'api-key', 'api-version', 'extra-headers']) {
-  field(id).addEventListener(id === 'provider' ? 'change' : 'input', offerModelsSoon);
-}
+for (const id of ['base-url', 'api-key', 'api-version', 'extra-headers']) field(id).addEventListener('input', offerModelsSoon);
 // Opening the page asks nothing of the provider; the first visit to a model field does.
 for (const id of ['model', 'extraction-model', 'fallback-model']) {
   field(id).addEventListener('focus', () => {
@@ -331,7 +382,12 @@ for (const id of ['model', 'extraction-model', 'fallback-model']) {
   });
 }
 
-field('provider').addEventListener('change', showProvider);
+field('provider').addEventListener('change', () => {
+  keepShownFields();
+  showOwnFields(field('provider').value);
+  showProvider();
+  offerModelsSoon();
+});
 field('base-url').addEventListener('input', showProvider);
 form.addEventListener('input', (event) => /** @type {Element} */ (event.target).removeAttribute?.('aria-invalid'));
 field('add-secret').addEventListener('click', () => {

@@ -63,7 +63,8 @@ try {
   const env = process.env;
   const llmVars = ['TABWRIGHT_LLM_BASE_URL', 'TABWRIGHT_LLM_MODEL', 'TABWRIGHT_LLM_API_KEY', 'TABWRIGHT_LLM_PROVIDER', 'TABWRIGHT_MAX_STEPS'];
   if (llmVars.some((name) => env[name])) {
-    const missing = ['TABWRIGHT_LLM_BASE_URL', 'TABWRIGHT_LLM_MODEL'].filter((name) => !env[name]);
+    // An empty base URL is the provider's own address (the core says which providers have one).
+    const missing = ['TABWRIGHT_LLM_MODEL'].filter((name) => !env[name]);
     if (missing.length) throw new UsageError(`Set ${missing.join(' and ')} too (or none of the TABWRIGHT_LLM_* variables, to use the profile's saved options).`);
     await saveSettings(browser.context, browser.extensionId, {
       provider: env.TABWRIGHT_LLM_PROVIDER || 'openai',
@@ -82,8 +83,8 @@ try {
   const reply = await ask({ type: 'start_task', task: args.task, tab_id: blankTab, start_url: args.url ?? null, output_schema: outputSchema });
   if (reply?.type !== 'accepted') {
     console.error(`Tabwright refused the task: ${reply?.message ?? JSON.stringify(reply)}`);
-    if (/No LLM is configured/.test(reply?.message ?? '')) {
-      console.error('For the headless runner, set TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL and, if needed, TABWRIGHT_LLM_API_KEY.');
+    if (['settings_no_model', 'settings_no_base_url'].includes(reply?.locale_text?.key)) {
+      console.error('For the headless runner, set TABWRIGHT_LLM_MODEL, TABWRIGHT_LLM_BASE_URL (unless the provider\'s own address will do) and, if needed, TABWRIGHT_LLM_API_KEY.');
     }
   } else {
     // Follow the task's log: print each new event as it appears. Asking also keeps the worker

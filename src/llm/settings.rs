@@ -158,3 +158,33 @@ impl Provider {
 pub fn is_azure_v1_url(base_url: &str) -> bool {
     base_url.trim().trim_end_matches('/').to_ascii_lowercase().ends_with("/openai/v1")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Provider;
+
+    /// The options page shows each provider's own address as the default of an empty base
+    /// URL (extension/options/options.js, `PROVIDERS`): it must be the one the core takes.
+    #[test]
+    fn the_options_page_offers_the_addresses_the_core_takes_for_an_empty_base_url() {
+        let page = include_str!("../../extension/options/options.js");
+        let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        for provider in [
+            Provider::OpenAi,
+            Provider::OpenAiCompatible,
+            Provider::AzureOpenAi,
+            Provider::Anthropic,
+            Provider::Gemini,
+            Provider::Ollama,
+        ] {
+            let name = provider.name();
+            let at =
+                page.find(&format!("{name}: {{ baseUrl: '")).unwrap_or_else(|| panic!("{name} is not in PROVIDERS"));
+            let entry = &page[at..page[at..].find('}').map_or(page.len(), |end| at + end)];
+            match provider.default_base_url() {
+                Some(url) => assert!(entry.contains(&format!("baseUrl: '{url}', ownAddress: true")), "{entry}"),
+                None => assert!(entry.contains("ownAddress: false"), "{entry}"),
+            }
+        }
+    }
+}

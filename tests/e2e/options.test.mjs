@@ -134,7 +134,12 @@ test('keys kept only for the browser session: stored apart, used, and after a re
   const settings = await stored(page);
   assert.equal(settings.keys_in_session, true);
   assert.equal(settings.llm.api_key, '', 'not on disk');
-  assert.deepEqual(await page.evaluate(() => chrome.storage.session.get('session_keys')), { session_keys: { api_key: 'sk-session' } });
+  assert.deepEqual(
+    await page.evaluate(() => chrome.storage.session.get('session_keys')),
+    { session_keys: { api_key: 'sk-session', by_provider: { openai: 'sk-session' } } },
+    'the key in use, and each provider\'s own',
+  );
+  assert.equal(JSON.stringify(await page.evaluate(() => chrome.storage.local.get(null))).includes('sk-session'), false, 'no key on disk');
   await page.reload();
   await page.waitForFunction(() => document.getElementById('api-key').value === 'sk-session');
   await page.close();
@@ -235,6 +240,7 @@ test('Azure OpenAI: the resource endpoint needs an API version, the v1 base URL 
   try {
     await page.selectOption('#provider', 'azure_openai');
     await page.fill('#base-url', 'https://contoso.openai.azure.com');
+    await page.fill('#model', 'contoso-gpt');
     await page.fill('#api-version', '');
     assert.equal(await page.locator('#api-version').evaluate((el) => el.required), true);
     await page.click('#save');
@@ -249,6 +255,66 @@ test('Azure OpenAI: the resource endpoint needs an API version, the v1 base URL 
     assert.equal(saved.provider, 'azure_openai');
     assert.equal(saved.api_version, '');
   } finally {
+    await page.evaluate((settings) => chrome.storage.local.set({ settings }), kept);
+    await page.close();
+  }
+});
+
+test('an empty base URL is shown as the provider\'s own address and saved as it is; a server without one asks for it', async () => {
+  const page = await openOptions();
+  const kept = await stored(page);
+  const baseUrl = page.locator('#base-url');
+  try {
+    await page.selectOption('#provider', 'openai');
+    await page.fill('#base-url', '');
+    await page.fill('#model', 'gpt-4.1-mini');
+    assert.equal(await baseUrl.getAttribute('placeholder'), 'Default: https://api.openai.com/v1');
+    assert.equal(await baseUrl.evaluate((el) => el.required), false);
+    assert.equal(await page.locator('#model').getAttribute('placeholder'), 'e.g. gpt-4.1-mini', 'an example, not a value');
+    assert.equal(await save(page), 'Saved.', 'left as shown, the base URL is the provider\'s own');
+    assert.equal((await stored(page)).llm.base_url, '');
+
+    await page.selectOption('#provider', 'openai_compatible');
+    assert.equal(await baseUrl.getAttribute('placeholder'), 'e.g. https://openrouter.ai/api/v1');
+    assert.equal(await baseUrl.evaluate((el) => el.required), true, 'another server has no address to assume');
+    await page.fill('#model', 'some-model');
+    await page.click('#save');
+    assert.equal(await baseUrl.evaluate((el) => el.validity.valueMissing), true, 'the browser holds the form back');
+    assert.equal((await stored(page)).llm.provider, 'openai', 'nothing was saved');
+  } finally {
+    await page.evaluate((settings) => chrome.storage.local.set({ settings }), kept);
+    await page.close();
+  }
+});
+
+test('each provider keeps its own base URL, model and key: switching away and back brings them back, after a reload too', async () => {
+  const page = await openOptions();
+  const kept = await stored(page);
+  const values = () => page.evaluate(() => ['base-url', 'model', 'api-key'].map((id) => document.getElementById(id).value));
+  try {
+    const provider = await page.locator('#provider').inputValue();
+    const own = await values();
+    assert.equal(own[1], 'mock-model');
+    await page.selectOption('#provider', 'anthropic');
+    assert.deepEqual(await values(), ['', '', ''], 'another provider starts from its own, empty fields');
+    await page.fill('#model', 'claude-test');
+    await page.fill('#api-key', 'sk-ant-test');
+    await page.selectOption('#provider', provider);
+    assert.deepEqual(await values(), own, 'switching back brings the first provider\'s fields back');
+    assert.equal(await save(page), 'Saved.');
+    await page.close();
+
+    const again = await openOptions();
+    const valuesAgain = () => again.evaluate(() => ['base-url', 'model', 'api-key'].map((id) => document.getElementById(id).value));
+    await again.selectOption('#provider', 'anthropic');
+    assert.deepEqual(await valuesAgain(), ['', 'claude-test', 'sk-ant-test'], 'kept across a reload');
+    await again.selectOption('#provider', provider);
+    assert.deepEqual(await valuesAgain(), own);
+    assert.equal((await stored(again)).llm.model, 'mock-model', 'the saved settings are the chosen provider\'s');
+    await again.close();
+  } finally {
+    const page = await h.context.newPage();
+    await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
     await page.evaluate((settings) => chrome.storage.local.set({ settings }), kept);
     await page.close();
   }

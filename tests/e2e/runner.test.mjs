@@ -74,8 +74,8 @@ test('scripts/run --task without an LLM says which variables to set', async () =
     TABWRIGHT_LLM_BASE_URL: '', TABWRIGHT_LLM_MODEL: '',
   });
   assert.equal(code, 1);
-  assert.match(stderr, /No LLM is configured/);
-  assert.match(stderr, /TABWRIGHT_LLM_BASE_URL/);
+  assert.match(stderr, /No model is chosen/);
+  assert.match(stderr, /TABWRIGHT_LLM_MODEL/);
 });
 
 test('scripts/run --task with half an LLM configuration names the missing variable', async () => {

@@ -83,13 +83,13 @@ test('the core\'s refusals and errors reach a Chinese reader in Chinese', async 
     // A refusal: settings with no model. The core's English names the empty field; the panel
     // shows the same message from _locales/zh_CN.
     const saved = await h.settings({ baseUrl: world.llm.baseUrl, model: '' }).then(() => null, (error) => error.message);
-    assert.match(saved, /^已保存，但任务还无法开始：尚未配置语言模型：模型为空。/, 'the options page says it too');
+    assert.match(saved, /^已保存，但任务还无法开始：尚未选择模型。/, 'the options page says it too');
     await runTask(panel, '这个页面的标题是什么？');
     const notice = panel.locator('#notice');
     await notice.filter({ hasText: /\S/ }).waitFor();
     const refused = await notice.innerText();
-    assert.match(refused, /^尚未配置语言模型：模型为空。请打开 Tabwright 设置/);
-    assert.doesNotMatch(refused, /No LLM is configured/);
+    assert.match(refused, /^尚未选择模型。请在 Tabwright 设置中选择一个/);
+    assert.doesNotMatch(refused, /No model is chosen/);
 
     // A task that ends on an error: the model's server refuses the key. The provider's own
     // words and the status stay as they came; the sentence around them is Chinese.
