@@ -21,11 +21,32 @@ pub struct LocaleText {
     /// Another message, shown in its place after `args`: the message's last placeholder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<Box<LocaleText>>,
+    /// Words that were not written for the person (what the model was told), kept as they
+    /// are: the pages show them under the message, folded, for whoever wants to know more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// What the person can do about it from where they read it (a button beside the message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remedy: Option<Remedy>,
+}
+
+/// A way to set right what a message tells of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Remedy {
+    /// Tabwright's settings can fix it: the pages offer to open them.
+    OpenSettings,
 }
 
 impl LocaleText {
     pub fn new<A: ToString>(key: &str, args: impl IntoIterator<Item = A>) -> Self {
-        LocaleText { key: key.to_string(), args: args.into_iter().map(|a| a.to_string()).collect(), cause: None }
+        LocaleText {
+            key: key.to_string(),
+            args: args.into_iter().map(|a| a.to_string()).collect(),
+            cause: None,
+            detail: None,
+            remedy: None,
+        }
     }
 
     /// A message with no placeholders.
@@ -37,6 +58,23 @@ impl LocaleText {
     pub fn because(mut self, cause: LocaleText) -> Self {
         self.cause = Some(Box::new(cause));
         self
+    }
+
+    /// The message with words for whoever wants more (see `detail`).
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// The message of something the settings can fix.
+    pub fn fixed_in_settings(mut self) -> Self {
+        self.remedy = Some(Remedy::OpenSettings);
+        self
+    }
+
+    /// Whether the settings can fix what this message, or its cause, tells of.
+    pub fn settings_can_fix(&self) -> bool {
+        self.remedy == Some(Remedy::OpenSettings) || self.cause.as_ref().is_some_and(|c| c.settings_can_fix())
     }
 }
 
@@ -233,7 +271,35 @@ pub(crate) mod tests {
             let TaskEnd::Error { message, locale_text } = end else { unreachable!() };
             out.push((message, locale_text));
         }
+        // What the person reads of words written for the model (those are the detail).
+        out.push((
+            "The model's answer could not be used, so it was told what was wrong and asked again.".into(),
+            Some(LocaleText::plain("model_answer_unusable").with_detail("Your answer was not valid JSON.")),
+        ));
+        out.push((
+            "An action failed: click [12] Submit.".into(),
+            Some(LocaleText::new("action_failed", ["click [12] Submit"]).with_detail("Element [12] is gone.")),
+        ));
         out
+    }
+
+    #[test]
+    fn what_the_settings_can_fix_offers_them() {
+        use crate::llm::LlmError;
+        use crate::protocol::Refusal;
+        use crate::settings::SettingsError;
+        let fixable = |e: &dyn Fn() -> Option<LocaleText>| e().is_some_and(|t| t.settings_can_fix());
+        assert!(fixable(&|| SettingsError::NoModel.locale_text()));
+        assert!(fixable(&|| Refusal::Settings(SettingsError::NoBaseUrl).locale_text()));
+        let http = |status| LlmError::Http { url: "https://api.example/v1".into(), status, message: "no".into() };
+        assert!(fixable(&|| http(401).locale_text()), "a refused key");
+        assert!(fixable(&|| http(404).locale_text()), "a wrong model or base URL");
+        assert!(!fixable(&|| http(429).locale_text()), "rate limits pass with time, not settings");
+        assert!(!fixable(&|| http(500).locale_text()));
+        let not_resumed = crate::agent::TaskEnd::not_resumed(&Refusal::Settings(SettingsError::SessionKeyGone));
+        let crate::agent::TaskEnd::Error { locale_text, .. } = not_resumed else { unreachable!() };
+        assert!(locale_text.unwrap().settings_can_fix(), "through its cause");
+        assert!(!fixable(&|| Refusal::NoOpenTab.locale_text()));
     }
 
     #[test]

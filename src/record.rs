@@ -104,8 +104,14 @@ pub enum TaskEnd {
     Stopped,
     /// It used every step without calling `done`.
     StepLimit { max_steps: u32 },
-    /// Too many steps in a row failed.
-    TooManyFailures { failures: u32, last_error: String },
+    /// Too many steps in a row failed. `last_error` in the words the model read; the
+    /// person's in `last_error_locale_text`.
+    TooManyFailures {
+        failures: u32,
+        last_error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last_error_locale_text: Option<crate::message::LocaleText>,
+    },
     /// Something that retrying cannot fix: bad settings, an unreachable LLM, a restricted page.
     /// `message` in English; `locale_text` names it in the pages' languages.
     Error {
@@ -140,7 +146,7 @@ impl TaskEnd {
             TaskEnd::StepLimit { max_steps } => {
                 format!("The task used all {max_steps} steps without finishing. Raise the step limit in options or give a more specific task.")
             }
-            TaskEnd::TooManyFailures { failures, last_error } => {
+            TaskEnd::TooManyFailures { failures, last_error, .. } => {
                 format!("The task stopped after {failures} failed steps in a row. Last error: {last_error}")
             }
             TaskEnd::Error { message, .. } => message.clone(),

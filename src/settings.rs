@@ -225,9 +225,10 @@ pub enum SettingsError {
 }
 
 impl crate::message::Localize for SettingsError {
+    /// Every one is fixed in the settings.
     fn locale_text(&self) -> Option<crate::message::LocaleText> {
         use crate::message::LocaleText as L;
-        Some(match self {
+        Some(L::fixed_in_settings(match self {
             SettingsError::UnknownProvider(name) => {
                 L::new("settings_unknown_provider", [name, &SUPPORTED_PROVIDERS.join(", ")])
             }
@@ -243,7 +244,7 @@ impl crate::message::Localize for SettingsError {
             SettingsError::UnknownAction { name, list, known } => {
                 L::new("settings_unknown_action", [name, *list, known])
             }
-            SettingsError::Safety(e) => return e.locale_text(),
+            SettingsError::Safety(e) => return e.locale_text().map(L::fixed_in_settings),
             SettingsError::BadDomain(glob) => L::new("settings_bad_domain", [glob]),
             SettingsError::SessionKeyGone => L::plain("settings_session_key_gone"),
             SettingsError::NoApiVersion => L::plain("settings_no_api_version"),
@@ -252,7 +253,7 @@ impl crate::message::Localize for SettingsError {
             SettingsError::UnknownVision(mode) => L::new("settings_unknown_vision", [mode]),
             SettingsError::BadPrice(model) => L::new("settings_bad_price", [model]),
             SettingsError::BadModelName(model) => L::new("settings_bad_model_name", [model]),
-        })
+        }))
     }
 }
 

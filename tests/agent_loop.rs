@@ -250,6 +250,8 @@ fn an_invalid_answer_goes_back_to_the_llm_which_recovers() {
     let run = run_task(site.clone(), llm, 10, StopSignal::new());
     let first = &run.history.steps[0];
     assert!(first.error.as_deref().unwrap().contains("`teleport` is not available"));
+    let person = first.error_locale_text.as_deref().unwrap();
+    assert_eq!((person.key.as_str(), person.detail.as_deref()), ("model_answer_unusable", first.error.as_deref()));
     let second_state = run.requests[1]["messages"][1]["content"].as_str().unwrap();
     assert!(second_state.contains(&format!("Allowed actions: {}", PAGE_ACTIONS.join(", "))), "{second_state}");
     assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }));
@@ -260,9 +262,14 @@ fn three_invalid_answers_in_a_row_end_the_task() {
     let llm = ScriptedLlm::new(|_, _| Reply::Content("I think I should click the button.".into()));
     let run = run_task(FakeSite::at(LOGIN_URL), llm, 10, StopSignal::new());
     match &run.history.end {
-        TaskEnd::TooManyFailures { failures, last_error } => {
+        TaskEnd::TooManyFailures { failures, last_error, last_error_locale_text } => {
             assert_eq!(*failures, 3);
             assert!(last_error.contains("not valid JSON"), "{last_error}");
+            // The person reads that the answer could not be used; what the model was told is
+            // the detail beneath.
+            let person = last_error_locale_text.as_ref().unwrap();
+            assert_eq!(person.key, "model_answer_unusable");
+            assert_eq!(person.detail.as_deref(), Some(last_error.as_str()));
         }
         other => panic!("unexpected end {other:?}"),
     }

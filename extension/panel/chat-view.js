@@ -8,6 +8,7 @@ import { t, formatNumber, coreText } from '../i18n.js';
 import { endText } from '../history-store.js';
 import { markdownFragment } from './markdown-view.js';
 import { el } from '../dom.js';
+import { showProblem } from './problem-view.js';
 
 /** "4 steps · 12,345 tokens (9,800 from the provider's cache) · $0.0123": what a task used.
  * The cost counts cached input at its lower price (src/llm/pricing.rs). */
@@ -21,7 +22,8 @@ export function usageLine(steps, usage, cost) {
   return parts.join(' · ');
 }
 
-/** How a task ended, in a label and a text. `text` of a `done` is the model's markdown. */
+/** How a task ended, in a label and a text. `text` of a `done` is the model's markdown;
+ * `problem`, for an end on an error, is the core's `{message, locale_text}` of it. */
 export function describeEnd(end) {
   switch (end?.kind) {
     case 'done':
@@ -30,10 +32,15 @@ export function describeEnd(end) {
       return { label: t('finalStopped'), text: t('endStopped') };
     case 'step_limit':
       return { label: t('finalEnded'), text: t('endStepLimit', [end.max_steps]) };
-    case 'too_many_failures':
-      return { label: t('finalEnded'), text: t('endFailures', [end.failures, end.last_error]) };
+    case 'too_many_failures': {
+      // The person's words for the last failure; what the model read is its detail.
+      const last = { message: end.last_error, locale_text: end.last_error_locale_text };
+      return { label: t('finalEnded'), text: t('endFailures', [end.failures, coreText(last)]), problem: last };
+    }
+    case 'error':
+      return { label: t('finalEnded'), text: coreText(end), problem: end };
     default:
-      return { label: t('finalEnded'), text: end?.kind === 'error' ? coreText(end) : endText(end) };
+      return { label: t('finalEnded'), text: endText(end) };
   }
 }
 
@@ -183,7 +190,12 @@ export class ChatView {
     // the panel's own messages are plain text.
     const body = el('div', end.markdown ? 'final-text markdown' : 'final-text');
     if (end.markdown) body.append(markdownFragment(end.text));
-    else body.textContent = end.text;
+    else if (end.problem) {
+      const shown = showProblem(body, end.problem, end.text);
+      // The step that met the error said it already: it is said once, here.
+      const last = [...this.steps.values()].pop()?.querySelector('.step-error');
+      if (last?.querySelector('.problem-text')?.textContent === shown) last.remove();
+    } else body.textContent = end.text;
     box.append(body);
     if (typeof event.steps === 'number') box.append(el('div', 'final-usage', usageLine(event.steps, event.usage, event.cost_usd)));
     if (this.tools) {
@@ -239,7 +251,11 @@ export class ChatView {
         }
         ChatView.renderActions(card, record.actions);
         card.querySelector('.step-error')?.remove();
-        if (record.error) card.append(el('p', 'step-error', coreText({ message: record.error, locale_text: record.error_locale_text })));
+        if (record.error) {
+          const problem = el('div', 'step-error');
+          showProblem(problem, { message: record.error, locale_text: record.error_locale_text });
+          card.append(problem);
+        }
         if (record.screenshot?.png_base64) ChatView.showScreenshot(card, record);
         this.used.tokens += (record.usage?.input_tokens ?? 0) + (record.usage?.output_tokens ?? 0);
         if (typeof record.cost_usd === 'number') this.used.cost = (this.used.cost ?? 0) + record.cost_usd;

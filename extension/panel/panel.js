@@ -7,7 +7,7 @@
 // IndexedDB directly (written by the worker): this page shares the worker's origin. Every
 // string comes from _locales (i18n.js).
 import { exportTask, exportFileName, getSession } from '../history-store.js';
-import { t, localize, coreText } from '../i18n.js';
+import { t, localize } from '../i18n.js';
 import { ChatView } from './chat-view.js';
 import { el } from '../dom.js';
 import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
@@ -16,6 +16,7 @@ import { askCore as ask } from '../core-client.js';
 import { SkillForm } from './skill-form.js';
 import { Attachments } from './attachments.js';
 import { ModelChoice } from './model-choice.js';
+import { showProblem } from './problem-view.js';
 
 localize();
 
@@ -51,16 +52,12 @@ let pauseAsked = false;
 let resumeAsked = false;
 let running = false;
 
-function showNotice(message) {
-  notice.textContent = message;
-  notice.hidden = !message;
-  // Problems the user fixes in settings get a way there.
-  if (/options|settings/i.test(message)) {
-    const open = el('button', 'link-button', t('openSettings'));
-    open.type = 'button';
-    open.addEventListener('click', () => chrome.runtime.openOptionsPage());
-    notice.append(document.createElement('br'), open);
-  }
+/** Shows a problem above the task box, or clears it (''): the panel's own words, or the
+ * core's `{message, locale_text}` (a refusal), shown as every problem is (problem-view.js). */
+function showNotice(/** @type {string | {message?: string | null, locale_text?: any}} */ said) {
+  const problem = typeof said === 'string' ? { message: said } : said;
+  showProblem(notice, problem);
+  notice.hidden = !notice.textContent;
 }
 
 function setRunning(value, label) {
@@ -112,7 +109,7 @@ const live = new ChatView($('log'), {
   async answer(text) {
     const reply = await ask({ type: 'answer_question', answer: text });
     if (reply.type === 'refused') {
-      showNotice(coreText(reply));
+      showNotice(reply);
       return false;
     }
     return true;
@@ -203,7 +200,7 @@ async function startTask() {
       files: attachments.forTask(), model: modelChoice.chosen(),
     });
     if (reply.type === 'refused') {
-      showNotice(coreText(reply));
+      showNotice(reply);
       return;
     }
     taskBox.value = '';
@@ -247,7 +244,7 @@ async function pauseOrResume() {
   const reply = await ask({ type: resuming ? 'resume_task' : 'pause_task' });
   drawWaiting();
   if (reply.type === 'refused') {
-    showNotice(coreText(reply));
+    showNotice(reply);
     showPause({});
     return;
   }
@@ -261,7 +258,7 @@ async function stopTask() {
   stopButton.disabled = true;
   const reply = await ask({ type: 'stop_task' });
   if (reply.type === 'refused') {
-    showNotice(coreText(reply));
+    showNotice(reply);
     stopButton.disabled = false;
   }
 }
@@ -389,7 +386,7 @@ async function replayPast() {
   const title = t('replayTitle', [pastTasks[0].task.task]);
   const reply = await ask({ type: 'replay_task', title, start_url: startUrl, steps });
   if (reply.type === 'refused') {
-    showNotice(coreText(reply));
+    showNotice(reply);
     return;
   }
   showView('chat');
@@ -444,7 +441,7 @@ function resync() {
       sync.next = Math.max(sync.next, status.from + status.events.length);
       if (!status.running && running) setRunning(false);
     } else if (status.type === 'refused') {
-      showNotice(coreText(status));
+      showNotice(status);
     }
     const held = sync.held;
     sync.syncing = null;

@@ -70,7 +70,12 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
         add(item, 'code', action.description);
         if (action.result) add(item, 'div', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`, action.result.is_error ? 'error' : undefined);
       }
-      if (record.error) add(text, 'p', coreText({ message: record.error, locale_text: record.error_locale_text }), 'error');
+      if (record.error) {
+        add(text, 'p', coreText({ message: record.error, locale_text: record.error_locale_text }), 'error');
+        // What the model was told, beneath the person's words, as the panel folds it.
+        const detail = record.error_locale_text?.detail;
+        if (detail) add(text, 'p', `${t('problemDetail')}: ${detail}`, 'meta');
+      }
       if (shot) {
         const img = add(step, 'img', undefined, 'shot');
         img.src = `data:image/png;base64,${shot}`;

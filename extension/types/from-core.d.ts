@@ -65,6 +65,13 @@ export type PanelReply =
       domain: string;
     };
 /**
+ * A way to set right what a message tells of.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Remedy".
+ */
+export type Remedy = 'open_settings';
+/**
  * What a running task reports, in order.
  *
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -180,6 +187,7 @@ export type TaskEnd =
       kind: 'too_many_failures';
       failures: number;
       last_error: string;
+      last_error_locale_text?: LocaleText | null;
     }
   | {
       kind: 'error';
@@ -337,6 +345,15 @@ export interface LocaleText {
    * Another message, shown in its place after `args`: the message's last placeholder.
    */
   cause?: LocaleText | null;
+  /**
+   * Words that were not written for the person (what the model was told), kept as they
+   * are: the pages show them under the message, folded, for whoever wants to know more.
+   */
+  detail?: string | null;
+  /**
+   * What the person can do about it from where they read it (a button beside the message).
+   */
+  remedy?: Remedy | null;
 }
 /**
  * The reasoning part of an answer, kept in history and shown in the side panel.

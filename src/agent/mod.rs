@@ -389,11 +389,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             if let Some(record) = record {
                 let record = self.redacted(record);
                 failures = if record.failed() { failures + 1 } else { 0 };
-                let last_error = last_error(&record);
+                let (last_error, last_error_locale_text) = last_error(&record);
                 self.history.push(record.clone());
                 self.events.emit(AgentEvent::StepFinished { v: V, record });
                 if matches!(end, StepEnd::Continue) && failures >= self.limits.max_failures {
-                    return TaskEnd::TooManyFailures { failures, last_error };
+                    return TaskEnd::TooManyFailures { failures, last_error, last_error_locale_text };
                 }
             }
             if let StepEnd::End(end) = end {
@@ -517,7 +517,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let output = match AgentOutput::parse(&content, &union, max_actions) {
             Ok(output) => output,
             Err(e) => {
+                // The model is told what was wrong; the person, that it was asked again.
                 record.error = Some(e.to_string());
+                let text = crate::message::LocaleText::plain("model_answer_unusable").with_detail(e.to_string());
+                record.error_locale_text = Some(Box::new(text));
                 return (Some(record), StepEnd::Continue);
             }
         };
@@ -598,7 +601,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         // A replay or a skill stops at the first failure (what follows counted on it), and ends
         // with its report after its last step (`script_ended`).
         if let (true, Some(script), StepEnd::Continue) = (was_scripted, &self.script, &end) {
-            let failed = record.failed().then(|| last_error(&record));
+            let failed = record.failed().then(|| last_error(&record).0);
             if failed.is_some() || script.finished() {
                 let total = script.len();
                 let outcome = match failed {
@@ -1068,10 +1071,20 @@ fn skill_outcome(name: &str, outcome: &Result<String, String>) -> String {
     }
 }
 
-fn last_error(record: &StepRecord) -> String {
-    record
-        .error
-        .clone()
-        .or_else(|| record.actions.iter().rev().find(|a| a.result.is_error).map(|a| a.result.message.clone()))
-        .unwrap_or_default()
+fn last_error(record: &StepRecord) -> (String, Option<crate::message::LocaleText>) {
+    if let Some(error) = &record.error {
+        return (error.clone(), record.error_locale_text.as_deref().cloned());
+    }
+    match record.actions.iter().rev().find(|a| a.result.is_error) {
+        // What an action met is told to the model, in its words: the person reads that an
+        // action failed, and those words beneath.
+        Some(action) => (
+            action.result.message.clone(),
+            Some(
+                crate::message::LocaleText::new("action_failed", [&action.description])
+                    .with_detail(&action.result.message),
+            ),
+        ),
+        None => (String::new(), None),
+    }
 }

@@ -188,11 +188,18 @@ impl crate::message::Localize for LlmError {
     fn locale_text(&self) -> Option<crate::message::LocaleText> {
         use crate::message::LocaleText as L;
         Some(match self {
-            LlmError::Unreachable { url, reason } => L::new("llm_unreachable", [url, reason]),
-            LlmError::Http { url, status, message } => L::new(
-                status_hint(*status, url, message).0,
-                [url.clone(), status.to_string(), message.trim_end_matches('.').to_string()],
-            ),
+            // The base URL may be wrong: the settings are a way.
+            LlmError::Unreachable { url, reason } => L::new("llm_unreachable", [url, reason]).fixed_in_settings(),
+            LlmError::Http { url, status, message } => {
+                let key = status_hint(*status, url, message).0;
+                let text = L::new(key, [url.clone(), status.to_string(), message.trim_end_matches('.').to_string()]);
+                // A key, a base URL or a model the provider refuses.
+                if matches!(key, "llm_http_key" | "llm_http_not_found") {
+                    text.fixed_in_settings()
+                } else {
+                    text
+                }
+            }
             LlmError::Refusal(why) => L::new("llm_refusal", [why]),
             LlmError::Truncated => L::plain("llm_truncated"),
             LlmError::ContextWindowExceeded => L::plain("llm_context_window_exceeded"),

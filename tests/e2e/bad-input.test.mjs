@@ -3,7 +3,7 @@
 // touch, and a task stopped while the LLM is still thinking.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startWithMockLlm, runTask, runTaskToEnd, newConversation } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 
 let world;
@@ -47,12 +47,44 @@ test('an LLM HTTP error ends the task with the status, the URL and what to check
   world.setPolicy(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-wrong.', type: 'invalid_request_error' } } }));
   await h.openFixture('login.html');
   const panel = await h.openPanel();
+  await newConversation(panel);
   const text = await runTaskToEnd(panel, 'Log in as alice', 30_000);
   assert.match(text, /HTTP 401/);
   assert.ok(text.includes(`${llm.baseUrl}/chat/completions`), text);
   assert.match(text, /Incorrect API key provided/);
   assert.match(text, /Check the API key in Tabwright's options/);
   assert.equal(await panel.locator('#run').isVisible(), true, 'the panel is ready for another task');
+  // Said once, where the task ends, with the way to fix it: not again in the step that met it.
+  const log = await panel.locator('#log').innerText();
+  assert.equal(log.split('Incorrect API key provided').length - 1, 1, log);
+  assert.equal(await panel.locator('#log .step-error').count(), 0);
+  const [options] = await Promise.all([
+    h.context.waitForEvent('page'),
+    panel.locator('.final').getByRole('button', { name: 'Open settings' }).click(),
+  ]);
+  await options.waitForLoadState();
+  assert.match(options.url(), /\/options\/options\.html$/);
+  await closeAllButOne();
+});
+
+test('a model that does not answer in the shape asked: the person reads that it was asked again, the model\'s words are folded beneath', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
+  world.setPolicy(() => ({ output: 'I think I should click the Submit button.' }));
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await newConversation(panel);
+  const text = await runTaskToEnd(panel, 'Log in as alice', 30_000);
+  const asked = "The model's answer could not be used, so it was told what was wrong and asked again.";
+  assert.ok(text.includes(`Stopped after 3 failed steps in a row. ${asked}`), text);
+  const steps = await panel.locator('#log .step-error .problem-text').allInnerTexts();
+  assert.deepEqual(steps, [asked, asked, asked], 'each step says it in the person\'s words');
+  const log = panel.locator('#log');
+  assert.doesNotMatch(await log.innerText(), /valid JSON|Answer with one JSON object/, 'the model\'s words are folded away');
+  assert.equal(await panel.locator('.final').getByRole('button', { name: 'Open settings' }).count(), 0, 'no settings can fix a model\'s slip');
+  await panel.locator('.final .problem-detail summary').click();
+  assert.match(await panel.locator('.final .problem-detail').innerText(), /not valid JSON of the required shape/);
+  await h.screenshot(panel, 'model-answer-unusable');
+  world.setPolicy(() => answer('Finish', [{ done: { text: 'ok', success: true } }]));
   await closeAllButOne();
 });
 

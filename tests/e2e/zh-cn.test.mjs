@@ -98,7 +98,7 @@ test('the core\'s refusals and errors reach a Chinese reader in Chinese', async 
     const final = await runTaskToEnd(panel, '这个页面的标题是什么？');
     assert.match(final, /位于 http:\/\/127\.0\.0\.1:\d+\/\S+ 的语言模型返回了 HTTP 401：Incorrect API key provided。请检查 Tabwright 设置中的 API 密钥。/);
     assert.doesNotMatch(final, /answered HTTP/);
-    assert.match(await panel.locator('#log .step-error').last().innerText(), /^位于 \S+ 的语言模型返回了 HTTP 401/, 'and so does the step that met it');
+    assert.equal(await panel.locator('#log .final').last().getByRole('button', { name: '打开设置' }).count(), 1, 'with the way to fix it');
     // The history keeps the English too (searching and exports read it).
     const status = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
     const end = status.events.at(-1).end;
