@@ -241,6 +241,7 @@ pub(crate) mod tests {
             Refusal::EmptyAnswer,
             Refusal::NoQuestion,
             Refusal::EmptyTask,
+            Refusal::TaskTooLong { chars: 100_000, max: 20_000 },
             Refusal::EmptyReplay,
             Refusal::BadOutputSchema,
             Refusal::UnsupportedOutputSchema("`pattern` at the top".into()),

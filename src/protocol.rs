@@ -137,6 +137,8 @@ pub enum Refusal {
     NoQuestion,
     #[error("Type a task first.")]
     EmptyTask,
+    #[error("The task is {chars} characters long; a task may have at most {max}. Shorten it: the model reads the whole task at every step.")]
+    TaskTooLong { chars: usize, max: usize },
     #[error("The saved task has no actions to replay.")]
     EmptyReplay,
     #[error("The output schema must be a JSON Schema object, e.g. {{\"type\": \"object\", \"properties\": {{…}}}}.")]
@@ -193,6 +195,7 @@ impl crate::message::Localize for Refusal {
             Refusal::EmptyAnswer => L::plain("empty_answer"),
             Refusal::NoQuestion => L::plain("no_question"),
             Refusal::EmptyTask => L::plain("empty_task"),
+            Refusal::TaskTooLong { chars, max } => L::new("task_too_long", [chars, max]),
             Refusal::EmptyReplay => L::plain("empty_replay"),
             Refusal::BadOutputSchema => L::plain("bad_output_schema"),
             Refusal::UnsupportedOutputSchema(keyword) => L::new("unsupported_output_schema", [keyword]),
@@ -271,6 +274,8 @@ pub enum PanelReply {
         /// Where the task stands after all its events (none without a task).
         #[serde(skip_serializing_if = "Option::is_none")]
         state: Option<Box<crate::agent::TaskState>>,
+        /// The longest task text the core takes, for the task box's count.
+        task_max_chars: usize,
     },
     /// The model answered the connection check as asked, in `ms` milliseconds.
     ConnectionWorks {
@@ -315,6 +320,10 @@ impl PanelReply {
         PanelReply::Refused { v: PROTOCOL_VERSION, message: reason.to_string(), locale_text: reason.locale_text() }
     }
 }
+
+/// The longest task text a start may have, in characters: the model reads the task at every
+/// step, so a pasted book would fill every request (and its bill) until the task ends.
+pub const TASK_MAX_CHARS: usize = 20_000;
 
 /// Requests the worker sends to the content script of one frame. Indices are the frame's own
 /// (local) indices.

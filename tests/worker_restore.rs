@@ -583,6 +583,10 @@ fn a_start_is_refused_with_what_to_do() {
     };
     let blank = json!({"v": 1, "type": "start_task", "task": "   ", "tab_id": TAB});
     assert!(refusal(worker.ask(blank)).contains("task"));
+    // A task longer than the limit, counted in characters (not bytes): refused with both counts.
+    let long = json!({"v": 1, "type": "start_task", "task": "好".repeat(20_001), "tab_id": TAB});
+    let said = refusal(worker.ask(long));
+    assert!(said.contains("20001 characters") && said.contains("at most 20000"), "{said}");
     world
         .tabs
         .borrow_mut()

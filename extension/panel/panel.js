@@ -7,7 +7,7 @@
 // IndexedDB directly (written by the worker): this page shares the worker's origin. Every
 // string comes from _locales (i18n.js).
 import { exportTask, exportFileName, getSession } from '../history-store.js';
-import { t, localize } from '../i18n.js';
+import { t, localize, formatNumber } from '../i18n.js';
 import { ChatView } from './chat-view.js';
 import { el } from '../dom.js';
 import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
@@ -184,12 +184,31 @@ async function targetTabId() {
   return tabs[0]?.id ?? null;
 }
 
+// The task's length against the longest the core takes (it says which in every status): a
+// count appears as the text nears it, and past it Run waits for a shorter text. Nothing typed
+// is cut: a pasted text stays whole for the person to shorten.
+let taskMaxChars = null;
+const taskCount = $('task-count');
+
+function showTaskLength(max = taskMaxChars) {
+  taskMaxChars = max ?? null;
+  const length = [...taskBox.value.trim()].length;
+  const near = taskMaxChars !== null && length > taskMaxChars * 0.8;
+  const over = near && length > taskMaxChars;
+  taskCount.hidden = !near;
+  taskCount.classList.toggle('over', over);
+  taskCount.textContent = !near ? ''
+    : t(over ? 'taskTooLong' : 'taskLength', [formatNumber(length), formatNumber(taskMaxChars)]);
+  taskBox.setAttribute('aria-invalid', String(over));
+  runButton.disabled = over || starting;
+}
+
 let starting = false;
 
 async function startTask() {
   drawWaiting();
   const task = taskBox.value.trim();
-  if (!task || running || starting) return;
+  if (!task || running || starting || taskCount.classList.contains('over')) return;
   starting = true;
   showNotice('');
   runButton.disabled = true;
@@ -204,11 +223,12 @@ async function startTask() {
       return;
     }
     taskBox.value = '';
+    showTaskLength();
   } catch (error) {
     showNotice(t('startFailed', [error?.message ?? String(error)]));
   } finally {
     starting = false;
-    runButton.disabled = false;
+    showTaskLength();
   }
 }
 
@@ -267,6 +287,7 @@ $('composer').addEventListener('submit', (e) => {
   e.preventDefault();
   startTask();
 });
+taskBox.addEventListener('input', () => showTaskLength());
 taskBox.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
@@ -426,6 +447,7 @@ function resync() {
   if (sync.syncing) return sync.syncing;
   sync.syncing = (async () => {
     const status = await ask({ type: 'get_status', task_id: sync.taskId, since: sync.next });
+    if (status.type === 'status') showTaskLength(status.task_max_chars);
     if (status.type === 'status' && status.task_id) {
       if (status.task_id !== sync.taskId) {
         sync.taskId = status.task_id;

@@ -28,6 +28,10 @@ export type PanelReply =
        * Where the task stands after all its events (none without a task).
        */
       state?: TaskState | null;
+      /**
+       * The longest task text the core takes, for the task box's count.
+       */
+      task_max_chars: number;
     }
   | {
       type: 'connection_works';

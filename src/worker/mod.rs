@@ -256,10 +256,19 @@ impl<H: WorkerHost> TaskHost<H> {
                         from,
                         events: events[from as usize..].to_vec(),
                         state: Some(Box::new(slot.state.borrow().clone())),
+                        task_max_chars: crate::protocol::TASK_MAX_CHARS,
                     }
                 }
                 None => {
-                    PanelReply::Status { v: V, task_id: None, running: false, from: 0, events: Vec::new(), state: None }
+                    PanelReply::Status {
+                        v: V,
+                        task_id: None,
+                        running: false,
+                        from: 0,
+                        events: Vec::new(),
+                        state: None,
+                        task_max_chars: crate::protocol::TASK_MAX_CHARS,
+                    }
                 }
             },
         })
@@ -416,6 +425,10 @@ impl<H: WorkerHost> TaskHost<H> {
         let task = task.trim().to_string();
         if task.is_empty() {
             return refused(Refusal::EmptyTask);
+        }
+        let chars = task.chars().count();
+        if chars > crate::protocol::TASK_MAX_CHARS {
+            return refused(Refusal::TaskTooLong { chars, max: crate::protocol::TASK_MAX_CHARS });
         }
         if let Err(why) = TaskFile::check_all(&files) {
             return refused(Refusal::BadFiles(why));

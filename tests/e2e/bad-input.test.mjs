@@ -178,3 +178,33 @@ test('a page that failed to load still goes to the LLM, which navigates away', a
   assert.match(seen[0], /URL: http:\/\/127\.0\.0\.1:9\//);
   await closeAllButOne();
 });
+
+test('a task text past the limit is counted, kept whole and not run; the core refuses one sent anyway', async () => {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', apiKey: '' });
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  const count = panel.locator('#task-count');
+  const before = llm.requests.length;
+  const long = 'Read this. '.repeat(2_000) + 'x'; // 22,001 characters
+  await panel.fill('#task', long);
+  await count.filter({ hasText: /\S/ }).waitFor();
+  assert.equal(await count.innerText(), '22,001 characters: a task may have at most 20,000. Shorten it to run it.');
+  assert.equal(await panel.locator('#run').isDisabled(), true);
+  await panel.press('#task', 'Enter');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(llm.requests.length, before, 'nothing was sent');
+  assert.equal((await panel.inputValue('#task')).length, long.length, 'nothing typed is cut');
+  await h.screenshot(panel, 'task-too-long');
+
+  await panel.fill('#task', 'a'.repeat(19_000));
+  assert.equal(await count.innerText(), '19,000 / 20,000 characters');
+  assert.equal(await panel.locator('#run').isDisabled(), false);
+  await panel.fill('#task', 'Log in');
+  assert.equal(await count.isVisible(), false, 'a short task shows no count');
+
+  const reply = await panel.evaluate((task) => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'start_task', task, tab_id: null } }), 'z'.repeat(100_000));
+  assert.equal(reply.type, 'refused');
+  assert.match(reply.message, /^The task is 100000 characters long; a task may have at most 20000\./);
+  assert.equal(llm.requests.length, before);
+  await closeAllButOne();
+});
