@@ -62,7 +62,8 @@ function showNotice(/** @type {string | {message?: string | null, locale_text?: 
 
 function setRunning(value, label) {
   running = value;
-  runButton.hidden = value;
+  // While a task runs, Run queues the next one.
+  runButton.textContent = t(value ? 'queueTask' : 'run');
   stopButton.hidden = !value;
   stopButton.disabled = false;
   pauseButton.hidden = !value;
@@ -166,6 +167,8 @@ function drawWaiting() {
     }
     if (event.type === 'task_finished') conversationOpen = true;
     live.render(event);
+    // The next queued task follows one that ended by itself (see `queued`).
+    if (event.type === 'task_finished' && event.end.kind !== 'stopped' && queued.length) setTimeout(startTask, 0);
   }
   scrollToEnd();
 }
@@ -205,28 +208,72 @@ function showTaskLength(max = taskMaxChars) {
 
 let starting = false;
 
+// Tasks typed while one runs wait here, in order, each shown with a way to take it back. The
+// next starts when the running task ends by itself; Stop holds the queue, and Run (with the
+// task box empty) takes it up again. A queued task keeps the files and the model chosen when
+// it was queued. The queue lives as long as the panel.
+/** @type {{id: number, task: string, files: any[], model: string | null}[]} */
+const queued = [];
+let queuedIds = 0;
+const queueList = $('queue');
+
+function showQueue() {
+  queueList.replaceChildren(...queued.map((item) => {
+    const row = el('li', 'queued');
+    row.append(el('span', 'queued-label', t('queuedLabel')), el('span', 'queued-task', item.task));
+    const cancel = el('button', 'link-button', t('queuedCancel'));
+    cancel.type = 'button';
+    cancel.setAttribute('aria-label', t('queuedCancelTask', [item.task.slice(0, 80)]));
+    cancel.addEventListener('click', () => {
+      queued.splice(queued.indexOf(item), 1);
+      showQueue();
+      taskBox.focus();
+    });
+    row.append(cancel);
+    return row;
+  }));
+  queueList.hidden = !queued.length;
+}
+
+/** Runs the task typed (or queues it while one runs), else the first queued one. */
 async function startTask() {
   drawWaiting();
-  const task = taskBox.value.trim();
-  if (!task || running || starting || taskCount.classList.contains('over')) return;
+  const typed = taskBox.value.trim();
+  if (starting || (typed && taskCount.classList.contains('over'))) return;
+  const fromBox = typed ? { id: ++queuedIds, task: typed, files: attachments.forTask(), model: modelChoice.chosen() } : null;
+  if (running) {
+    if (!fromBox) return;
+    queued.push(fromBox);
+    taskBox.value = '';
+    showTaskLength();
+    showQueue();
+    return;
+  }
+  const next = fromBox ?? queued.shift();
+  if (!next) return;
+  showQueue();
   starting = true;
   showNotice('');
   runButton.disabled = true;
+  let started = false;
   try {
     const tabId = await targetTabId();
     const reply = await ask({
-      type: 'start_task', task, tab_id: tabId, start_url: null, follow_up: conversationOpen, new_tab: newTabBox.checked,
-      files: attachments.forTask(), model: modelChoice.chosen(),
+      type: 'start_task', task: next.task, tab_id: tabId, start_url: null, follow_up: conversationOpen,
+      new_tab: newTabBox.checked, files: next.files, model: next.model,
     });
     if (reply.type === 'refused') {
       showNotice(reply);
       return;
     }
-    taskBox.value = '';
-    showTaskLength();
+    started = true;
+    if (fromBox) taskBox.value = '';
   } catch (error) {
     showNotice(t('startFailed', [error?.message ?? String(error)]));
   } finally {
+    // A queued task that could not start goes back to the head of the queue, nothing lost.
+    if (!started && !fromBox) queued.unshift(next);
+    showQueue();
     starting = false;
     showTaskLength();
   }

@@ -53,7 +53,8 @@ test('an LLM HTTP error ends the task with the status, the URL and what to check
   assert.ok(text.includes(`${llm.baseUrl}/chat/completions`), text);
   assert.match(text, /Incorrect API key provided/);
   assert.match(text, /Check the API key in Tabwright's options/);
-  assert.equal(await panel.locator('#run').isVisible(), true, 'the panel is ready for another task');
+  assert.equal(await panel.locator('#run').innerText(), 'Run', 'the panel is ready for another task');
+  assert.equal(await panel.locator('#stop').isVisible(), false);
   // Said once, where the task ends, with the way to fix it: not again in the step that met it.
   const log = await panel.locator('#log').innerText();
   assert.equal(log.split('Incorrect API key provided').length - 1, 1, log);
@@ -156,7 +157,8 @@ test('stop ends a task while the LLM is still answering', async () => {
   for (let i = 0; i < 50 && !pendingRequest.abandoned; i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(pendingRequest.abandoned, true, 'the LLM request was aborted, so the provider stops generating');
   slowAnswer.release();
-  assert.equal(await panel.locator('#run').isVisible(), true);
+  assert.equal(await panel.locator('#run').innerText(), 'Run', 'the panel is ready for another task');
+  assert.equal(await panel.locator('#stop').isVisible(), false);
   await closeAllButOne();
 });
 

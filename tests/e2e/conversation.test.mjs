@@ -89,6 +89,54 @@ test('after resume the panel shows the task running and it can be paused again; 
   assert.equal(await panel.evaluate(() => window.sawPaused), false, 'the pause taken back never took hold');
 });
 
+test('a task typed while one runs is queued, shown, cancellable, and runs next; Stop holds the queue until Run', async () => {
+  const taskOf = (state) => /<task>\n([\s\S]*?)\n<\/task>/.exec(state)[1];
+  const ran = [];
+  policy = async (state) => {
+    await new Promise((r) => setTimeout(r, 500)); // a model that takes its time
+    const task = taskOf(state);
+    if (stepsDone(state) === 0) ran.push(task);
+    if (stepsDone(state) >= 2) return answer('Finish', [{ done: { text: `Did: ${task}`, success: true } }]);
+    return answer('Look around', [{ scroll: { down: true, pages: 0.5 } }]);
+  };
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await panel.click('#new-conversation').catch(() => {});
+  const queue = panel.locator('#queue .queued-task');
+  const finals = panel.locator('#log .final');
+  await runTask(panel, 'First task');
+  await panel.locator('.step').first().waitFor();
+  assert.equal(await panel.locator('#run').innerText(), 'Queue', 'Run queues while a task runs');
+  for (const task of ['Second task', 'Third task']) {
+    await panel.fill('#task', task);
+    await panel.press('#task', 'Enter');
+  }
+  assert.deepEqual(await queue.allInnerTexts(), ['Second task', 'Third task'], 'shown in order');
+  assert.equal(await panel.inputValue('#task'), '', 'the box is free for more');
+  await h.screenshot(panel, 'queued-tasks');
+  await panel.getByRole('button', { name: 'Take "Third task" out of the queue' }).click();
+  assert.deepEqual(await queue.allInnerTexts(), ['Second task']);
+  await finals.nth(1).waitFor({ timeout: 30_000 });
+  assert.match(await finals.nth(1).innerText(), /Did: Second task/, 'the queued task ran next, by itself');
+  await panel.locator('#stop').waitFor({ state: 'hidden' });
+  assert.deepEqual(ran, ['First task', 'Second task'], 'the cancelled one never ran');
+  assert.equal(await queue.count(), 0);
+
+  await runTask(panel, 'Fourth task');
+  await panel.locator('.step').last().waitFor();
+  await panel.fill('#task', 'Fifth task');
+  await panel.press('#task', 'Enter');
+  await panel.click('#stop');
+  await finals.nth(2).waitFor({ timeout: 30_000 });
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.deepEqual(await queue.allInnerTexts(), ['Fifth task'], 'Stop holds the queue');
+  assert.equal(ran.includes('Fifth task'), false);
+  await panel.click('#run');
+  await finals.nth(3).waitFor({ timeout: 30_000 });
+  assert.match(await finals.nth(3).innerText(), /Did: Fifth task/, 'Run takes the queue up again');
+  assert.equal(await queue.count(), 0);
+});
+
 test('a follow-up task is told the earlier tasks of the conversation; a new conversation starts fresh', async () => {
   const earlierOf = (state) => /<earlier_tasks>\n([\s\S]*?)<\/earlier_tasks>/.exec(state)?.[1] ?? null;
   const seen = [];

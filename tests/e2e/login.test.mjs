@@ -89,5 +89,6 @@ test('log in as alice through the side panel: the page welcomes her and the loop
   await new Promise((r) => setTimeout(r, 1_000));
   assert.equal(llm.requests.length, 3);
   assert.equal(await panel.locator('#stop').isHidden(), true);
-  assert.equal(await panel.locator('#run').isVisible(), true);
+  assert.equal(await panel.locator('#run').innerText(), 'Run', 'the panel is ready for another task');
+  assert.equal(await panel.locator('#stop').isVisible(), false);
 });

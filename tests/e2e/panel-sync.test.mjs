@@ -114,7 +114,8 @@ test('a fast task is drawn in batches, at most ten a second, with every step onc
     assert.deepEqual(goals, [...Array.from({ length: TYPED }, (_, i) => `Type attempt ${i + 1}`), 'Finish']);
     const numbers = await panel.locator('.step .step-number').allInnerTexts();
     assert.deepEqual(numbers.map((n) => Number(/\d+/.exec(n)[0])), Array.from({ length: TYPED + 1 }, (_, i) => i + 1));
-    assert.equal(await panel.locator('#run').isVisible(), true, 'the panel is ready for the next task');
+    assert.equal(await panel.locator('#run').innerText(), 'Run', 'the panel is ready for another task');
+    assert.equal(await panel.locator('#stop').isVisible(), false);
   } finally {
     world.setPolicy(null);
   }

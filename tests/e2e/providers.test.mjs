@@ -52,7 +52,7 @@ async function logIn(provider, settings, policy = loginPolicy) {
     // Closing the task's tab ends a task a failed assertion left running; the next test waits
     // for the panel to be idle again.
     await site?.close();
-    await panel.locator('#run').waitFor({ state: 'visible', timeout: 10_000 }).catch(() => {});
+    await panel.locator('#stop').waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
     await llm.close();
   }
 }
