@@ -262,6 +262,10 @@ pub enum PanelReply {
         message: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         locale_text: Option<crate::message::LocaleText>,
+        /// The stored setting at fault (`llm.model`), when a setting is: the options page
+        /// marks its field.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        setting: Option<String>,
     },
     /// The running (or last) task and its events from seq `from` on; `events[n]` was broadcast
     /// with seq `from + n`.
@@ -317,7 +321,16 @@ pub enum PanelReply {
 impl PanelReply {
     pub fn refused(reason: &Refusal) -> Self {
         use crate::message::Localize;
-        PanelReply::Refused { v: PROTOCOL_VERSION, message: reason.to_string(), locale_text: reason.locale_text() }
+        let setting = match reason {
+            Refusal::Settings(e) => e.setting().map(str::to_string),
+            _ => None,
+        };
+        PanelReply::Refused {
+            v: PROTOCOL_VERSION,
+            message: reason.to_string(),
+            locale_text: reason.locale_text(),
+            setting,
+        }
     }
 }
 

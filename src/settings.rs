@@ -257,6 +257,44 @@ impl crate::message::Localize for SettingsError {
     }
 }
 
+impl SettingsError {
+    /// The stored setting at fault, by its path in the stored settings (`llm.model`), for the
+    /// options page to mark; none for a fault of the whole.
+    pub fn setting(&self) -> Option<&'static str> {
+        use crate::safety::SafetyError;
+        Some(match self {
+            SettingsError::UnknownProvider(_) => "llm.provider",
+            SettingsError::BadExpansion(_) => "viewport_expansion",
+            SettingsError::NoBaseUrl | SettingsError::BadBaseUrl(_) => "llm.base_url",
+            SettingsError::NoModel | SettingsError::BadModelName(_) => "llm.model",
+            SettingsError::OutOfRange { name, .. } => match *name {
+                "LLM timeout" => "llm.timeout_s",
+                "Ollama context (tokens)" => "llm.context_tokens",
+                "max steps" => "max_steps",
+                "max actions per step" => "max_actions_per_step",
+                "max consecutive failures" => "max_failures",
+                "action timeout" => "action_timeout_s",
+                "request budget (tokens)" => "request_budget_tokens",
+                _ => return None,
+            },
+            SettingsError::Unreadable(_) => return None,
+            SettingsError::UnknownSearchEngine(_) => "search_engine",
+            SettingsError::UnknownAction { list, .. } if *list == "include" => "include_actions",
+            SettingsError::UnknownAction { .. } => "exclude_actions",
+            SettingsError::Safety(SafetyError::BadFirewallDomain { list, .. }) if *list == "allow" => "allowed_domains",
+            SettingsError::Safety(SafetyError::BadFirewallDomain { .. }) => "blocked_domains",
+            SettingsError::Safety(_) => "secrets",
+            SettingsError::BadDomain(_) => "evaluate_domains",
+            SettingsError::SessionKeyGone => "llm.api_key",
+            SettingsError::NoApiVersion => "llm.api_version",
+            SettingsError::BadHeader(_) => "llm.extra_headers",
+            SettingsError::UnknownStructuredOutput(_) => "llm.structured_output",
+            SettingsError::UnknownVision(_) => "vision",
+            SettingsError::BadPrice(_) => "llm.prices",
+        })
+    }
+}
+
 /// A model name longer than this is refused (no provider's is near it).
 const MAX_MODEL_NAME_CHARS: usize = 200;
 
@@ -469,6 +507,50 @@ impl StoredLlm {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_options_page_marks_the_field_of_every_setting_at_fault() {
+        use crate::safety::SafetyError;
+        let page = include_str!("../extension/options/options.js");
+        let map = &page[page.find("const SETTING_FIELDS").unwrap()..];
+        let map = &map[..map.find("};").unwrap()];
+        let faults = [
+            SettingsError::UnknownProvider("x".into()),
+            SettingsError::BadExpansion(-5),
+            SettingsError::NoBaseUrl,
+            SettingsError::NoModel,
+            SettingsError::BadBaseUrl("ftp://x".into()),
+            SettingsError::UnknownSearchEngine("x".into()),
+            SettingsError::UnknownAction { name: "x".into(), list: "exclude", known: String::new() },
+            SettingsError::Safety(SafetyError::BadFirewallDomain { list: "allow", glob: "x y".into() }),
+            SettingsError::Safety(SafetyError::BadFirewallDomain { list: "deny", glob: "x y".into() }),
+            SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
+            SettingsError::BadDomain("x y".into()),
+            SettingsError::SessionKeyGone,
+            SettingsError::NoApiVersion,
+            SettingsError::BadHeader("X Y".into()),
+            SettingsError::UnknownStructuredOutput("xml".into()),
+            SettingsError::UnknownVision("x".into()),
+            SettingsError::BadPrice("m".into()),
+            SettingsError::BadModelName("m".into()),
+        ];
+        let mut ranges = Vec::new();
+        for field in ["timeout_s", "context_tokens"] {
+            let stored = json!({"llm": {"provider": "ollama", "model": "m", field: 1}});
+            ranges.push(StoredSettings::from_json(stored).unwrap().validate().unwrap_err());
+        }
+        for field in ["max_steps", "max_actions_per_step", "max_failures", "action_timeout_s", "request_budget_tokens"]
+        {
+            let stored = json!({"llm": {"model": "m"}, field: 1_000_000_000});
+            ranges.push(StoredSettings::from_json(stored).unwrap().validate().unwrap_err());
+        }
+        for fault in faults.iter().chain(&ranges) {
+            let setting = fault.setting().unwrap_or_else(|| panic!("{fault:?} names no setting"));
+            let quoted = if setting.contains('.') { format!("'{setting}': '") } else { format!("{setting}: '") };
+            assert!(map.contains(&quoted), "{setting} ({fault:?}) has no field in SETTING_FIELDS");
+        }
+        assert_eq!(ranges.iter().filter_map(SettingsError::setting).count(), 7, "{ranges:?}");
+    }
 
     #[test]
     fn an_empty_base_url_is_the_providers_own_address_where_it_has_one() {

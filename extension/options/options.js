@@ -133,6 +133,27 @@ function showStatus(message, isError) {
   saved.textContent = message;
 }
 
+// The form's field of each stored setting the core may name as at fault (`setting` of its
+// refusal; src/settings.rs, SettingsError::setting: a test keeps the two lists together).
+const SETTING_FIELDS = {
+  'llm.provider': 'provider', 'llm.base_url': 'base-url', 'llm.model': 'model', 'llm.api_key': 'api-key',
+  'llm.api_version': 'api-version', 'llm.timeout_s': 'llm-timeout', 'llm.context_tokens': 'context-tokens',
+  'llm.extra_headers': 'extra-headers', 'llm.structured_output': 'structured-output', 'llm.prices': 'prices',
+  max_steps: 'max-steps', max_actions_per_step: 'max-actions', max_failures: 'max-failures',
+  action_timeout_s: 'action-timeout', request_budget_tokens: 'request-budget', viewport_expansion: 'viewport-expansion',
+  search_engine: 'search-engine', exclude_actions: 'exclude-actions', evaluate_domains: 'evaluate-domains',
+  allowed_domains: 'allowed-domains', blocked_domains: 'blocked-domains', secrets: 'secrets', vision: 'vision',
+};
+
+/** Marks the field of the setting the core named as at fault (if the page has it), and
+ * brings it into view. */
+function markSetting(/** @type {string | null | undefined} */ setting) {
+  const id = setting ? SETTING_FIELDS[setting] : undefined;
+  if (!id) return;
+  field(id).setAttribute('aria-invalid', 'true');
+  field(id).scrollIntoView({ block: 'nearest' });
+}
+
 /** Splits a list typed one per line (or comma-separated) into its entries. */
 const entries = (value) => value.split(/[\s,]+/).filter(Boolean);
 
@@ -321,8 +342,10 @@ async function save(settings, key) {
   if (inSession) await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key, by_provider: keysKept } });
   else await chrome.storage.session.remove(SESSION_KEYS);
   const check = await askCore({ type: 'check_settings', settings: withKey(settings, key) });
-  if (check.type === 'refused') showStatus(t('savedButCheck', [coreText(check)]), true);
-  else showStatus(t('saved'), false);
+  if (check.type === 'refused') {
+    showStatus(t('savedButCheck', [coreText(check)]), true);
+    markSetting(check.setting);
+  } else showStatus(t('saved'), false);
 }
 
 // The model field offers the provider's own list of models (it still takes any name): asked
@@ -389,7 +412,13 @@ field('provider').addEventListener('change', () => {
   offerModelsSoon();
 });
 field('base-url').addEventListener('input', showProvider);
-form.addEventListener('input', (event) => /** @type {Element} */ (event.target).removeAttribute?.('aria-invalid'));
+// An edit unmarks its field, and what was said of the last save no longer holds.
+const edited = (/** @type {Event} */ event) => {
+  /** @type {Element} */ (event.target).removeAttribute?.('aria-invalid');
+  if (saved.textContent) showStatus('', false);
+};
+form.addEventListener('input', edited);
+form.addEventListener('change', edited);
 field('add-secret').addEventListener('click', () => {
   const row = secretRow();
   secretsBox.append(row);
@@ -434,6 +463,7 @@ field('test-connection').addEventListener('click', async () => {
   } else {
     status.className = 'error';
     status.textContent = coreText(reply) || t('workerNoAnswer');
+    if (reply.type === 'refused') markSetting(reply.setting);
   }
 });
 

@@ -16,6 +16,11 @@ export type PanelReply =
       v: number;
       message: string;
       locale_text?: LocaleText | null;
+      /**
+       * The stored setting at fault (`llm.model`), when a setting is: the options page
+       * marks its field.
+       */
+      setting?: string | null;
     }
   | {
       type: 'status';

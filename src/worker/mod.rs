@@ -259,17 +259,15 @@ impl<H: WorkerHost> TaskHost<H> {
                         task_max_chars: crate::protocol::TASK_MAX_CHARS,
                     }
                 }
-                None => {
-                    PanelReply::Status {
-                        v: V,
-                        task_id: None,
-                        running: false,
-                        from: 0,
-                        events: Vec::new(),
-                        state: None,
-                        task_max_chars: crate::protocol::TASK_MAX_CHARS,
-                    }
-                }
+                None => PanelReply::Status {
+                    v: V,
+                    task_id: None,
+                    running: false,
+                    from: 0,
+                    events: Vec::new(),
+                    state: None,
+                    task_max_chars: crate::protocol::TASK_MAX_CHARS,
+                },
             },
         })
     }

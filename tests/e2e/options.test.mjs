@@ -319,3 +319,41 @@ test('each provider keeps its own base URL, model and key: switching away and ba
     await page.close();
   }
 });
+
+test('after a save the field at fault is marked, an edit clears what was said, and a focused field is not under the save bar', async () => {
+  const page = await openOptions();
+  const kept = await stored(page);
+  try {
+    await page.fill('#model', '');
+    assert.match(await save(page), /^Saved, but a task would not start yet: No model is chosen\./);
+    assert.equal(await page.getAttribute('#model', 'aria-invalid'), 'true', 'the field at fault is marked');
+    await page.fill('#model', 'mock-model');
+    assert.equal(await page.getAttribute('#model', 'aria-invalid'), null);
+    assert.equal(await page.locator('#saved').innerText(), '', 'what was said of the last save goes with an edit');
+    assert.equal(await save(page), 'Saved.');
+    await page.fill('#max-steps', '7');
+    assert.equal(await page.locator('#saved').innerText(), '', '"Saved." does not stay after a later edit');
+
+    // A short window: every field reached by Tab is above the sticky save bar.
+    await page.setViewportSize({ width: 720, height: 600 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const hidden = [];
+    await page.focus('#provider');
+    for (let i = 0; i < 40; i += 1) {
+      await page.keyboard.press('Tab');
+      const place = await page.evaluate(() => {
+        const focused = document.activeElement;
+        const bar = document.querySelector('.save-row');
+        if (!focused || bar.contains(focused) || !document.getElementById('settings').contains(focused)) return null;
+        const at = focused.getBoundingClientRect();
+        const under = bar.getBoundingClientRect();
+        return { id: focused.id || focused.className, covered: at.bottom > under.top + 1 && at.top < under.bottom - 1 };
+      });
+      if (place?.covered) hidden.push(place.id);
+    }
+    assert.deepEqual(hidden, [], 'no focused field sits under the save bar');
+  } finally {
+    await page.evaluate((settings) => chrome.storage.local.set({ settings }), kept);
+    await page.close();
+  }
+});
