@@ -11,6 +11,11 @@ import { showSkills } from './skills-list.js';
 /** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
 
 localize();
+// A number left empty is its default: said as one, not shown as a value to accept.
+for (const input of document.querySelectorAll('input[type="number"][placeholder]')) {
+  const number = /** @type {HTMLInputElement} */ (input);
+  number.placeholder = t('placeholderDefault', [number.placeholder]);
+}
 
 const form = document.getElementById('settings');
 const saved = document.getElementById('saved');
@@ -419,6 +424,17 @@ const edited = (/** @type {Event} */ event) => {
 };
 form.addEventListener('input', edited);
 form.addEventListener('change', edited);
+// The save bar sticks to the bottom of the window: a field focused under it (scroll-padding
+// in options.css covers most; Chrome does not scroll a field it deems visible enough) is
+// brought above it.
+const saveBar = /** @type {HTMLElement} */ (document.querySelector('.save-row'));
+form.addEventListener('focusin', (event) => {
+  const focused = /** @type {Element} */ (event.target);
+  if (saveBar.contains(focused)) return;
+  const at = focused.getBoundingClientRect();
+  const bar = saveBar.getBoundingClientRect();
+  if (at.bottom > bar.top && at.top < bar.bottom) window.scrollBy(0, at.bottom - bar.top + 8);
+});
 field('add-secret').addEventListener('click', () => {
   const row = secretRow();
   secretsBox.append(row);

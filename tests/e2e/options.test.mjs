@@ -262,6 +262,11 @@ test('Azure OpenAI: the resource endpoint needs an API version, the v1 base URL 
 
 test('an empty base URL is shown as the provider\'s own address and saved as it is; a server without one asks for it', async () => {
   const page = await openOptions();
+  // The fields in four groups, what a first run needs first.
+  assert.deepEqual(await page.locator('#settings > fieldset > legend').allInnerTexts(), ['Model', 'Behaviour', 'Privacy & safety', 'Advanced', 'Settings file']);
+  const first = await page.locator('#settings > fieldset').first().locator('input, select').evaluateAll((all) => all.map((e) => e.id));
+  assert.deepEqual(first, ['provider', 'base-url', 'api-version', 'model', 'api-key', 'keys-in-session']);
+  assert.equal(await page.getAttribute('#max-steps', 'placeholder'), 'Default: 100', 'an empty number is its default');
   const kept = await stored(page);
   const baseUrl = page.locator('#base-url');
   try {
