@@ -142,13 +142,28 @@ export class ChatView {
 
   /** The step's screenshot as a thumbnail; a click shows it at full width, another shrinks it. */
   static showScreenshot(card, record) {
-    card.querySelector('.shot')?.remove();
+    card.querySelector('.shot-button')?.remove();
+    // A button, so the keyboard opens it as the mouse does; Escape makes it small again.
+    const button = el('button', 'shot-button');
+    button.type = 'button';
+    button.setAttribute('aria-expanded', 'false');
+    button.title = t('screenshotEnlarge');
     const shot = el('img', 'shot');
     shot.src = `data:image/png;base64,${record.screenshot.png_base64}`;
     shot.alt = t('screenshotAlt', [record.step]);
-    shot.title = t('screenshotEnlarge');
-    shot.addEventListener('click', () => shot.classList.toggle('large'));
-    card.append(shot);
+    button.append(shot);
+    const enlarge = (large) => {
+      shot.classList.toggle('large', large);
+      button.setAttribute('aria-expanded', String(large));
+    };
+    button.addEventListener('click', () => enlarge(!shot.classList.contains('large')));
+    button.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && shot.classList.contains('large')) {
+        e.stopPropagation();
+        enlarge(false);
+      }
+    });
+    card.append(button);
   }
 
   /** The agent's question, with a box for the answer; the task waits until it is sent. */

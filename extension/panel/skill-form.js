@@ -11,6 +11,13 @@ export class SkillForm {
   constructor(container) {
     this.container = container;
     this.container.hidden = true;
+    // Escape closes the form, as Cancel does.
+    this.container.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && !this.container.hidden) {
+        e.stopPropagation();
+        this.close();
+      }
+    });
   }
 
   close() {

@@ -114,7 +114,7 @@ test('a task typed while one runs is queued, shown, cancellable, and runs next; 
   assert.deepEqual(await queue.allInnerTexts(), ['Second task', 'Third task'], 'shown in order');
   assert.equal(await panel.inputValue('#task'), '', 'the box is free for more');
   await h.screenshot(panel, 'queued-tasks');
-  await panel.getByRole('button', { name: 'Take "Third task" out of the queue' }).click();
+  await panel.getByRole('button', { name: 'Cancel "Third task"' }).click();
   assert.deepEqual(await queue.allInnerTexts(), ['Second task']);
   await finals.nth(1).waitFor({ timeout: 30_000 });
   assert.match(await finals.nth(1).innerText(), /Did: Second task/, 'the queued task ran next, by itself');

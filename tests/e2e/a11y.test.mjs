@@ -1,0 +1,159 @@
+// Accessibility of the side panel and the options page, checked by truths nobody here wrote:
+// axe-core (Deque's engine, npm) in every state a person meets — idle, a task running, paused,
+// asking, queued, ended with an answer or an error, the history, a past conversation, the
+// skill form, the options page with a fault marked — in light and dark, with zero serious or
+// critical violations; WCAG's 4.5:1 contrast for every placeholder, measured; and the
+// keyboard alone doing what the mouse does (Escape closes what opened).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startWithMockLlm, runTask, runTaskToEnd, newConversation } from './lib/harness.mjs';
+import { answer } from './lib/mock-llm.mjs';
+import { seriousViolations } from './lib/axe.mjs';
+
+let world;
+let h;
+let llm;
+
+before(async () => {
+  world = await startWithMockLlm(() => answer('Finish', [{ done: { text: '## Done\n\n**All** fine.', success: true } }]));
+  ({ h, llm } = world);
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', vision: 'on' });
+});
+
+after(() => world?.close());
+
+/** Checks `page` now, in light and in dark: no serious or critical violation. */
+async function noViolations(page, state) {
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const found = await seriousViolations(page);
+    assert.deepEqual(found, [], `${state} (${scheme}): ${JSON.stringify(found, null, 1)}`);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** The contrast of every visible placeholder with its field's background, by WCAG's formula. */
+function placeholderContrasts(page) {
+  return page.evaluate(() => {
+    const rgb = (css) => (css.match(/[\d.]+/g) ?? []).map(Number);
+    const luminance = ([r, g, b]) => {
+      const lin = (c) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+    };
+    const background = (el) => {
+      for (let at = el; at; at = at.parentElement) {
+        const [r, g, b, a = 1] = rgb(getComputedStyle(at).backgroundColor);
+        if (a > 0) return [r, g, b];
+      }
+      return [255, 255, 255];
+    };
+    return [...document.querySelectorAll('input[placeholder], textarea[placeholder]')]
+      .filter((el) => el.placeholder && el.getClientRects().length)
+      .map((el) => {
+        const a = luminance(rgb(getComputedStyle(el, '::placeholder').color));
+        const b = luminance(background(el));
+        return { field: el.id || el.className, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+      });
+  });
+}
+
+test('the side panel in every state: no serious or critical axe violation, light and dark', async () => {
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await newConversation(panel);
+  await noViolations(panel, 'idle');
+
+  // Asking, then queued and paused while the model takes its time, then ended.
+  let answered = null;
+  world.setPolicy(async (state) => {
+    if (!answered) return answer('Ask', [{ ask_human: { question: 'Which account?' } }]);
+    await new Promise((r) => setTimeout(r, 700));
+    if (/Wait a moment/.test(state) && !/Finish up/.test(state)) return answer('Finish up', [{ wait: { seconds: 0 } }]);
+    return answer('Finish', [{ done: { text: '## Done\n\n**All** fine.', success: true } }]);
+  });
+  await runTask(panel, 'Sign in');
+  await panel.locator('.question textarea').waitFor();
+  await noViolations(panel, 'asking');
+  answered = true;
+  await panel.fill('.question textarea', 'alice');
+  await panel.press('.question textarea', 'Enter');
+  await panel.fill('#task', 'Wait a moment');
+  await panel.press('#task', 'Enter');
+  await panel.locator('#queue .queued').waitFor();
+  await panel.click('#pause');
+  await panel.locator('#status', { hasText: /Paus/ }).waitFor();
+  await noViolations(panel, 'queued and pausing');
+  await panel.click('#pause');
+  await panel.locator('#log .final').nth(1).waitFor({ timeout: 30_000 });
+  await noViolations(panel, 'ended with an answer, screenshots shown');
+
+  // A refusal in the notice, and a task ended on an error the settings can fix.
+  world.setPolicy(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.' } } }));
+  await runTaskToEnd(panel, 'Try once more');
+  await noViolations(panel, 'ended on an error');
+  await panel.fill('#task', 'x'.repeat(21_000));
+  await panel.locator('#task-count.over').waitFor();
+  await noViolations(panel, 'a task too long');
+  await panel.fill('#task', '');
+  world.setPolicy(null);
+
+  // The history, a past conversation, the skill form.
+  await panel.click('#show-history');
+  await panel.locator('.history-list .session').first().waitFor();
+  await noViolations(panel, 'history');
+  await panel.locator('.session').first().locator('.session-open').click();
+  await panel.locator('#past-log .final').first().waitFor();
+  await noViolations(panel, 'a past conversation');
+  await panel.click('#past-skill');
+  const form = panel.locator('#skill-form');
+  await form.locator('.skill-status, form').first().waitFor();
+  await noViolations(panel, 'the skill form');
+  await form.locator('button, input').first().focus();
+  await panel.keyboard.press('Escape');
+  assert.equal(await form.isHidden(), true, 'Escape closes the skill form');
+});
+
+test('every placeholder reads at 4.5:1 or more, in the panel and the options, light and dark', async () => {
+  const panel = await h.openPanel();
+  const options = await h.context.newPage();
+  await options.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  await options.locator('body[data-ready="true"]').waitFor({ state: 'attached' });
+  for (const page of [panel, options]) {
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const measured = await placeholderContrasts(page);
+      assert.ok(measured.length > 0, 'placeholders were measured');
+      const low = measured.filter((m) => m.ratio < 4.5);
+      assert.deepEqual(low, [], `${scheme}: ${JSON.stringify(low)}`);
+    }
+  }
+  await options.emulateMedia({ colorScheme: 'light' });
+  await noViolations(options, 'options');
+  await options.fill('#model', '');
+  await options.click('#save');
+  await options.locator('#saved.error').waitFor();
+  await noViolations(options, 'options with a fault marked');
+  await options.fill('#model', 'mock-model');
+  await options.click('#save');
+  await options.locator('#saved:not(.error):not(:empty)').waitFor();
+  await options.close();
+});
+
+test('the keyboard alone: a screenshot opens and Escape closes it; the pill is announced', async () => {
+  const panel = await h.openPanel();
+  await newConversation(panel);
+  await h.openFixture('login.html');
+  await panel.bringToFront();
+  await runTaskToEnd(panel, 'Look at the page');
+  const thumb = panel.locator('#log .shot-button').last();
+  await thumb.focus();
+  await panel.keyboard.press('Enter');
+  assert.equal(await thumb.getAttribute('aria-expanded'), 'true', 'Enter opens it');
+  assert.equal(await thumb.locator('img.large').count(), 1);
+  await panel.keyboard.press('Escape');
+  assert.equal(await thumb.getAttribute('aria-expanded'), 'false', 'Escape closes it');
+  await panel.keyboard.press('Space');
+  assert.equal(await thumb.getAttribute('aria-expanded'), 'true', 'Space opens it too');
+  await panel.keyboard.press('Escape');
+  assert.equal(await panel.getAttribute('#status', 'role'), 'status', 'a screen reader hears the pill change');
+});
