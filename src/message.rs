@@ -78,6 +78,21 @@ impl LocaleText {
     }
 }
 
+/// Words for people in English, with the message the pages show in their own language: what
+/// the core writes where no error is involved (an action's description).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub english: String,
+    pub text: LocaleText,
+}
+
+impl Said {
+    /// `english` as `core_<key>` of the pages' messages says it with `args`.
+    pub fn new<A: ToString>(key: &str, english: String, args: impl IntoIterator<Item = A>) -> Self {
+        Said { english, text: LocaleText::new(key, args) }
+    }
+}
+
 /// An error or refusal a person may read. `None`: it is shown in English, as it is written
 /// (an error the model reads and answers, not one addressed to the person).
 pub trait Localize: std::fmt::Display {
@@ -272,6 +287,8 @@ pub(crate) mod tests {
             let TaskEnd::Error { message, locale_text } = end else { unreachable!() };
             out.push((message, locale_text));
         }
+        // What each action is shown as.
+        out.extend(crate::actions::sample_descriptions().into_iter().map(|said| (said.english, Some(said.text))));
         // What the person reads of words written for the model (those are the detail).
         out.push((
             "The model's answer could not be used, so it was told what was wrong and asked again.".into(),

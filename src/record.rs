@@ -59,6 +59,9 @@ pub struct ActionRecord {
     pub name: String,
     /// For people: "click [12] Submit", secrets masked.
     pub description: String,
+    /// Where the pages find `description` in their languages (`core_do_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_locale_text: Option<crate::message::LocaleText>,
     pub params: serde_json::Value,
     pub result: ActionResult,
     /// For an action on an element: the element's stable features as the page showed it, so a

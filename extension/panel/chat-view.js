@@ -130,11 +130,17 @@ export class ChatView {
     const list = el('ul', 'actions');
     for (const action of actions) {
       const item = el('li', 'action');
-      item.append(el('code', '', action.description));
+      // What the action does, in the reader's language; what came of it was written for the
+      // model (its words, as it read them) and is folded beneath, one click away.
+      const described = el('code', '', coreText({ message: action.description, locale_text: action.description_locale_text }));
       if (action.result) {
         item.classList.toggle('error', Boolean(action.result.is_error));
-        item.append(el('span', 'result', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`));
-      }
+        const more = el('details', 'action-result');
+        const line = el('summary');
+        line.append(el('span', 'mark', action.result.is_error ? '✗' : '✓'), ' ', described);
+        more.append(line, el('p', 'result', action.result.message));
+        item.append(more);
+      } else item.append(described);
       list.append(item);
     }
     card.append(list);

@@ -67,7 +67,7 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
       const list = add(text, 'ul');
       for (const action of record.actions ?? []) {
         const item = add(list, 'li');
-        add(item, 'code', action.description);
+        add(item, 'code', coreText({ message: action.description, locale_text: action.description_locale_text }));
         if (action.result) add(item, 'div', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`, action.result.is_error ? 'error' : undefined);
       }
       if (record.error) {

@@ -390,6 +390,10 @@ export interface ModelThoughts {
 export interface PlannedAction {
   name: string;
   description: string;
+  /**
+   * Where the pages find `description` in their languages (`core_do_…`).
+   */
+  description_locale_text?: LocaleText | null;
   params: unknown;
 }
 /**
@@ -456,6 +460,10 @@ export interface ActionRecord {
    * For people: "click [12] Submit", secrets masked.
    */
   description: string;
+  /**
+   * Where the pages find `description` in their languages (`core_do_…`).
+   */
+  description_locale_text?: LocaleText | null;
   params: unknown;
   result: ActionResult;
   /**

@@ -37,8 +37,9 @@ impl ActionDef for AskHuman {
         Ok(())
     }
 
-    fn describe(params: &AskHumanParams, _page: &PageState) -> String {
-        format!("ask the user: {}", params.question.trim())
+    fn describe(params: &AskHumanParams, _page: &PageState) -> crate::message::Said {
+        let question = params.question.trim();
+        crate::message::Said::new("do_ask_human", format!("ask the user: {question}"), [question])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

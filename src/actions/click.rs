@@ -77,11 +77,17 @@ impl ActionDef for Click {
         Ok(())
     }
 
-    fn describe(params: &ClickParams, page: &PageState) -> String {
+    fn describe(params: &ClickParams, page: &PageState) -> crate::message::Said {
         match (params.index, params.x, params.y) {
-            (Some(index), _, _) => format!("click {}", element_label(page, index)),
-            (None, Some(x), Some(y)) => format!("click at ({x:.0}, {y:.0})"),
-            _ => "click".into(),
+            (Some(index), _, _) => {
+                let label = element_label(page, index);
+                crate::message::Said::new("do_click", format!("click {label}"), [label])
+            }
+            (None, Some(x), Some(y)) => {
+                let (x, y) = (format!("{x:.0}"), format!("{y:.0}"));
+                crate::message::Said::new("do_click_at", format!("click at ({x}, {y})"), [x, y])
+            }
+            _ => crate::message::Said::new::<&str>("do_click_nothing", "click".into(), []),
         }
     }
 

@@ -34,7 +34,7 @@ impl ActionDef for Done {
         needs: Needs::NOTHING,
     };
 
-    fn describe(params: &DoneParams, _page: &PageState) -> String {
+    fn describe(params: &DoneParams, _page: &PageState) -> crate::message::Said {
         finish_description(params.success)
     }
 
@@ -78,7 +78,7 @@ impl ActionDef for StructuredDone {
         }
     }
 
-    fn describe(params: &StructuredDoneParams, _page: &PageState) -> String {
+    fn describe(params: &StructuredDoneParams, _page: &PageState) -> crate::message::Said {
         finish_description(params.success)
     }
 
@@ -185,11 +185,11 @@ fn referenced(reference: &str, root: &Value, entered: &mut Vec<String>) -> serde
     }
 }
 
-fn finish_description(success: bool) -> String {
+fn finish_description(success: bool) -> crate::message::Said {
     if success {
-        "finish: task done".into()
+        crate::message::Said::new::<&str>("do_finish_done", "finish: task done".into(), [])
     } else {
-        "finish: task not done".into()
+        crate::message::Said::new::<&str>("do_finish_not_done", "finish: task not done".into(), [])
     }
 }
 

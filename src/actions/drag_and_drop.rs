@@ -69,13 +69,18 @@ impl ActionDef for DragAndDrop {
         Some(params.index)
     }
 
-    fn describe(params: &DragAndDropParams, page: &PageState) -> String {
+    fn describe(params: &DragAndDropParams, page: &PageState) -> crate::message::Said {
+        let label = element_label(page, params.index);
         match params.drop_point() {
             Some(DropPoint::Element(target)) => {
-                format!("drag {} onto {}", element_label(page, params.index), element_label(page, target))
+                let onto = element_label(page, target);
+                crate::message::Said::new("do_drag_onto", format!("drag {label} onto {onto}"), [label, onto])
             }
-            Some(DropPoint::Point(x, y)) => format!("drag {} to ({x:.0}, {y:.0})", element_label(page, params.index)),
-            None => format!("drag {}", element_label(page, params.index)),
+            Some(DropPoint::Point(x, y)) => {
+                let (x, y) = (format!("{x:.0}"), format!("{y:.0}"));
+                crate::message::Said::new("do_drag_to", format!("drag {label} to ({x}, {y})"), [label, x, y])
+            }
+            None => crate::message::Said::new("do_drag", format!("drag {label}"), [label]),
         }
     }
 

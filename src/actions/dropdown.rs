@@ -67,8 +67,9 @@ impl ActionDef for DropdownOptions {
         needs: Needs::PAGE,
     };
 
-    fn describe(params: &DropdownOptionsParams, page: &PageState) -> String {
-        format!("list the options of {}", element_label(page, params.index))
+    fn describe(params: &DropdownOptionsParams, page: &PageState) -> crate::message::Said {
+        let label = element_label(page, params.index);
+        crate::message::Said::new("do_dropdown_options", format!("list the options of {label}"), [label])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(
@@ -121,8 +122,9 @@ impl ActionDef for SelectDropdown {
         needs: Needs::PAGE,
     };
 
-    fn describe(params: &SelectDropdownParams, page: &PageState) -> String {
-        format!("choose {} in {}", shown_choice(params, page), element_label(page, params.index))
+    fn describe(params: &SelectDropdownParams, page: &PageState) -> crate::message::Said {
+        let (choice, label) = (shown_choice(params, page), element_label(page, params.index));
+        crate::message::Said::new("do_select_dropdown", format!("choose {choice} in {label}"), [choice, label])
     }
 
     fn recorded_params(params: &SelectDropdownParams, page: &PageState) -> serde_json::Value {
@@ -171,10 +173,10 @@ mod tests {
     #[test]
     fn the_option_chosen_in_a_card_select_is_masked_even_in_a_token_list() {
         let secret = page("billing cc-exp-month");
-        assert_eq!(SelectDropdown::describe(&params(), &secret), "choose ••• in [5] <select>");
+        assert_eq!(SelectDropdown::describe(&params(), &secret).english, "choose ••• in [5] <select>");
         assert_eq!(SelectDropdown::recorded_params(&params(), &secret)["text"], "•••");
         let plain = page("shipping country");
-        assert_eq!(SelectDropdown::describe(&params(), &plain), "choose \"08\" in [5] <select>");
+        assert_eq!(SelectDropdown::describe(&params(), &plain).english, "choose \"08\" in [5] <select>");
         assert_eq!(SelectDropdown::recorded_params(&params(), &plain)["text"], "08");
     }
 }

@@ -61,9 +61,9 @@ impl ActionDef for Evaluate {
         Ok(())
     }
 
-    fn describe(params: &EvaluateParams, _page: &PageState) -> String {
+    fn describe(params: &EvaluateParams, _page: &PageState) -> crate::message::Said {
         let first: String = params.code.lines().next().unwrap_or("").chars().take(60).collect();
-        format!("run script {first}")
+        crate::message::Said::new("do_evaluate", format!("run script {first}"), [first])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

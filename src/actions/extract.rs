@@ -56,8 +56,9 @@ impl ActionDef for Extract {
         Ok(())
     }
 
-    fn describe(params: &ExtractParams, _page: &PageState) -> String {
-        format!("extract {:?}", params.query)
+    fn describe(params: &ExtractParams, _page: &PageState) -> crate::message::Said {
+        let query = format!("{:?}", params.query);
+        crate::message::Said::new("do_extract", format!("extract {query}"), [query])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

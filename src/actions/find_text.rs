@@ -34,8 +34,9 @@ impl ActionDef for FindText {
         Ok(())
     }
 
-    fn describe(params: &FindTextParams, _page: &PageState) -> String {
-        format!("find {:?}", params.text)
+    fn describe(params: &FindTextParams, _page: &PageState) -> crate::message::Said {
+        let text = format!("{:?}", params.text);
+        crate::message::Said::new("do_find_text", format!("find {text}"), [text])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

@@ -18,8 +18,8 @@ impl ActionDef for GoBack {
         needs: Needs::NOTHING,
     };
 
-    fn describe(_params: &NoParams, _page: &PageState) -> String {
-        "go back".into()
+    fn describe(_params: &NoParams, _page: &PageState) -> crate::message::Said {
+        crate::message::Said::new::<&str>("do_go_back", "go back".into(), [])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(
@@ -45,8 +45,8 @@ impl ActionDef for GoForward {
         needs: Needs::NOTHING,
     };
 
-    fn describe(_params: &NoParams, _page: &PageState) -> String {
-        "go forward".into()
+    fn describe(_params: &NoParams, _page: &PageState) -> crate::message::Said {
+        crate::message::Said::new::<&str>("do_go_forward", "go forward".into(), [])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

@@ -42,8 +42,9 @@ impl ActionDef for Input {
         value
     }
 
-    fn describe(params: &InputParams, page: &PageState) -> String {
-        format!("type {} into {}", shown_text(params, page), element_label(page, params.index))
+    fn describe(params: &InputParams, page: &PageState) -> crate::message::Said {
+        let (text, label) = (shown_text(params, page), element_label(page, params.index));
+        crate::message::Said::new("do_input", format!("type {text} into {label}"), [text, label])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(
@@ -86,7 +87,7 @@ mod tests {
     fn text_typed_into_password_and_card_fields_is_masked_in_descriptions_and_records() {
         for attrs in [&[("type", "password")][..], &[("autocomplete", "cc-number"), ("name", "card")][..]] {
             let page = page_with(attrs);
-            let description = Input::describe(&params("4111 1111 1111 1111"), &page);
+            let description = Input::describe(&params("4111 1111 1111 1111"), &page).english;
             assert!(description.starts_with("type ••• into [4]"), "{description}");
             assert_eq!(Input::recorded_params(&params("4111 1111 1111 1111"), &page)["text"], "•••");
         }
@@ -95,7 +96,7 @@ mod tests {
     #[test]
     fn text_typed_into_ordinary_fields_is_shown() {
         let page = page_with(&[("name", "q"), ("placeholder", "Search")]);
-        assert_eq!(Input::describe(&params("shoes"), &page), "type \"shoes\" into [4] Search");
+        assert_eq!(Input::describe(&params("shoes"), &page).english, "type \"shoes\" into [4] Search");
         assert_eq!(Input::recorded_params(&params("shoes"), &page)["text"], "shoes");
     }
 }

@@ -178,8 +178,9 @@ pub trait ActionDef {
         let params = serde_json::to_value(params).ok()?;
         params.get("index")?.as_u64().and_then(|i| u32::try_from(i).ok())
     }
-    /// A short description for people ("click [12] Submit"), with secrets masked.
-    fn describe(params: &Self::Params, page: &PageState) -> String;
+    /// A short description for people ("click [12] Submit"), with secrets masked, in English
+    /// and as the pages' message (`core_do_<action>`).
+    fn describe(params: &Self::Params, page: &PageState) -> crate::message::Said;
     /// The parameters as kept in history, events and later prompts. Actions that can carry a
     /// secret (text typed into a password field) mask it here.
     fn recorded_params(params: &Self::Params, _page: &PageState) -> serde_json::Value {
@@ -408,7 +409,7 @@ macro_rules! registry {
             }
 
             /// A short description for people, e.g. `click [12] Submit`.
-            pub fn describe(&self, page: &PageState) -> String {
+            pub fn describe(&self, page: &PageState) -> crate::message::Said {
                 match self { $(Action::$def(p) => $def::describe(p, page)),+ }
             }
 
@@ -531,6 +532,66 @@ fn describe_param_error(e: &crate::json::JsonError) -> String {
     } else {
         format!("field `{}`: {}", e.path, e.message)
     }
+}
+
+/// One description of every kind each action gives (each branch of its `describe`), on a
+/// page with one element and two tabs: the messages test renders each through `_locales`.
+#[cfg(test)]
+pub(crate) fn sample_descriptions() -> Vec<crate::message::Said> {
+    use crate::dom::{Element, Snapshot};
+    use serde_json::json;
+    let mut page = PageState::new(
+        1,
+        Snapshot::with_elements("https://x/", "", vec![Element::new(4, "input", &[("placeholder", "Search")], "")]),
+    );
+    page.tabs = vec![crate::browser::TabInfo { id: 2, url: "https://x/".into(), title: "Shop".into() }];
+    fn said<D: ActionDef>(params: serde_json::Value, page: &PageState) -> crate::message::Said {
+        D::describe(&crate::json::read_value(&params).unwrap(), page)
+    }
+    let skill = |values: &[(&str, &str)]| {
+        let call = SkillCall {
+            skill: "skill_order".into(),
+            values: values.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        UseSkill::describe(&call, &page)
+    };
+    vec![
+        said::<AskHuman>(json!({"question": "Which account?"}), &page),
+        said::<Click>(json!({"index": 4}), &page),
+        said::<Click>(json!({"x": 10.4, "y": 20.6}), &page),
+        said::<Click>(json!({}), &page),
+        said::<Done>(json!({"text": "ok", "success": true}), &page),
+        said::<Done>(json!({"text": "no", "success": false}), &page),
+        said::<DragAndDrop>(json!({"index": 4, "target": 9}), &page),
+        said::<DragAndDrop>(json!({"index": 4, "x": 5.0, "y": 6.0}), &page),
+        said::<DragAndDrop>(json!({"index": 4}), &page),
+        said::<DropdownOptions>(json!({"index": 4}), &page),
+        said::<SelectDropdown>(json!({"index": 4, "text": "Red"}), &page),
+        said::<Evaluate>(json!({"code": "document.title"}), &page),
+        said::<Extract>(json!({"query": "prices"}), &page),
+        said::<FindText>(json!({"text": "Terms"}), &page),
+        said::<GoBack>(json!({}), &page),
+        said::<GoForward>(json!({}), &page),
+        said::<Input>(json!({"index": 4, "text": "shoes"}), &page),
+        said::<Navigate>(json!({"url": "https://example.com"}), &page),
+        said::<Navigate>(json!({"url": "https://example.com", "new_tab": true}), &page),
+        said::<TakeScreenshot>(json!({}), &page),
+        said::<Scroll>(json!({"down": true}), &page),
+        said::<Scroll>(json!({"down": false, "pages": 0.5}), &page),
+        said::<Scroll>(json!({"down": true, "index": 4}), &page),
+        said::<Scroll>(json!({"down": false, "index": 4}), &page),
+        said::<Search>(json!({"query": "flights"}), &page),
+        said::<SearchPage>(json!({"pattern": "price"}), &page),
+        said::<SearchPage>(json!({"pattern": "\\d+", "regex": true}), &page),
+        said::<SendKeys>(json!({"keys": "Enter"}), &page),
+        skill(&[]),
+        skill(&[("size", "M")]),
+        said::<SwitchTab>(json!({"tab_id": 2}), &page),
+        said::<OpenTab>(json!({"url": "https://example.com"}), &page),
+        said::<CloseTab>(json!({"tab_id": 2}), &page),
+        said::<UploadFile>(json!({"index": 4, "file": "cv.pdf"}), &page),
+        said::<Wait>(json!({"seconds": 2}), &page),
+    ]
 }
 
 /// How a person would name an element: its text, else its label-like attributes, else its tag.

@@ -38,11 +38,12 @@ impl ActionDef for Navigate {
         }
     }
 
-    fn describe(params: &NavigateParams, _page: &PageState) -> String {
+    fn describe(params: &NavigateParams, _page: &PageState) -> crate::message::Said {
+        let url = &params.url;
         if params.new_tab == Some(true) {
-            format!("open {} in a new tab", params.url)
+            crate::message::Said::new("do_open_tab", format!("open {url} in a new tab"), [url])
         } else {
-            format!("open {}", params.url)
+            crate::message::Said::new("do_navigate", format!("open {url}"), [url])
         }
     }
 

@@ -21,8 +21,8 @@ impl ActionDef for TakeScreenshot {
         needs: Needs::DEBUGGER,
     };
 
-    fn describe(_params: &NoParams, _page: &PageState) -> String {
-        "take a screenshot".into()
+    fn describe(_params: &NoParams, _page: &PageState) -> crate::message::Said {
+        crate::message::Said::new::<&str>("do_screenshot", "take a screenshot".into(), [])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

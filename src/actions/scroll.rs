@@ -41,12 +41,18 @@ impl ActionDef for Scroll {
         }
     }
 
-    fn describe(params: &ScrollParams, page: &PageState) -> String {
-        let way = if params.down { "down" } else { "up" };
-        let pages = params.pages.unwrap_or(1.0);
-        match params.index {
-            Some(index) => format!("scroll {} {way} {pages} screen(s)", element_label(page, index)),
-            None => format!("scroll {way} {pages} screen(s)"),
+    fn describe(params: &ScrollParams, page: &PageState) -> crate::message::Said {
+        let pages = params.pages.unwrap_or(1.0).to_string();
+        match (params.index, params.down) {
+            (Some(index), down) => {
+                let label = element_label(page, index);
+                let (key, way) = if down { ("do_scroll_element_down", "down") } else { ("do_scroll_element_up", "up") };
+                crate::message::Said::new(key, format!("scroll {label} {way} {pages} screen(s)"), [label, pages])
+            }
+            (None, true) => {
+                crate::message::Said::new("do_scroll_down", format!("scroll down {pages} screen(s)"), [pages])
+            }
+            (None, false) => crate::message::Said::new("do_scroll_up", format!("scroll up {pages} screen(s)"), [pages]),
         }
     }
 

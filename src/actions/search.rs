@@ -37,8 +37,9 @@ impl ActionDef for Search {
         Ok(())
     }
 
-    fn describe(params: &SearchParams, _page: &PageState) -> String {
-        format!("search for {:?}", params.query)
+    fn describe(params: &SearchParams, _page: &PageState) -> crate::message::Said {
+        let query = format!("{:?}", params.query);
+        crate::message::Said::new("do_search", format!("search for {query}"), [query])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

@@ -46,12 +46,10 @@ impl ActionDef for SearchPage {
         Ok(())
     }
 
-    fn describe(params: &SearchPageParams, _page: &PageState) -> String {
-        if params.regex == Some(true) {
-            format!("search the page for /{}/", params.pattern)
-        } else {
-            format!("search the page for {:?}", params.pattern)
-        }
+    fn describe(params: &SearchPageParams, _page: &PageState) -> crate::message::Said {
+        let pattern =
+            if params.regex == Some(true) { format!("/{}/", params.pattern) } else { format!("{:?}", params.pattern) };
+        crate::message::Said::new("do_search_page", format!("search the page for {pattern}"), [pattern])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

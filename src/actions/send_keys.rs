@@ -37,8 +37,9 @@ impl ActionDef for SendKeys {
         parse_keys(&params.keys).map(|_| ()).map_err(|e| format!("field `keys`: {e}"))
     }
 
-    fn describe(params: &SendKeysParams, _page: &PageState) -> String {
-        format!("press {}", params.keys)
+    fn describe(params: &SendKeysParams, _page: &PageState) -> crate::message::Said {
+        let keys = &params.keys;
+        crate::message::Said::new("do_send_keys", format!("press {keys}"), [keys])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

@@ -78,13 +78,14 @@ impl ActionDef for UseSkill {
         None
     }
 
-    fn describe(params: &SkillCall, _page: &PageState) -> String {
+    fn describe(params: &SkillCall, _page: &PageState) -> crate::message::Said {
         let name = params.skill.strip_prefix(SKILL_ACTION_PREFIX).unwrap_or(&params.skill);
         let values: Vec<String> = params.values.iter().map(|(k, v)| format!("{k}: \"{v}\"")).collect();
         if values.is_empty() {
-            format!("skill {name}")
+            crate::message::Said::new("do_skill", format!("skill {name}"), [name])
         } else {
-            format!("skill {name} ({})", values.join(", "))
+            let values = values.join(", ");
+            crate::message::Said::new("do_skill_with", format!("skill {name} ({values})"), [name, values.as_str()])
         }
     }
 

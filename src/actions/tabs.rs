@@ -34,8 +34,8 @@ fn tab_title(page: &PageState, tab_id: i32) -> String {
     page.tabs
         .iter()
         .find(|t| t.id == tab_id)
-        .map(|t| format!("tab {tab_id} ({})", t.title.chars().take(40).collect::<String>()))
-        .unwrap_or_else(|| format!("tab {tab_id}"))
+        .map(|t| format!("{tab_id} ({})", t.title.chars().take(40).collect::<String>()))
+        .unwrap_or_else(|| tab_id.to_string())
 }
 
 fn known_tab(page: &PageState, tab_id: i32) -> Result<(), ActionResult> {
@@ -64,8 +64,9 @@ impl ActionDef for SwitchTab {
         needs: Needs::NOTHING,
     };
 
-    fn describe(params: &TabParams, page: &PageState) -> String {
-        format!("switch to {}", tab_title(page, params.tab_id))
+    fn describe(params: &TabParams, page: &PageState) -> crate::message::Said {
+        let tab = tab_title(page, params.tab_id);
+        crate::message::Said::new("do_switch_tab", format!("switch to tab {tab}"), [tab])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(
@@ -105,8 +106,9 @@ impl ActionDef for OpenTab {
         }
     }
 
-    fn describe(params: &OpenTabParams, _page: &PageState) -> String {
-        format!("open {} in a new tab", params.url)
+    fn describe(params: &OpenTabParams, _page: &PageState) -> crate::message::Said {
+        let url = &params.url;
+        crate::message::Said::new("do_open_tab", format!("open {url} in a new tab"), [url])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(
@@ -148,8 +150,9 @@ impl ActionDef for CloseTab {
         needs: Needs::NOTHING,
     };
 
-    fn describe(params: &TabParams, page: &PageState) -> String {
-        format!("close {}", tab_title(page, params.tab_id))
+    fn describe(params: &TabParams, page: &PageState) -> crate::message::Said {
+        let tab = tab_title(page, params.tab_id);
+        crate::message::Said::new("do_close_tab", format!("close tab {tab}"), [tab])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

@@ -53,8 +53,13 @@ impl ActionDef for UploadFile {
         ))
     }
 
-    fn describe(params: &UploadFileParams, page: &PageState) -> String {
-        format!("upload {} to {}", params.file, element_label(page, params.index))
+    fn describe(params: &UploadFileParams, page: &PageState) -> crate::message::Said {
+        let label = element_label(page, params.index);
+        crate::message::Said::new(
+            "do_upload_file",
+            format!("upload {} to {label}", params.file),
+            [params.file.clone(), label],
+        )
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

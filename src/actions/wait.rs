@@ -37,8 +37,9 @@ impl ActionDef for Wait {
         Ok(())
     }
 
-    fn describe(params: &WaitParams, _page: &PageState) -> String {
-        format!("wait {} s", params.seconds)
+    fn describe(params: &WaitParams, _page: &PageState) -> crate::message::Said {
+        let seconds = params.seconds.to_string();
+        crate::message::Said::new("do_wait", format!("wait {seconds} s"), [seconds])
     }
 
     async fn execute<B: Browser, T: LlmTransport>(

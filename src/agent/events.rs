@@ -100,6 +100,9 @@ pub enum AgentEvent {
 pub struct PlannedAction {
     pub name: String,
     pub description: String,
+    /// Where the pages find `description` in their languages (`core_do_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_locale_text: Option<crate::message::LocaleText>,
     pub params: serde_json::Value,
 }
 

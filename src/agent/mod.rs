@@ -576,10 +576,14 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let planned: Vec<PlannedAction> = output
             .actions
             .iter()
-            .map(|a| PlannedAction {
-                name: a.name().into(),
-                description: a.describe(page),
-                params: a.recorded_params(page),
+            .map(|a| {
+                let described = a.describe(page);
+                PlannedAction {
+                    name: a.name().into(),
+                    description: described.english,
+                    description_locale_text: Some(described.text),
+                    params: a.recorded_params(page),
+                }
             })
             .collect();
         self.events.emit(AgentEvent::StepPlanned {
@@ -631,7 +635,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record: &mut StepRecord,
     ) -> StepEnd {
         let total = actions.len();
-        for (i, (action, PlannedAction { name, description, params })) in actions.enumerate() {
+        for (i, (action, PlannedAction { name, description, description_locale_text, params })) in actions.enumerate() {
             if i > 0 {
                 if !self.pause_point(record.step).await {
                     return StepEnd::End(TaskEnd::Stopped);
@@ -686,7 +690,14 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                     Ran::Stopped => return StepEnd::End(TaskEnd::Stopped),
                     Ran::EndsTask(error) => {
                         let result = ActionResult::error(error.to_string());
-                        record.actions.push(ActionRecord { name, description, params, result, target });
+                        record.actions.push(ActionRecord {
+                            name,
+                            description,
+                            description_locale_text,
+                            params,
+                            result,
+                            target,
+                        });
                         return StepEnd::End(TaskEnd::error(&error));
                     }
                 },
@@ -698,7 +709,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 let why = if result.is_error { "this action failed" } else { "the page may have changed" };
                 result.message.push_str(&skipped(remaining, why));
             }
-            record.actions.push(ActionRecord { name, description, params, result, target });
+            record.actions.push(ActionRecord { name, description, description_locale_text, params, result, target });
             if let Some(done) = done {
                 return StepEnd::End(TaskEnd::Done { text: done.text, success: done.success, data: done.data });
             }
@@ -1078,13 +1089,15 @@ fn last_error(record: &StepRecord) -> (String, Option<crate::message::LocaleText
     match record.actions.iter().rev().find(|a| a.result.is_error) {
         // What an action met is told to the model, in its words: the person reads that an
         // action failed, and those words beneath.
-        Some(action) => (
-            action.result.message.clone(),
-            Some(
-                crate::message::LocaleText::new("action_failed", [&action.description])
-                    .with_detail(&action.result.message),
-            ),
-        ),
+        Some(action) => {
+            use crate::message::LocaleText;
+            // The description in the reader's language, where the record has it.
+            let failed = match &action.description_locale_text {
+                Some(described) => LocaleText::plain("action_failed").because(described.clone()),
+                None => LocaleText::new("action_failed", [&action.description]),
+            };
+            (action.result.message.clone(), Some(failed.with_detail(&action.result.message)))
+        }
         None => (String::new(), None),
     }
 }

@@ -3,9 +3,9 @@
 // untranslated, in light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startWithMockLlm, runTask, runTaskToEnd } from './lib/harness.mjs';
+import { startWithMockLlm, runTask, runTaskToEnd, newConversation } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { field } from './lib/state.mjs';
+import { field, findField, findIndex, stepsDone } from './lib/state.mjs';
 
 let world;
 let h;
@@ -52,6 +52,9 @@ test('the panel, its history and the options page speak Chinese', async () => {
   assert.match(final, /1 步 · [\d,]+ 个令牌/);
   assert.match(await panel.locator('.step-number').first().innerText(), /^第 1 步，共 100 步$/);
   assert.deepEqual(await untranslated(panel), []);
+  // The step's action reads in Chinese; what the model was told stays folded beneath it.
+  assert.equal(await panel.locator('.action summary').first().innerText(), '✓ 结束：任务完成');
+  assert.doesNotMatch(await panel.locator('#log').innerText(), /finish: task|Task done/i);
   await h.screenshot(panel, 'panel-zh_CN-light');
   await panel.emulateMedia({ colorScheme: 'dark' });
   await h.screenshot(panel, 'panel-zh_CN-dark');
@@ -111,4 +114,28 @@ test('the core\'s refusals and errors reach a Chinese reader in Chinese', async 
     await h.settings({ baseUrl: world.llm.baseUrl, model: 'mock-model' });
     await panel.close();
   }
+});
+
+test('a step\'s actions read in Chinese, page text as it is; what the model was told is folded', async () => {
+  world.setPolicy((state) => {
+    if (stepsDone(state) >= 1) return answer('完成', [{ done: { text: '已登录。', success: true } }]);
+    return answer('填写表单', [
+      { input: { index: findField(state, 'Username'), text: 'alice', clear: true } },
+      { click: { index: findIndex(state, />Submit$/) } },
+    ]);
+  });
+  await h.openFixture('login.html');
+  const panel = await h.openPanel();
+  await newConversation(panel);
+  await runTaskToEnd(panel, '以 alice 登录');
+  const lines = await panel.locator('#log .step').first().locator('.action summary').allInnerTexts();
+  assert.equal(lines.length, 2, JSON.stringify(lines));
+  assert.match(lines[0], /^✓ 在 \[\d+\] \S.* 中输入 "alice"$/);
+  assert.match(lines[1], /^✓ 点击 \[\d+\] Submit$/);
+  const log = await panel.locator('#log').innerText();
+  assert.doesNotMatch(log, /\b(type|into|click|Typed|Clicked)\b/, 'no English of the core left in sight');
+  await panel.locator('#log .action summary').first().click();
+  assert.match(await panel.locator('#log .action .result').first().innerText(), /alice/, 'the model\'s words, on asking');
+  await h.screenshot(panel, 'panel-zh_CN-actions');
+  world.setPolicy(null);
 });
