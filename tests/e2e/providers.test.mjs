@@ -245,7 +245,7 @@ test('the options page keeps every LLM field across a reload, shows the API vers
     assert.equal(await page.inputValue('#extra-headers'), 'Ocp-Apim-Subscription-Key: apim-1\nX-Trace: a: b');
     assert.equal(await page.locator('#api-version').isVisible(), true);
     assert.equal(await page.locator('#model-label').innerText(), 'Deployment name');
-    assert.equal(await page.getAttribute('#base-url', 'placeholder'), 'https://YOUR-RESOURCE.openai.azure.com');
+    assert.equal(await page.getAttribute('#base-url', 'placeholder'), 'e.g. https://YOUR-RESOURCE.openai.azure.com');
 
     // Stored under the names the core reads (src/settings.rs), the headers as an object.
     const { llm } = await stored();
@@ -267,14 +267,15 @@ test('the options page keeps every LLM field across a reload, shows the API vers
       },
     );
 
-    // The six providers, each with its own base URL placeholder; the API version is Azure's alone.
+    // The six providers, each with its own base URL placeholder: the provider's own address as
+    // the default where it has one, else an example; the API version is Azure's alone.
     const placeholders = {
-      openai: 'https://api.openai.com/v1',
-      openai_compatible: 'https://openrouter.ai/api/v1',
-      anthropic: 'https://api.anthropic.com/v1',
-      gemini: 'https://generativelanguage.googleapis.com/v1beta',
-      ollama: 'http://localhost:11434',
-      azure_openai: 'https://YOUR-RESOURCE.openai.azure.com',
+      openai: 'Default: https://api.openai.com/v1',
+      openai_compatible: 'e.g. https://openrouter.ai/api/v1',
+      anthropic: 'Default: https://api.anthropic.com/v1',
+      gemini: 'Default: https://generativelanguage.googleapis.com/v1beta',
+      ollama: 'Default: http://localhost:11434',
+      azure_openai: 'e.g. https://YOUR-RESOURCE.openai.azure.com',
     };
     const labels = await page.locator('#provider option').allInnerTexts();
     assert.deepEqual(labels, ['OpenAI', 'OpenAI-compatible (OpenRouter, Groq, LM Studio…)', 'Azure OpenAI', 'Anthropic', 'Google Gemini', 'Ollama']);
