@@ -19,7 +19,9 @@ let llm;
 /** Answers the connection check as asked, and logs in with the secret by the page's text. */
 function model(state, body) {
   if (body.response_format?.json_schema?.name === 'connection_check') return { output: { ok: true } };
-  if (field(state, 'Title').startsWith('Welcome, alice')) return answer('Report', [{ done: { text: 'Signed in.', success: true } }]);
+  if (field(state, 'Title').startsWith('Welcome, alice')) {
+    return answer('Report', [{ done: { text: 'Signed in with <secret>alice_password</secret>.', success: true } }]);
+  }
   const pass = findField(state, 'Password');
   if (pass && !/type="password"[^\n]*value=/.test(state) && !/Typed .* into \[\d+\]/.test(state)) {
     return answer('Fill in the form', [
@@ -112,7 +114,11 @@ test('a secret typed in options is used on its site by name; its value never rea
   await h.openFixture('login.html');
   const panel = await h.openPanel();
   const before = llm.requests.length;
-  assert.match(await runTaskToEnd(panel, 'Log in as alice'), /Signed in/);
+  const final = await runTaskToEnd(panel, 'Log in as alice');
+  // The answer names the secret it used, by name, never by value.
+  assert.match(final, /Signed in with 🔑 alice_password\./);
+  assert.doesNotMatch(final, /hunter2/);
+  assert.match(await panel.locator('.final .secret-ref').last().getAttribute('title'), /secret “alice_password”/);
   const sent = llm.requests.slice(before).map((r) => JSON.stringify(r.body)).join('\n');
   assert.match(sent, /alice_password/, 'the model is told the name');
   assert.doesNotMatch(sent, /hunter2/, 'never the value');
