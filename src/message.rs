@@ -266,6 +266,8 @@ pub(crate) mod tests {
             Refusal::SettingsUnreadable("QUOTA_BYTES exceeded".into()),
             Refusal::SkillsUnreadable("QUOTA_BYTES exceeded".into()),
             Refusal::SkillNotSaved("QUOTA_BYTES exceeded".into()),
+            Refusal::SecretExists("bank_password".into()),
+            Refusal::SecretNotSaved("QUOTA_BYTES exceeded".into()),
             Refusal::CurrentTabUnknown("No window".into()),
             Refusal::NoOpenTab,
             Refusal::BadStartUrl("file:///etc".into()),

@@ -111,6 +111,14 @@ pub enum PanelRequest {
         v: u32,
         draft: crate::agent::skill::SkillDraft,
     },
+    /// Keep `value` as the secret `name` for the site `site` (a host) in the settings: what a
+    /// replay types where the task it repeats typed a password, which the history never keeps.
+    SaveSecret {
+        v: u32,
+        name: String,
+        value: String,
+        site: String,
+    },
 }
 }
 
@@ -157,6 +165,10 @@ pub enum Refusal {
     SkillsUnreadable(String),
     #[error("The skill could not be saved ({0}).")]
     SkillNotSaved(String),
+    #[error("A secret named \"{0}\" is already in Tabwright's settings. Choose another name.")]
+    SecretExists(String),
+    #[error("The secret could not be saved ({0}).")]
+    SecretNotSaved(String),
     #[error("Could not find the current tab: {0}")]
     CurrentTabUnknown(String),
     #[error("There is no open tab to work in. Open a web page and try again.")]
@@ -205,6 +217,8 @@ impl crate::message::Localize for Refusal {
             Refusal::SettingsUnreadable(why) => L::new("settings_not_read", [why]),
             Refusal::SkillsUnreadable(why) => L::new("skills_not_read", [why]),
             Refusal::SkillNotSaved(why) => L::new("skill_not_saved", [why]),
+            Refusal::SecretExists(name) => L::new("secret_exists", [name]),
+            Refusal::SecretNotSaved(why) => L::new("secret_not_saved", [why]),
             Refusal::CurrentTabUnknown(why) => L::new("current_tab_unknown", [why]),
             Refusal::NoOpenTab => L::plain("no_open_tab"),
             Refusal::BadStartUrl(url) => L::new("bad_start_url", [url]),
@@ -315,6 +329,11 @@ pub enum PanelReply {
         name: String,
         action: String,
         domain: String,
+    },
+    /// The secret is in the settings, under this name.
+    SecretSaved {
+        v: u32,
+        name: String,
     },
 }
 

@@ -60,7 +60,7 @@ struct World {
     saved: Rc<RefCell<BTreeMap<String, String>>>,
     site: FakeSite,
     tabs: Rc<RefCell<BTreeMap<i32, Tab>>>,
-    settings: Value,
+    settings: Rc<RefCell<Value>>,
     /// The API key kept for the browser session (settings with `keys_in_session`).
     session_key: Rc<RefCell<Option<String>>>,
     requests: Recorded,
@@ -78,7 +78,9 @@ impl World {
             saved: Rc::default(),
             site: FakeSite::at(START_URL),
             tabs: Rc::new(RefCell::new(BTreeMap::from([(TAB, tab)]))),
-            settings: json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": "sk-test"}, "max_steps": 8, "vision": "off"}),
+            settings: Rc::new(RefCell::new(
+                json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": "sk-test"}, "max_steps": 8, "vision": "off"}),
+            )),
             session_key: Rc::default(),
             requests: Rc::default(),
             keys_sent: Rc::default(),
@@ -181,7 +183,7 @@ impl TaskStore for MemoryHost {
 impl SettingsStore for MemoryHost {
     async fn stored_settings(&self) -> Result<Value, String> {
         self.gate.pass().await;
-        Ok(self.world.settings.clone())
+        Ok(self.world.settings.borrow().clone())
     }
     async fn session_api_key(&self) -> Result<Option<String>, String> {
         Ok(self.world.session_key.borrow().clone())
@@ -191,6 +193,10 @@ impl SettingsStore for MemoryHost {
         Ok(Vec::new())
     }
     async fn write_skills(&self, _skills: &[Value]) -> Result<(), String> {
+        Ok(())
+    }
+    async fn write_settings(&self, settings: &Value) -> Result<(), String> {
+        *self.world.settings.borrow_mut() = settings.clone();
         Ok(())
     }
 }
@@ -605,8 +611,8 @@ fn a_start_is_refused_with_what_to_do() {
     assert!(matches!(slow.ask(start_request()), Some(PanelReply::Accepted { .. })));
     assert!(refusal(slow.ask(start_request())).to_lowercase().contains("running"));
     // No settings: the start says to set the model up.
-    let mut unset = World::new();
-    unset.settings = Value::Null;
+    let unset = World::new();
+    *unset.settings.borrow_mut() = Value::Null;
     let mut worker = Worker::start(&unset, None);
     assert!(!refusal(worker.ask(start_request())).is_empty());
     assert!(unset.saved.borrow().is_empty(), "nothing saved for a task that never began");
@@ -629,8 +635,8 @@ fn a_replay_starts_in_a_new_tab_at_its_address() {
 /// once the browser closed it is gone, and a start says to enter it again.
 #[test]
 fn a_key_kept_for_the_browser_session_is_used_and_its_absence_is_told() {
-    let mut world = World::new();
-    world.settings = json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": ""}, "keys_in_session": true, "vision": "off"});
+    let world = World::new();
+    *world.settings.borrow_mut() = json!({"llm": {"base_url": "http://127.0.0.1:9/v1", "model": "scripted", "api_key": ""}, "keys_in_session": true, "vision": "off"});
     let mut worker = Worker::start(&world, None);
     match worker.ask(start_request()) {
         Some(PanelReply::Refused { message, .. }) => assert!(message.contains("until the browser closed"), "{message}"),
@@ -642,4 +648,25 @@ fn a_key_kept_for_the_browser_session_is_used_and_its_absence_is_told() {
     assert!(end_of(&worker.status().2).expect("ended").is_success());
     assert!(!world.keys_sent.borrow().is_empty());
     assert!(world.keys_sent.borrow().iter().all(|key| key == "Bearer sk-session"), "{:?}", world.keys_sent.borrow());
+}
+
+#[test]
+fn a_secret_for_a_replay_is_added_to_the_settings_checked_and_never_replacing_one() {
+    let world = World::new();
+    let mut worker = Worker::start(&world, None);
+    let save = |name: &str, value: &str| json!({"v": 1, "type": "save_secret", "name": name, "value": value, "site": "Bank.example"});
+    assert!(
+        matches!(worker.ask(save(" bank_password ", "hunter2")), Some(PanelReply::SecretSaved { name, .. }) if name == "bank_password")
+    );
+    let stored = world.settings.borrow().clone();
+    assert_eq!(stored["secrets"], json!([{"name": "bank_password", "value": "hunter2", "domains": ["bank.example"]}]));
+    assert_eq!(stored["llm"]["model"], "scripted", "the rest of the settings is kept");
+    let refusal = |reply: Option<PanelReply>| match reply {
+        Some(PanelReply::Refused { message, .. }) => message,
+        other => panic!("a refusal, not {other:?}"),
+    };
+    assert!(refusal(worker.ask(save("bank_password", "other"))).contains("already"), "a saved value is never replaced");
+    assert!(!refusal(worker.ask(save("bank password", "x"))).is_empty(), "a name the model could not write");
+    assert!(!refusal(worker.ask(save("pin", ""))).is_empty(), "a secret without a value");
+    assert_eq!(world.settings.borrow()["secrets"].as_array().unwrap().len(), 1, "nothing refused was kept");
 }

@@ -17,6 +17,7 @@ import { SkillForm } from './skill-form.js';
 import { Attachments } from './attachments.js';
 import { ModelChoice } from './model-choice.js';
 import { showProblem } from './problem-view.js';
+import { ReplaySecrets, MASKED } from './replay-secrets.js';
 
 localize();
 
@@ -363,6 +364,7 @@ function showView(name) {
 
 const historyList = new HistoryView(views.history, { open: openPast, notice: showNotice });
 const skillForm = new SkillForm($('skill-form'));
+const replaySecrets = new ReplaySecrets($('replay-secrets'));
 let pastId = null;
 let pastTasks = [];
 
@@ -411,10 +413,28 @@ $('past-back').addEventListener('click', () => {
 $('past-json').addEventListener('click', () => pastExport(downloadSessionJson));
 $('past-report').addEventListener('click', () => pastExport(downloadSessionReport));
 $('past-replay').addEventListener('click', replayPast);
-$('past-skill').addEventListener('click', () => {
+$('past-skill').addEventListener('click', async () => {
   showNotice('');
-  skillForm.open({ title: pastTasks[0]?.task?.task ?? '', startUrl: pastStartUrl(pastTasks) ?? '', steps: replaySteps(pastTasks) });
+  const steps = await withSecretsForPasswords(replaySteps(pastTasks));
+  if (!steps) return;
+  skillForm.open({ title: pastTasks[0]?.task?.task ?? '', startUrl: pastStartUrl(pastTasks) ?? '', steps });
 });
+
+/** `steps` (each with its `site`) ready to run again: a password typed as itself, which the
+ * history never kept, asked for once and kept as a secret for its site (replay-secrets.js),
+ * then typed as that secret. Without `site`; null when the person cancels. */
+async function withSecretsForPasswords(steps) {
+  const typed = (step) => step.actions.filter((a) => a.name === 'input' && a.params?.text === MASKED);
+  const sites = [...new Set(steps.filter((step) => typed(step).length).map((step) => step.site))];
+  if (sites.length) {
+    const names = await replaySecrets.ask(sites);
+    if (!names) return null;
+    for (const step of steps) {
+      for (const action of typed(step)) action.params = { ...action.params, text: `<secret>${names.get(step.site)}</secret>` };
+    }
+  }
+  return steps.map(({ site: _site, ...step }) => step);
+}
 
 /** A conversation's steps as a replay takes them: each step's goal and the actions that
  * worked, with the element each acted on. `done` is left out (the replay reports instead), and
@@ -426,10 +446,19 @@ function replaySteps(tasks) {
       const actions = (record.actions ?? [])
         .filter((a) => a.name !== 'done' && !a.name.startsWith('skill_') && !a.result?.is_error)
         .map((a) => ({ name: a.name, params: a.params, target: a.target ?? null }));
-      if (actions.length) steps.push({ goal: record.output?.next_goal ?? '', actions });
+      if (actions.length) steps.push({ goal: record.output?.next_goal ?? '', actions, site: siteOf(record.url) });
     }
   }
   return steps;
+}
+
+/** The host of a step's page ('' when it has none). */
+function siteOf(url) {
+  try {
+    return new URL(url ?? '').hostname;
+  } catch {
+    return '';
+  }
 }
 
 /** The web page a conversation's first step was taken on. */
@@ -451,8 +480,10 @@ async function replayPast() {
     showNotice(t('replayWhileRunning'));
     return;
   }
+  const ready = await withSecretsForPasswords(steps);
+  if (!ready) return;
   const title = t('replayTitle', [pastTasks[0].task.task]);
-  const reply = await ask({ type: 'replay_task', title, start_url: startUrl, steps });
+  const reply = await ask({ type: 'replay_task', title, start_url: startUrl, steps: ready });
   if (reply.type === 'refused') {
     showNotice(reply);
     return;

@@ -72,6 +72,11 @@ export type PanelReply =
       name: string;
       action: string;
       domain: string;
+    }
+  | {
+      type: 'secret_saved';
+      v: number;
+      name: string;
     };
 /**
  * A way to set right what a message tells of.

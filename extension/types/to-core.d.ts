@@ -94,6 +94,13 @@ export type PanelRequest =
       type: 'save_skill';
       v: number;
       draft: SkillDraft;
+    }
+  | {
+      type: 'save_secret';
+      v: number;
+      name: string;
+      value: string;
+      site: string;
     };
 
 /**

@@ -314,6 +314,11 @@ pub async fn saved_skills() -> Result<Vec<serde_json::Value>, String> {
 }
 
 /// Replaces the saved skills.
+pub async fn write_settings(settings: &serde_json::Value) -> Result<(), String> {
+    let items = to_js(&serde_json::json!({ "settings": settings }));
+    settle(storage_local_set(&items)).await.map(|_| ())
+}
+
 pub async fn write_skills(skills: &[serde_json::Value]) -> Result<(), String> {
     let items = to_js(&serde_json::json!({ SKILLS_KEY: skills }));
     settle(storage_local_set(&items)).await.map(|_| ())

@@ -56,6 +56,10 @@ impl SettingsStore for ChromeHost {
     async fn write_skills(&self, skills: &[serde_json::Value]) -> Result<(), String> {
         chrome::write_skills(skills).await
     }
+
+    async fn write_settings(&self, settings: &serde_json::Value) -> Result<(), String> {
+        chrome::write_settings(settings).await
+    }
 }
 
 impl Tabs for ChromeHost {

@@ -43,6 +43,8 @@ pub trait SettingsStore {
     async fn saved_skills(&self) -> Result<Vec<serde_json::Value>, String>;
     /// Replaces the saved skills.
     async fn write_skills(&self, skills: &[serde_json::Value]) -> Result<(), String>;
+    /// Replaces the stored settings object.
+    async fn write_settings(&self, settings: &serde_json::Value) -> Result<(), String>;
 }
 
 /// The browser's tabs, as a task's start needs them.

@@ -123,6 +123,11 @@ pub enum Later {
     TestConnection(serde_json::Value),
     /// The settings as the options page holds them, or the saved ones.
     ListModels(Option<serde_json::Value>),
+    SaveSecret {
+        name: String,
+        value: String,
+        site: String,
+    },
     SaveSkill(SkillDraft),
 }
 
@@ -191,6 +196,7 @@ impl<H: WorkerHost> TaskHost<H> {
             PanelRequest::TestConnection { settings, .. } => return Err(Later::TestConnection(settings)),
             PanelRequest::ListModels { settings, .. } => return Err(Later::ListModels(settings)),
             PanelRequest::SaveSkill { draft, .. } => return Err(Later::SaveSkill(draft)),
+            PanelRequest::SaveSecret { name, value, site, .. } => return Err(Later::SaveSecret { name, value, site }),
             PanelRequest::PauseTask { .. } => match &*self.slot.borrow() {
                 Some(slot) if slot.running.get() => {
                     slot.stop.pause();
@@ -303,12 +309,51 @@ impl<H: WorkerHost> TaskHost<H> {
                 }
                 Later::TestConnection(settings) => this.test_connection(settings).await,
                 Later::ListModels(settings) => this.list_models(settings).await,
+                Later::SaveSecret { name, value, site } => this.save_secret(name, value, site).await,
                 Later::SaveSkill(draft) => this.save_skill(draft).await,
             }
         })
     }
 
     /// Makes a skill of the draft and saves it with the others.
+    /// Adds a secret for one site to the stored settings, checked as the options page's are
+    /// (a name the model can write, a value, a host glob); a name already taken is refused, so
+    /// no saved value is ever replaced from here.
+    async fn save_secret(&self, name: String, value: String, site: String) -> PanelReply {
+        let mut stored = match self.host.stored_settings().await {
+            Ok(serde_json::Value::Object(stored)) => stored,
+            Ok(serde_json::Value::Null) => serde_json::Map::new(),
+            Ok(_) => return refused(Refusal::SettingsUnreadable("not an object".into())),
+            Err(e) => return refused(Refusal::SettingsUnreadable(e)),
+        };
+        let mut secrets: Vec<crate::safety::StoredSecret> =
+            match crate::json::read_value(stored.get("secrets").unwrap_or(&serde_json::Value::Null)) {
+                Ok(Some(secrets)) => secrets,
+                Ok(None) => Vec::new(),
+                Err(e) => return refused(Refusal::SettingsUnreadable(e.to_string())),
+            };
+        let name = name.trim().to_string();
+        if secrets.iter().any(|s| s.name == name) {
+            return refused(Refusal::SecretExists(name));
+        }
+        secrets.push(crate::safety::StoredSecret {
+            name: name.clone(),
+            value,
+            domains: vec![site.trim().to_ascii_lowercase()],
+        });
+        if let Err(e) = crate::safety::Safety::from_settings(&secrets, &[], &[]) {
+            return refused(crate::settings::SettingsError::Safety(e));
+        }
+        match serde_json::to_value(&secrets) {
+            Ok(list) => stored.insert("secrets".into(), list),
+            Err(e) => return refused(Refusal::SecretNotSaved(e.to_string())),
+        };
+        match self.host.write_settings(&serde_json::Value::Object(stored)).await {
+            Ok(()) => PanelReply::SecretSaved { v: V, name },
+            Err(e) => refused(Refusal::SecretNotSaved(e)),
+        }
+    }
+
     async fn save_skill(&self, draft: SkillDraft) -> PanelReply {
         let mut saved = match self.host.saved_skills().await {
             Ok(saved) => saved,

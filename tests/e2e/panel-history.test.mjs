@@ -9,6 +9,7 @@ import { readFile, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startWithMockLlm, runTask, runTaskToEnd, OUTPUT_DIR } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
+import { seriousViolations } from './lib/axe.mjs';
 import { findIndex, field, stepsDone, findField } from './lib/state.mjs';
 
 let world;
@@ -232,13 +233,34 @@ test('Replay does a past conversation again without the model, finding each elem
   assert.equal(await replayed.locator('#banner button').count(), 2, 'the page was numbered differently this time');
   await h.screenshot(panel, 'panel-replay');
 
-  // A conversation whose password was typed as itself cannot be replayed; the panel says why.
+  // A conversation whose password was typed as itself: the replay asks for it once, keeps it
+  // as a secret for its site, and types it from there.
   await panel.click('#show-history');
   await panel.locator('.session', { hasText: 'Log in as alice' }).locator('.session-open').click();
   await panel.locator('#past-log .final').first().waitFor();
   await panel.click('#past-replay');
-  const failed = panel.locator('#log .final').last();
+  const form = panel.locator('#replay-secrets form');
+  await form.waitFor();
+  assert.match(await form.innerText(), /typed a password, which Tabwright never keeps/);
+  assert.equal(await form.locator('legend').innerText(), '127.0.0.1', 'the site it was typed on');
+  assert.equal(await form.locator('input[type=text]').inputValue(), '127_0_0_1_password');
+  await h.screenshot(panel, 'panel-replay-password');
+  assert.deepEqual(await seriousViolations(panel), [], 'axe finds nothing serious in the form');
+  const secretName = form.locator('input[type=text]');
+  await secretName.fill('login password');
+  await form.locator('input[type=password]').fill('hunter2');
+  await form.getByRole('button', { name: 'Save and replay' }).click();
+  await form.locator('.skill-status.error').waitFor();
+  assert.equal(await secretName.getAttribute('aria-invalid'), 'true', 'a name the model could not write is marked');
+  await secretName.fill('alice_login');
+  await form.getByRole('button', { name: 'Save and replay' }).click();
+  await panel.locator('#chat-view:not([hidden])').waitFor();
+  const replayedLogin = panel.locator('#log .final').last();
   await panel.waitForFunction(() => document.querySelectorAll('#log .final').length === 2);
-  assert.match(await failed.innerText(), /typed a password, which Tabwright does not keep\. Save it as a secret/);
+  assert.match(await replayedLogin.innerText(), /Replayed all \d+ step\(s\)/);
+  assert.ok(h.context.pages().some((p) => /\/welcome\?user=alice/.test(p.url())), 'the replay signed in with the password from the secret');
+  const settings = await panel.evaluate(async () => (await chrome.storage.local.get('settings')).settings);
+  assert.deepEqual(settings.secrets.map((s) => [s.name, s.domains]), [['alice_login', ['127.0.0.1']]]);
+  assert.doesNotMatch(await panel.locator('#log').innerText(), /hunter2/, 'the value is never shown');
   await panel.close();
 });
