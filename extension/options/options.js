@@ -534,6 +534,19 @@ field('import-file').addEventListener('change', async () => {
   }
 });
 
+// The theme applies at once, to this page and every open one (theme.js); it is not a setting
+// of the core's, so Save has nothing to do with it.
+const THEME_KEY = 'tabwright-theme';
+field('theme').value = localStorage.getItem(THEME_KEY) ?? 'system';
+field('theme').addEventListener('change', (event) => {
+  event.stopPropagation();
+  const theme = field('theme').value;
+  if (theme === 'system') localStorage.removeItem(THEME_KEY);
+  else localStorage.setItem(THEME_KEY, theme);
+  if (theme === 'system') delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+});
+
 showProvider();
 // The form is ready once it shows what is stored: anything typed before that would be
 // overwritten by the stored values (a script filling the form waits for this mark).

@@ -157,3 +157,34 @@ test('the keyboard alone: a screenshot opens and Escape closes it; the pill is a
   await panel.keyboard.press('Escape');
   assert.equal(await panel.getAttribute('#status', 'role'), 'status', 'a screen reader hears the pill change');
 });
+
+test('the theme chosen in the options (light, dark or the system\'s) applies at once to the panel and the options', async () => {
+  const panel = await h.openPanel();
+  const options = await h.context.newPage();
+  await options.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  await options.locator('body[data-ready="true"]').waitFor({ state: 'attached' });
+  const background = (page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const LIGHT = 'rgb(247, 248, 250)';
+  const DARK = 'rgb(22, 25, 29)';
+  try {
+    for (const page of [panel, options]) await page.emulateMedia({ colorScheme: 'light' });
+    assert.equal(await options.inputValue('#theme'), 'system');
+    assert.equal(await background(panel), LIGHT, 'as the system, light');
+    await options.selectOption('#theme', 'dark');
+    await panel.waitForFunction((dark) => getComputedStyle(document.body).backgroundColor === dark, DARK);
+    assert.equal(await background(options), DARK, 'and this page too');
+    await noViolations(panel, 'dark chosen');
+    await panel.reload();
+    assert.equal(await background(panel), DARK, 'kept across a reload');
+    for (const page of [panel, options]) await page.emulateMedia({ colorScheme: 'dark' });
+    await options.selectOption('#theme', 'light');
+    await panel.waitForFunction((light) => getComputedStyle(document.body).backgroundColor === light, LIGHT);
+    assert.equal(await background(options), LIGHT, 'light, though the system is dark');
+    await options.selectOption('#theme', 'system');
+    await panel.waitForFunction((dark) => getComputedStyle(document.body).backgroundColor === dark, DARK);
+  } finally {
+    await options.evaluate(() => localStorage.removeItem('tabwright-theme'));
+    for (const page of [panel, options]) await page.emulateMedia({ colorScheme: 'light' });
+    await options.close();
+  }
+});
