@@ -18,6 +18,7 @@ import { Attachments } from './attachments.js';
 import { ModelChoice } from './model-choice.js';
 import { showProblem } from './problem-view.js';
 import { ReplaySecrets, MASKED } from './replay-secrets.js';
+import { Favourites } from './favourites.js';
 
 localize();
 
@@ -39,6 +40,17 @@ const attachments = new Attachments({
   list: $('attachments'), input: $('attach-input'), button: $('attach'), dropZone: $('composer'), notice: (text) => showNotice(text),
 });
 // The model for the next task: the saved one unless the person chose another.
+// Favourites run as if typed: at once, or queued while a task runs.
+const favourites = new Favourites({
+  list: $('favourites'), save: /** @type {HTMLButtonElement} */ ($('save-favourite')), taskBox,
+  run: (text) => {
+    taskBox.value = text;
+    showTaskLength();
+    startTask();
+  },
+  notice: showNotice,
+});
+favourites.load();
 const modelChoice = new ModelChoice({
   row: $('model-row'), select: /** @type {HTMLSelectElement} */ (document.getElementById('model-choice')), note: $('model-list-note'),
 });
@@ -71,6 +83,7 @@ function setRunning(value, label) {
   newTabBox.parentElement.hidden = value;
   newConversationButton.hidden = value || !conversationOpen;
   if (!value) showPause({ paused: false, pauseAsked: false, resumeAsked: false });
+  favourites.show(!value);
   statusPill.dataset.state = value ? 'running' : 'idle';
   statusPill.textContent = label ?? t(value ? 'statusRunning' : 'statusIdle');
 }
@@ -335,7 +348,10 @@ $('composer').addEventListener('submit', (e) => {
   e.preventDefault();
   startTask();
 });
-taskBox.addEventListener('input', () => showTaskLength());
+taskBox.addEventListener('input', () => {
+  showTaskLength();
+  favourites.follow();
+});
 taskBox.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { runTask, runTaskToEnd } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { startObserver } from './lib/observe.mjs';
+import { seriousViolations } from './lib/axe.mjs';
 import { findIndex, field, stepsDone, findField } from './lib/state.mjs';
 
 let o;
@@ -135,6 +136,47 @@ test('a task typed while one runs is queued, shown, cancellable, and runs next; 
   await finals.nth(3).waitFor({ timeout: 30_000 });
   assert.match(await finals.nth(3).innerText(), /Did: Fifth task/, 'Run takes the queue up again');
   assert.equal(await queue.count(), 0);
+});
+
+test('favourite tasks: kept with the star, run in one click, blanks filled in a small form, removed, kept across a reload', async () => {
+  const taskOf = (state) => /<task>\n([\s\S]*?)\n<\/task>/.exec(state)[1];
+  const ran = [];
+  policy = (state) => {
+    ran.push(taskOf(state));
+    return answer('Report', [{ done: { text: `Did: ${taskOf(state)}`, success: true } }]);
+  };
+  await h.openFixture('login.html');
+  let panel = await h.openPanel();
+  await panel.click('#new-conversation').catch(() => {});
+  const chips = panel.locator('#favourites .favourite-use');
+  for (const text of ['Find {item} under {price} euros', 'Read the page title']) {
+    await panel.fill('#task', text);
+    await panel.click('#save-favourite');
+    await panel.locator('#favourites .favourite-use', { hasText: text }).waitFor();
+    assert.equal(await panel.getAttribute('#save-favourite', 'aria-pressed'), 'true', 'the star shows it is kept');
+  }
+  assert.deepEqual(await chips.allInnerTexts(), ['Find {item} under {price} euros', 'Read the page title']);
+  await panel.fill('#task', '');
+  assert.deepEqual(await seriousViolations(panel), []);
+
+  await chips.nth(1).click();
+  await panel.locator('#log .final', { hasText: 'Did: Read the page title' }).waitFor({ timeout: 30_000 });
+
+  await chips.first().click();
+  const form = panel.locator('#favourites form');
+  await form.getByLabel('item').fill('shoes');
+  await form.getByLabel('price').fill('50');
+  await h.screenshot(panel, 'favourite-blanks');
+  assert.deepEqual(await seriousViolations(panel), []);
+  await form.getByRole('button', { name: 'Run' }).click();
+  await panel.locator('#log .final', { hasText: 'Did: Find shoes under 50 euros' }).waitFor({ timeout: 30_000 });
+  assert.deepEqual(ran, ['Read the page title', 'Find shoes under 50 euros']);
+
+  await panel.getByRole('button', { name: 'Remove the favourite "Read the page title"' }).click();
+  await panel.reload();
+  await panel.locator('#favourites .favourite-use').first().waitFor();
+  assert.deepEqual(await panel.locator('#favourites .favourite-use').allInnerTexts(), ['Find {item} under {price} euros']);
+  await panel.evaluate(() => chrome.storage.local.remove('favourites'));
 });
 
 test('a follow-up task is told the earlier tasks of the conversation; a new conversation starts fresh', async () => {
