@@ -2,6 +2,7 @@
 // searchable, each with Open, exports (JSON, and an HTML report with the screenshots) and
 // Delete. It reads the store directly: the panel shares the worker's origin, so the list is the
 // same after the browser restarts.
+import { conversationGif } from './gif-export.js';
 import { t, formatTime } from '../i18n.js';
 import { listSessions, exportSession, getSession, sessionFileName, deleteSession } from '../history-store.js';
 import { el, onSecondClick } from '../dom.js';
@@ -13,6 +14,13 @@ export async function downloadSessionJson(conversationId) {
   const data = await exportSession(conversationId);
   if (!data) throw new Error(t('exportTaskMissing'));
   download(JSON.stringify(data, null, 2), 'application/json', sessionFileName(conversationId, 'json'));
+}
+
+/** Downloads a conversation as an animated GIF, a frame per step (gif-export.js). */
+export async function downloadSessionGif(conversationId) {
+  const gif = await conversationGif(await getSession(conversationId));
+  if (!gif) throw new Error(t('exportTaskMissing'));
+  download(gif, 'image/gif', sessionFileName(conversationId, 'gif'));
 }
 
 /** Downloads a conversation as a self-contained HTML report. */

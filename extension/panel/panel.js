@@ -10,7 +10,7 @@ import { exportTask, exportFileName, getSession } from '../history-store.js';
 import { t, localize, formatNumber } from '../i18n.js';
 import { ChatView } from './chat-view.js';
 import { el } from '../dom.js';
-import { HistoryView, downloadSessionJson, downloadSessionReport } from './history-view.js';
+import { HistoryView, downloadSessionJson, downloadSessionReport, downloadSessionGif } from './history-view.js';
 import { download } from '../download.js';
 import { askCore as ask } from '../core-client.js';
 import { SkillForm } from './skill-form.js';
@@ -428,6 +428,7 @@ $('past-back').addEventListener('click', () => {
 });
 $('past-json').addEventListener('click', () => pastExport(downloadSessionJson));
 $('past-report').addEventListener('click', () => pastExport(downloadSessionReport));
+$('past-gif').addEventListener('click', () => pastExport(downloadSessionGif));
 $('past-replay').addEventListener('click', replayPast);
 $('past-skill').addEventListener('click', async () => {
   showNotice('');

@@ -134,6 +134,22 @@ test('conversations outlive a browser restart: listed, searched, opened, exporte
   await h.screenshot(viewer, 'session-report');
   await viewer.close();
 
+  // The GIF: a frame per step (4 + 1), each its screenshot or page, the goal as a caption.
+  const [gif] = await Promise.all([panel.waitForEvent('download'), panel.click('#past-gif')]);
+  assert.match(gif.suggestedFilename(), /^tabwright-session-\d+\.gif$/);
+  const bytes = await readFile(await gif.path());
+  assert.equal(bytes.subarray(0, 6).toString('latin1'), 'GIF89a');
+  assert.deepEqual([bytes.readUInt16LE(6), bytes.readUInt16LE(8)], [640, 464], 'its size');
+  let frames = 0;
+  for (let i = 0; i + 2 < bytes.length; i += 1) if (bytes[i] === 0x21 && bytes[i + 1] === 0xf9 && bytes[i + 2] === 0x04) frames += 1;
+  assert.equal(frames, 5, 'one frame per step');
+  await copyFile(await gif.path(), path.join(OUTPUT_DIR, 'session.gif'));
+  const gifViewer = await h.context.newPage();
+  await gifViewer.setViewportSize({ width: 640, height: 464 });
+  await gifViewer.goto(`file://${path.join(OUTPUT_DIR, 'session.gif')}`);
+  await h.screenshot(gifViewer, 'session-gif-first-frame');
+  await gifViewer.close();
+
   const [json] = await Promise.all([panel.waitForEvent('download'), panel.click('#past-json')]);
   const exported = JSON.parse(await readFile(await json.path(), 'utf8'));
   assert.equal(exported.format, 'tabwright-session');
