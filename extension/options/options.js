@@ -7,6 +7,7 @@ import { t, localize, coreText } from '../i18n.js';
 import { download } from '../download.js';
 import { askCore } from '../core-client.js';
 import { showSkills } from './skills-list.js';
+import { PROVIDERS, providerName } from '../providers.js';
 
 /** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
 
@@ -39,29 +40,6 @@ const LIMITS = [
 /** Where a key kept only for the browser session is (read by the core, src/ext/chrome.rs). */
 const SESSION_KEYS = 'session_keys';
 
-// What each wire format expects. Where the provider has its own address (`ownAddress`), an
-// empty base URL is that address (the core's `Provider::default_base_url`; a test keeps the
-// two the same), and the field says so as a default; elsewhere the URL and the model are
-// examples, never values an empty field would take. The base URLs are the ones the core
-// appends its paths to (see src/llm).
-const PROVIDERS = {
-  openai: { baseUrl: 'https://api.openai.com/v1', ownAddress: true, model: 'gpt-4.1-mini', key: 'sk-…', hint: t('hintOpenai') },
-  openai_compatible: {
-    baseUrl: 'https://openrouter.ai/api/v1', ownAddress: false, model: 'openai/gpt-4.1-mini', key: t('keyLocal'), hint: t('hintCompatible'),
-  },
-  azure_openai: {
-    baseUrl: 'https://YOUR-RESOURCE.openai.azure.com', ownAddress: false, model: null, key: t('keyAzure'), hint: t('hintAzure'),
-  },
-  anthropic: {
-    baseUrl: 'https://api.anthropic.com/v1', ownAddress: true, model: 'claude-sonnet-4-5', key: 'sk-ant-…', hint: t('hintAnthropic'),
-  },
-  gemini: {
-    baseUrl: 'https://generativelanguage.googleapis.com/v1beta', ownAddress: true, model: 'gemini-2.5-flash', key: t('keyGemini'),
-    hint: t('hintGemini'),
-  },
-  ollama: { baseUrl: 'http://localhost:11434', ownAddress: true, model: 'qwen3', key: t('keyOllama'), hint: t('hintOllama') },
-};
-
 // The fields that belong to a provider: switching to another shows that one's own (empty the
 // first time), and switching back brings these back. Kept in `provider_fields` of
 // chrome.storage.local, except the API keys when keys are kept for the browser session only:
@@ -86,14 +64,6 @@ function showOwnFields(provider) {
   const own = ownFields[provider] ?? {};
   for (const [id, key] of OWN_FIELDS) field(id).value = own[key] ?? '';
   shownProvider = provider;
-}
-
-/** The stored provider name as the select knows it; spelling as the core accepts it
- * (case, spaces and - do not matter; `azure` and `google` are aliases). */
-function providerName(stored) {
-  const name = String(stored ?? '').trim().toLowerCase().replace(/[- ]/g, '_');
-  const alias = { azure: 'azure_openai', google: 'gemini' }[name] ?? name;
-  return PROVIDERS[alias] ? alias : 'openai';
 }
 
 /** Placeholders, hint and the Azure-only API version follow the chosen provider. */

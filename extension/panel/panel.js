@@ -19,6 +19,7 @@ import { ModelChoice } from './model-choice.js';
 import { showProblem } from './problem-view.js';
 import { ReplaySecrets, MASKED } from './replay-secrets.js';
 import { Favourites } from './favourites.js';
+import { FirstRun, setupNeeded } from './first-run.js';
 
 localize();
 
@@ -371,14 +372,42 @@ newConversationButton.addEventListener('click', () => {
 
 // Views: the chat (the running or last task), the history list, and a past conversation. The
 // chat keeps following its task while another view is shown.
-const views = { chat: $('chat-view'), history: $('history-view'), past: $('past-view') };
+const views = { chat: $('chat-view'), history: $('history-view'), past: $('past-view'), setup: $('setup-view') };
 function showView(name) {
   for (const [key, view] of Object.entries(views)) view.hidden = key !== name;
   document.body.dataset.view = name;
-  $('show-history').setAttribute('aria-pressed', String(name !== 'chat'));
+  $('show-history').setAttribute('aria-pressed', String(name === 'history' || name === 'past'));
 }
 
 const historyList = new HistoryView(views.history, { open: openPast, notice: showNotice });
+
+// With no model configured, the panel opens on the setup (first-run.js), then the chat.
+const firstRun = new FirstRun(views.setup, {
+  done() {
+    showView('chat');
+    taskBox.focus();
+  },
+});
+setupNeeded().then((needed) => {
+  if (!needed) return;
+  showView('setup');
+  firstRun.show();
+});
+// A model saved meanwhile (on the options page) ends the setup.
+chrome.storage.onChanged.addListener(async (changes, area) => {
+  if (area === 'local' && 'settings' in changes && document.body.dataset.view === 'setup' && !(await setupNeeded())) {
+    views.setup.replaceChildren();
+    showView('chat');
+  }
+});
+// Suggested tasks, for an empty chat: they work on whatever page is open.
+for (const suggestion of document.querySelectorAll('#suggestions .suggestion')) {
+  suggestion.addEventListener('click', () => {
+    taskBox.value = suggestion.textContent;
+    showTaskLength();
+    startTask();
+  });
+}
 const skillForm = new SkillForm($('skill-form'));
 const replaySecrets = new ReplaySecrets($('replay-secrets'));
 let pastId = null;

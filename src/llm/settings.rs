@@ -164,10 +164,10 @@ mod tests {
     use super::Provider;
 
     /// The options page shows each provider's own address as the default of an empty base
-    /// URL (extension/options/options.js, `PROVIDERS`): it must be the one the core takes.
+    /// URL (extension/providers.js, `PROVIDERS`): it must be the one the core takes.
     #[test]
     fn the_options_page_offers_the_addresses_the_core_takes_for_an_empty_base_url() {
-        let page = include_str!("../../extension/options/options.js");
+        let page = include_str!("../../extension/providers.js");
         let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
         for provider in [
             Provider::OpenAi,
