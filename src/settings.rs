@@ -181,9 +181,9 @@ impl Default for Limits {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
-    #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's options (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
+    #[error("The LLM provider \"{0}\" is not supported. Choose one of: {providers} in Tabwright's settings (or TABWRIGHT_LLM_PROVIDER for the headless runner).", providers = SUPPORTED_PROVIDERS.join(", "))]
     UnknownProvider(String),
-    #[error("The viewport expansion must be -1 (the whole page) or between 0 and 100000 pixels; it is {0}. Fix it in Tabwright's options.")]
+    #[error("The viewport expansion must be -1 (the whole page) or between 0 and 100000 pixels; it is {0}. Fix it in Tabwright's settings.")]
     BadExpansion(i32),
     #[error("The base URL is empty, and this provider has no default address. Enter your server's base URL in Tabwright's settings, e.g. https://openrouter.ai/api/v1.")]
     NoBaseUrl,
@@ -191,34 +191,34 @@ pub enum SettingsError {
         "No model is chosen. Choose one in Tabwright's settings: the model field lists the ones your provider offers."
     )]
     NoModel,
-    #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's options, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
+    #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's settings, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
     BadBaseUrl(String),
-    #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's options.")]
+    #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's settings.")]
     OutOfRange { name: &'static str, value: u32, min: u32, max: u32 },
-    #[error("The stored settings could not be read ({0}). Open Tabwright's options and save them again.")]
+    #[error("The stored settings could not be read ({0}). Save them again in Tabwright's settings to replace them.")]
     Unreadable(String),
-    #[error("The search engine \"{0}\" is not known. Choose duckduckgo, google or bing in Tabwright's options.")]
+    #[error("The search engine \"{0}\" is not known. Choose duckduckgo, google or bing in Tabwright's settings.")]
     UnknownSearchEngine(String),
-    #[error("The action \"{name}\" in the {list} list is not an action Tabwright has. Known actions: {known}. Fix the list in Tabwright's options.")]
+    #[error("The action \"{name}\" in the {list} list is not an action Tabwright has. Known actions: {known}. Fix the list in Tabwright's settings.")]
     UnknownAction { name: String, list: &'static str, known: String },
     /// A secret or a URL firewall list that cannot be used.
     #[error(transparent)]
     Safety(#[from] crate::safety::SafetyError),
-    #[error("The domain pattern \"{0}\" is not valid: use a host name such as example.com or *.example.com. Fix it in Tabwright's options.")]
+    #[error("The domain pattern \"{0}\" is not valid: use a host name such as example.com or *.example.com. Fix it in Tabwright's settings.")]
     BadDomain(String),
-    #[error("Your API key was kept only until the browser closed, so it is gone now. Enter it again in Tabwright's options (or untick \"Keep API keys only until the browser closes\" there to keep it).")]
+    #[error("Your API key was kept only until the browser closed, so it is gone now. Enter it again in Tabwright's settings (or untick \"Keep API keys only until the browser closes\" there to keep it).")]
     SessionKeyGone,
-    #[error("Azure OpenAI needs an API version with the resource's endpoint as base URL. Set it in Tabwright's options, e.g. 2024-10-21, or use the v1 base URL (https://YOUR-RESOURCE.openai.azure.com/openai/v1), which needs none.")]
+    #[error("Azure OpenAI needs an API version with the resource's endpoint as base URL. Set it in Tabwright's settings, e.g. 2024-10-21, or use the v1 base URL (https://YOUR-RESOURCE.openai.azure.com/openai/v1), which needs none.")]
     NoApiVersion,
-    #[error("The extra LLM header \"{0}\" cannot be sent: a name is letters, digits and - (such as HTTP-Referer), given once, not one the browser keeps to itself (such as Cookie), and a value is one line. Fix it in Tabwright's options.")]
+    #[error("The extra LLM header \"{0}\" cannot be sent: a name is letters, digits and - (such as HTTP-Referer), given once, not one the browser keeps to itself (such as Cookie), and a value is one line. Fix it in Tabwright's settings.")]
     BadHeader(String),
     #[error(
-        "The structured output mode \"{0}\" is not known. Choose json_schema or json_object in Tabwright's options."
+        "The structured output mode \"{0}\" is not known. Choose json_schema or json_object in Tabwright's settings."
     )]
     UnknownStructuredOutput(String),
-    #[error("The vision setting \"{0}\" is not known. Choose off, on or auto in Tabwright's options.")]
+    #[error("The vision setting \"{0}\" is not known. Choose off, on or auto in Tabwright's settings.")]
     UnknownVision(String),
-    #[error("The price for \"{0}\" is not valid: give a model name prefix and prices of 0 or more USD per million tokens. Fix it in Tabwright's options.")]
+    #[error("The price for \"{0}\" is not valid: give a model name prefix and prices of 0 or more USD per million tokens. Fix it in Tabwright's settings.")]
     BadPrice(String),
     #[error("The model name \"{0}\" is not valid: a model is named on one line of at most 200 characters. Choose another model for the task.")]
     BadModelName(String),
@@ -584,7 +584,7 @@ mod tests {
         let stored = json!({"keys_in_session": true, "llm": {"base_url": "https://api.openai.com/v1", "model": "m"}});
         let err = StoredSettings::from_json(stored.clone()).unwrap().validate().unwrap_err();
         assert_eq!(err, SettingsError::SessionKeyGone);
-        assert!(err.to_string().contains("Enter it again in Tabwright's options"), "{err}");
+        assert!(err.to_string().contains("Enter it again in Tabwright's settings"), "{err}");
         let mut with_key = stored;
         with_key["llm"]["api_key"] = json!("sk-session");
         let ok = StoredSettings::from_json(with_key).unwrap().validate().unwrap();

@@ -261,7 +261,7 @@ fn openai_fixtures_parse() {
     assert_eq!(c.usage, Usage::new(14, 37));
     let err = parse(Provider::OpenAi, "openai/error_401.json").unwrap_err();
     assert!(matches!(&err, LlmError::Http { status: 401, message, .. } if message.starts_with("Incorrect API key")));
-    assert!(err.to_string().contains("API key in Tabwright's options"), "{err}");
+    assert!(err.to_string().contains("API key in Tabwright's settings"), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -903,7 +903,7 @@ fn bad_llm_settings_say_what_to_fix() {
     ));
     for err in [SettingsError::NoApiVersion, SettingsError::BadHeader("x".into()), SettingsError::BadPrice("x".into())]
     {
-        assert!(err.to_string().contains("Tabwright's options"), "{err}");
+        assert!(err.to_string().contains("Tabwright's settings"), "{err}");
     }
 }
 

@@ -139,7 +139,7 @@ impl Script {
             let mut params = action.params;
             if params.get("text").and_then(|t| t.as_str()) == Some(MASKED) {
                 return Some(Err(format!(
-                    "Step {position} of {} typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's options and let the agent type <secret>name</secret>, then save the task again.",
+                    "Step {position} of {} typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's settings and let the agent type <secret>name</secret>, then save the task again.",
                     self.source()
                 )));
             }

@@ -113,7 +113,7 @@ pub enum SkillError {
     NoSteps,
     #[error("The task did not begin on a web page (it began on \"{0}\"), so there is no site to offer the skill on.")]
     NoSite(String),
-    #[error("Step {0} of the task typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's options, run the task again with <secret>name</secret>, and save that.")]
+    #[error("Step {0} of the task typed a password, which Tabwright does not keep. Save it as a secret in Tabwright's settings, run the task again with <secret>name</secret>, and save that.")]
     TypedPassword(usize),
     #[error("\"{0}\" cannot name a parameter: use lowercase letters, digits and _, beginning with a letter, at most {MAX_PARAM_CHARS} characters.")]
     BadParamName(String),
@@ -121,7 +121,7 @@ pub enum SkillError {
     SameParamName(String),
     #[error("The task never typed \"{0}\", so it cannot be a parameter.")]
     NotTyped(String),
-    #[error("A skill named \"{name}\" already exists for {domain}. Choose another name, or delete the old one in Tabwright's options.")]
+    #[error("A skill named \"{name}\" already exists for {domain}. Choose another name, or delete the old one in Tabwright's settings.")]
     NameTaken { name: String, domain: String },
 }
 

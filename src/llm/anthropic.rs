@@ -159,7 +159,7 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         }
         None => {
             return Err(LlmError::Malformed(format!(
-                "the model wrote text instead of calling the answer tool (\"{}\"); choose a model that supports tool use in Tabwright's options",
+                "the model wrote text instead of calling the answer tool (\"{}\"); choose a model that supports tool use in Tabwright's settings",
                 excerpt(text.trim(), 200)
             )));
         }

@@ -137,7 +137,7 @@ impl std::ops::AddAssign for Usage {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LlmError {
-    #[error("Could not reach the LLM at {url}: {reason}. Check the base URL in Tabwright's options and that the server is running.")]
+    #[error("Could not reach the LLM at {url}: {reason}. Check the base URL in Tabwright's settings and that the server is running.")]
     Unreachable { url: String, reason: String },
     #[error("The LLM at {url} answered HTTP {status}: {}{hint}", message.trim_end_matches('.'), hint = status_hint(*status, url, message).1)]
     Http { url: String, status: u16, message: String },
@@ -145,7 +145,7 @@ pub enum LlmError {
     Refusal(String),
     #[error("The model's answer was cut off at the output token limit before it was complete.")]
     Truncated,
-    #[error("The request and the model's answer did not fit in the model's context window. Lower the most input tokens one request may carry in Tabwright's options, or choose a model with a larger context.")]
+    #[error("The request and the model's answer did not fit in the model's context window. Lower the most input tokens one request may carry in Tabwright's settings, or choose a model with a larger context.")]
     ContextWindowExceeded,
     #[error("The LLM's answer could not be read: {0}")]
     Malformed(String),
@@ -170,14 +170,14 @@ impl LlmError {
 /// What to do about an HTTP error: the name of its message (see `crate::message`) and the
 /// English appended to the provider's own words.
 fn status_hint(status: u16, url: &str, message: &str) -> (&'static str, &'static str) {
-    const KEY: &str = ". Check the API key in Tabwright's options.";
+    const KEY: &str = ". Check the API key in Tabwright's settings.";
     match status {
         // A local Ollama refuses requests from an extension's origin until told to accept them.
         403 if url.ends_with("/api/chat") => ("llm_http_ollama_origins", ". Ollama refuses requests from extensions unless started with OLLAMA_ORIGINS=chrome-extension://* — restart it that way."),
         // Gemini reports a bad key as a bad request.
         400 if message.to_ascii_lowercase().contains("api key") => ("llm_http_key", KEY),
         401 | 403 => ("llm_http_key", KEY),
-        404 => ("llm_http_not_found", ". Check the base URL and the model name in Tabwright's options."),
+        404 => ("llm_http_not_found", ". Check the base URL and the model name in Tabwright's settings."),
         429 => ("llm_http_rate_limited", ". The provider is rate-limiting; wait a moment and try again."),
         500..=599 => ("llm_http_server", ". The provider had a server error; try again later."),
         _ => ("llm_http", ""),
@@ -283,7 +283,7 @@ fn excerpt(text: &str, max: usize) -> String {
 fn parse_body<'a, T: serde::Deserialize<'a>>(body: &'a str, format: &str) -> Result<T, LlmError> {
     crate::json::from_text(body).map_err(|e| {
         LlmError::Malformed(format!(
-            "not a {format} response ({e}); check that the provider in Tabwright's options matches the server"
+            "not a {format} response ({e}); check that the provider in Tabwright's settings matches the server"
         ))
     })
 }

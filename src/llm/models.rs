@@ -88,7 +88,7 @@ pub fn parse_models_response(provider: Provider, url: &str, response: &HttpRespo
     };
     if body.get(field).and_then(Value::as_array).is_none() {
         return Err(LlmError::Malformed(format!(
-            "the model list has no \"{field}\" list; check that the provider in Tabwright's options matches the server"
+            "the model list has no \"{field}\" list; check that the provider in Tabwright's settings matches the server"
         )));
     }
     let mut names: Vec<String> = names.into_iter().filter(|n| !n.trim().is_empty()).collect();

@@ -304,7 +304,7 @@ mod tests {
         assert!(text.contains("HTTP 401"), "{text}");
         assert!(text.contains("https://api.openai.com/v1/chat/completions"), "{text}");
         assert!(text.contains("Incorrect API key provided"), "{text}");
-        assert!(text.contains("API key in Tabwright's options"), "{text}");
+        assert!(text.contains("API key in Tabwright's settings"), "{text}");
     }
 
     #[test]

@@ -176,13 +176,13 @@ impl fmt::Display for BlockRule {
                 write!(f, "the Chrome Web Store is never opened (Chrome does not let extensions act there)")
             }
             BlockRule::Denied { host, glob } if host == glob => {
-                write!(f, "{host} is on the deny list (set in Tabwright's options)")
+                write!(f, "{host} is on the deny list (set in Tabwright's settings)")
             }
             BlockRule::Denied { host, glob } => {
-                write!(f, "{host} matches {glob} on the deny list (set in Tabwright's options)")
+                write!(f, "{host} matches {glob} on the deny list (set in Tabwright's settings)")
             }
             BlockRule::NotAllowed { allowed } => {
-                write!(f, "only these sites are allowed: {} (set in Tabwright's options)", listed(allowed))
+                write!(f, "only these sites are allowed: {} (set in Tabwright's settings)", listed(allowed))
             }
         }
     }
@@ -249,7 +249,7 @@ mod tests {
         let fw = firewall(&[], &["evil.example", "*.tracker.test"]);
         assert_eq!(
             reason(&fw, "https://evil.example/x"),
-            "Tabwright's URL firewall blocks https://evil.example/x: evil.example is on the deny list (set in Tabwright's options)."
+            "Tabwright's URL firewall blocks https://evil.example/x: evil.example is on the deny list (set in Tabwright's settings)."
         );
         assert!(
             reason(&fw, "https://a.tracker.test/").contains("a.tracker.test matches *.tracker.test on the deny list")
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(fw.check("about:blank"), Ok(()));
         assert_eq!(
             reason(&fw, "https://c.com/"),
-            "Tabwright's URL firewall blocks https://c.com/: only these sites are allowed: a.com, *.b.com (set in Tabwright's options)."
+            "Tabwright's URL firewall blocks https://c.com/: only these sites are allowed: a.com, *.b.com (set in Tabwright's settings)."
         );
         assert!(fw.check("https://www.a.com/").is_err());
         assert!(fw.check("https://nota.com/").is_err());
@@ -330,7 +330,7 @@ mod tests {
     fn lists_are_checked_and_normalised() {
         let bad = Firewall::from_settings(&["https://a.com".into()], &[]).unwrap_err();
         assert_eq!(bad, SafetyError::BadFirewallDomain { list: "allow", glob: "https://a.com".into() });
-        assert!(bad.to_string().contains("Tabwright's options"), "{bad}");
+        assert!(bad.to_string().contains("Tabwright's settings"), "{bad}");
         let bad = Firewall::from_settings(&[], &["a.com/x".into()]).unwrap_err();
         assert!(matches!(bad, SafetyError::BadFirewallDomain { list: "deny", .. }));
         let fw = Firewall::from_settings(&[" A.com ".into(), "".into(), "a.com".into()], &[]).unwrap();

@@ -2,7 +2,7 @@
 //! them, and a URL firewall that decides which pages the agent may open.
 //!
 //! Both are built once from the stored settings (so a mistake there is reported before a task
-//! starts, with what to fix in Tabwright's options) and are then plain data the loop consults:
+//! starts, with what to fix in Tabwright's settings) and are then plain data the loop consults:
 //! - [`Secrets`]: the LLM writes `<secret>name</secret>`; the loop swaps in the value only when
 //!   the action runs on a site the secret is meant for, and masks values in everything shown
 //!   or stored (prompts, history, events).
@@ -39,17 +39,17 @@ impl Safety {
 /// A safety setting that cannot be used; the message says what to change in the options.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SafetyError {
-    #[error("Secret number {position} has no name. Give it a name made of letters, digits, _, . or - (or remove it) in Tabwright's options, under Secrets.")]
+    #[error("Secret number {position} has no name. Give it a name made of letters, digits, _, . or - (or remove it) in Tabwright's settings, under Secrets.")]
     SecretWithoutName { position: usize },
-    #[error("The secret name \"{name}\" may only contain letters, digits, _, . and -. Rename it in Tabwright's options, under Secrets.")]
+    #[error("The secret name \"{name}\" may only contain letters, digits, _, . and -. Rename it in Tabwright's settings, under Secrets.")]
     BadSecretName { name: String },
-    #[error("The secret \"{name}\" has no value. Enter its value, or remove the secret, in Tabwright's options, under Secrets.")]
+    #[error("The secret \"{name}\" has no value. Enter its value, or remove the secret, in Tabwright's settings, under Secrets.")]
     EmptySecretValue { name: String },
-    #[error("Two secrets are named \"{name}\" and both apply to {overlap}, so Tabwright cannot tell which to use. Rename one, or give them sites that do not overlap, in Tabwright's options, under Secrets.")]
+    #[error("Two secrets are named \"{name}\" and both apply to {overlap}, so Tabwright cannot tell which to use. Rename one, or give them sites that do not overlap, in Tabwright's settings, under Secrets.")]
     DuplicateSecret { name: String, overlap: String },
-    #[error("The site \"{glob}\" of the secret \"{name}\" is not valid: use a host name such as example.com or *.example.com, or leave the list empty for every site. Fix it in Tabwright's options, under Secrets.")]
+    #[error("The site \"{glob}\" of the secret \"{name}\" is not valid: use a host name such as example.com or *.example.com, or leave the list empty for every site. Fix it in Tabwright's settings, under Secrets.")]
     BadSecretDomain { name: String, glob: String },
-    #[error("The site \"{glob}\" on the {list} list is not valid: use a host name such as example.com, *.example.com, or * for every site. Fix it in Tabwright's options, under \"Sites the agent may open\".")]
+    #[error("The site \"{glob}\" on the {list} list is not valid: use a host name such as example.com, *.example.com, or * for every site. Fix it in Tabwright's settings, under \"Sites the agent may open\".")]
     BadFirewallDomain { list: &'static str, glob: String },
 }
 
@@ -100,7 +100,7 @@ mod tests {
         let bad = StoredSettings::from_json(json!({"llm": llm, "blocked_domains": ["http://x.com"]})).unwrap();
         let err = bad.validate().unwrap_err();
         assert!(matches!(err, SettingsError::Safety(SafetyError::BadFirewallDomain { list: "deny", .. })));
-        assert!(err.to_string().contains("Tabwright's options"), "{err}");
+        assert!(err.to_string().contains("Tabwright's settings"), "{err}");
         let bad = StoredSettings::from_json(json!({"llm": llm, "secrets": [{"name": "a b", "value": "v"}]})).unwrap();
         assert!(matches!(bad.validate(), Err(SettingsError::Safety(SafetyError::BadSecretName { .. }))));
     }

@@ -670,7 +670,7 @@ mod tests {
         );
         let dup = check(&[stored("pw", "first-value", &["*.a.com"]), stored("pw", "second-value", &["x.a.com"])]);
         assert_eq!(dup, SafetyError::DuplicateSecret { name: "pw".into(), overlap: "x.a.com".into() });
-        assert!(dup.to_string().contains("Tabwright's options"), "{dup}");
+        assert!(dup.to_string().contains("Tabwright's settings"), "{dup}");
         assert!(!format!("{dup} {dup:?}").contains("-value"), "{dup}");
         assert!(matches!(
             check(&[stored("pw", "one", &[]), stored("pw", "two", &["b.com"])]),

@@ -55,7 +55,7 @@ test('an LLM HTTP error ends the task with the status, the URL and what to check
   assert.match(text, /HTTP 401/);
   assert.ok(text.includes(`${llm.baseUrl}/chat/completions`), text);
   assert.match(text, /Incorrect API key provided/);
-  assert.match(text, /Check the API key in Tabwright's options/);
+  assert.match(text, /Check the API key in Tabwright's settings/);
   assert.equal(await panel.locator('#run').innerText(), 'Run', 'the panel is ready for another task');
   assert.equal(await panel.locator('#stop').isVisible(), false);
   // Said once, where the task ends, with the way to fix it: not again in the step that met it.

@@ -165,7 +165,7 @@ test('keys kept only for the browser session: stored apart, used, and after a re
   await panel.press('#task', 'Enter');
   const notice = panel.locator('#notice:not([hidden])');
   await notice.waitFor();
-  assert.match(await notice.innerText(), /Your API key was kept only until the browser closed[\s\S]*Enter it again in Tabwright's options/);
+  assert.match(await notice.innerText(), /Your API key was kept only until the browser closed[\s\S]*Enter it again in Tabwright's settings/);
   assert.equal(await notice.locator('button', { hasText: 'Open settings' }).count(), 1, 'a way to the settings');
   world.setPolicy(null);
   page = await openOptions();

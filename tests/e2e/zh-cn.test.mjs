@@ -106,7 +106,7 @@ test('the core\'s refusals and errors reach a Chinese reader in Chinese', async 
     const status = await panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
     const end = status.events.at(-1).end;
     assert.equal(end.kind, 'error');
-    assert.match(end.message, /answered HTTP 401: Incorrect API key provided\. Check the API key in Tabwright's options\./);
+    assert.match(end.message, /answered HTTP 401: Incorrect API key provided\. Check the API key in Tabwright's settings\./);
     assert.equal(end.locale_text.key, 'llm_http_key');
     await h.screenshot(panel, 'panel-zh_CN-error');
   } finally {
