@@ -1,14 +1,15 @@
 // Accessibility of the side panel and the options page, checked by truths nobody here wrote:
-// axe-core (Deque's engine, npm) in every state a person meets — idle, a task running, paused,
-// asking, queued, ended with an answer or an error, the history, a past conversation, the
-// skill form, the options page with a fault marked — in light and dark, with zero serious or
-// critical violations; WCAG's 4.5:1 contrast for every placeholder, measured; and the
+// axe-core (Deque's engine, npm) in every state a person meets (lib/panel-states.mjs; each
+// state's screenshot is kept as state-en-*.png, and state-zh_CN-*.png by a11y-zh.test.mjs) and
+// the options page with a fault marked, in light and dark, with zero serious or critical
+// violations; WCAG's 4.5:1 contrast for every placeholder, measured; and the
 // keyboard alone doing what the mouse does (Escape closes what opened).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWithMockLlm, runTask, runTaskToEnd, newConversation } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { seriousViolations } from './lib/axe.mjs';
+import { walkPanelStates } from './lib/panel-states.mjs';
 
 let world;
 let h;
@@ -57,60 +58,11 @@ function placeholderContrasts(page) {
   });
 }
 
-test('the side panel in every state: no serious or critical axe violation, light and dark', async () => {
-  await h.openFixture('login.html');
-  const panel = await h.openPanel();
-  await newConversation(panel);
-  await noViolations(panel, 'idle');
-
-  // Asking, then queued and paused while the model takes its time, then ended.
-  let answered = null;
-  world.setPolicy(async (state) => {
-    if (!answered) return answer('Ask', [{ ask_human: { question: 'Which account?' } }]);
-    await new Promise((r) => setTimeout(r, 700));
-    if (/Wait a moment/.test(state) && !/Finish up/.test(state)) return answer('Finish up', [{ wait: { seconds: 0 } }]);
-    return answer('Finish', [{ done: { text: '## Done\n\n**All** fine.', success: true } }]);
+test('the side panel and the options in every state: no serious or critical axe violation, light and dark', async () => {
+  await walkPanelStates(world, async (page, state) => {
+    await noViolations(page, state);
+    await h.screenshot(page, `state-en-${state}`);
   });
-  await runTask(panel, 'Sign in');
-  await panel.locator('.question textarea').waitFor();
-  await noViolations(panel, 'asking');
-  answered = true;
-  await panel.fill('.question textarea', 'alice');
-  await panel.press('.question textarea', 'Enter');
-  await panel.fill('#task', 'Wait a moment');
-  await panel.press('#task', 'Enter');
-  await panel.locator('#queue .queued').waitFor();
-  await panel.click('#pause');
-  await panel.locator('#status', { hasText: /Paus/ }).waitFor();
-  await noViolations(panel, 'queued and pausing');
-  await panel.click('#pause');
-  await panel.locator('#log .final').nth(1).waitFor({ timeout: 30_000 });
-  await noViolations(panel, 'ended with an answer, screenshots shown');
-
-  // A refusal in the notice, and a task ended on an error the settings can fix.
-  world.setPolicy(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.' } } }));
-  await runTaskToEnd(panel, 'Try once more');
-  await noViolations(panel, 'ended on an error');
-  await panel.fill('#task', 'x'.repeat(21_000));
-  await panel.locator('#task-count.over').waitFor();
-  await noViolations(panel, 'a task too long');
-  await panel.fill('#task', '');
-  world.setPolicy(null);
-
-  // The history, a past conversation, the skill form.
-  await panel.click('#show-history');
-  await panel.locator('.history-list .session').first().waitFor();
-  await noViolations(panel, 'history');
-  await panel.locator('.session').first().locator('.session-open').click();
-  await panel.locator('#past-log .final').first().waitFor();
-  await noViolations(panel, 'a past conversation');
-  await panel.click('#past-skill');
-  const form = panel.locator('#skill-form');
-  await form.locator('.skill-status, form').first().waitFor();
-  await noViolations(panel, 'the skill form');
-  await form.locator('button, input').first().focus();
-  await panel.keyboard.press('Escape');
-  assert.equal(await form.isHidden(), true, 'Escape closes the skill form');
 });
 
 test('every placeholder reads at 4.5:1 or more, in the panel and the options, light and dark', async () => {
