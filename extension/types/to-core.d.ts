@@ -300,6 +300,10 @@ export interface StoredSettings {
    */
   keys_in_session?: boolean;
 }
+/**
+ * This interface was referenced by `ToCore`'s JSON-Schema
+ * via the `definition` "StoredLlm".
+ */
 export interface StoredLlm {
   /**
    * The wire format, one of [`SUPPORTED_PROVIDERS`]. Empty means `openai`.
@@ -376,55 +380,4 @@ export interface StoredSecret {
    * Host globs where the secret may be used; empty = every site.
    */
   domains?: string[];
-}
-/**
- * This interface was referenced by `ToCore`'s JSON-Schema
- * via the `definition` "StoredLlm".
- */
-export interface StoredLlm1 {
-  /**
-   * The wire format, one of [`SUPPORTED_PROVIDERS`]. Empty means `openai`.
-   */
-  provider?: string;
-  base_url?: string;
-  model?: string;
-  api_key?: string;
-  /**
-   * The model `extract` uses to read pages; empty = the agent's model.
-   */
-  extraction_model?: string;
-  /**
-   * Headers sent with every request, `{"name": "value"}` (a gateway's own key, OpenRouter's
-   * `HTTP-Referer`, …). A header the provider's format also sets is replaced.
-   */
-  extra_headers?: {
-    [k: string]: string | undefined;
-  };
-  /**
-   * Azure OpenAI's `api-version` (required with the resource's endpoint, e.g. `2024-10-21`; not
-   * with the v1 base URL); other providers ignore it.
-   */
-  api_version?: string;
-  /**
-   * Tried once when the model fails in a way another model may not (see `LlmClient`); empty = none.
-   */
-  fallback_model?: string;
-  /**
-   * Seconds one LLM request may take before it is abandoned (10 to 600, default 60).
-   */
-  timeout_s?: number | null;
-  /**
-   * Prices that replace or extend the built-in table, in USD per million tokens.
-   */
-  prices?: ModelPrice[];
-  /**
-   * How an OpenAI-compatible server is asked for JSON: `json_schema` or `json_object`;
-   * empty = `json_object` for DeepSeek (which has no schema mode), `json_schema` elsewhere.
-   */
-  structured_output?: string;
-  /**
-   * Ollama's context window in tokens (`options.num_ctx`), 8,192 to 1,048,576; none =
-   * [`DEFAULT_OLLAMA_CONTEXT_TOKENS`]. Other providers ignore it.
-   */
-  context_tokens?: number | null;
 }

@@ -8,8 +8,17 @@ import { readFile, writeFile } from 'node:fs/promises';
 const root = new URL('../../extension/types/', import.meta.url);
 const write = process.argv.includes('--write');
 const stale = [];
+/** `node` with every `$ref` standing alone: schemars writes a field's default beside its `$ref`,
+ * and json-schema-to-typescript makes each such pair a type of its own (a second `StoredLlm`). */
+function bareRefs(node) {
+  if (Array.isArray(node)) return node.map(bareRefs);
+  if (!node || typeof node !== 'object') return node;
+  if (typeof node.$ref === 'string') return { $ref: node.$ref, ...(node.description ? { description: node.description } : {}) };
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, bareRefs(value)]));
+}
+
 for (const name of ['to-core', 'from-core']) {
-  const schema = JSON.parse(await readFile(new URL(`${name}.schema.json`, root), 'utf8'));
+  const schema = bareRefs(JSON.parse(await readFile(new URL(`${name}.schema.json`, root), 'utf8')));
   const made = await compile(schema, schema.title, {
     bannerComment: `// Generated from ${name}.schema.json by scripts/lib/js-types.mjs: do not edit.`,
     additionalProperties: false,
