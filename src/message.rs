@@ -167,26 +167,7 @@ pub(crate) mod tests {
         use crate::safety::SafetyError;
         use crate::settings::SettingsError;
         let mut out = Vec::new();
-        let settings = [
-            SettingsError::UnknownProvider("gpt".into()),
-            SettingsError::BadExpansion(-5),
-            SettingsError::NoBaseUrl,
-            SettingsError::NoModel,
-            SettingsError::BadBaseUrl("ftp://example.com".into()),
-            SettingsError::OutOfRange { name: "LLM timeout", value: 5, min: 10, max: 600 },
-            SettingsError::Unreadable("at llm.model: invalid type".into()),
-            SettingsError::UnknownSearchEngine("yahoo".into()),
-            SettingsError::UnknownAction { name: "fly".into(), list: "include", known: "click, input_text".into() },
-            SettingsError::BadDomain("exa mple.com".into()),
-            SettingsError::SessionKeyGone,
-            SettingsError::NoApiVersion,
-            SettingsError::BadHeader("X Bad".into()),
-            SettingsError::UnknownStructuredOutput("xml".into()),
-            SettingsError::UnknownVision("sometimes".into()),
-            SettingsError::BadPrice("gpt-4o".into()),
-            SettingsError::BadModelName("gpt\u{7}4o".into()),
-            SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
-        ];
+        let settings = crate::settings::tests::samples();
         out.extend(settings.iter().map(said));
         use crate::settings::form::ListError;
         let lists = [

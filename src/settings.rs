@@ -194,7 +194,8 @@ pub enum SettingsError {
     #[error("The LLM base URL \"{0}\" is not an http(s) URL. Fix it in Tabwright's settings, e.g. https://api.openai.com/v1 (OpenAI), https://openrouter.ai/api/v1 (OpenRouter), https://YOUR-RESOURCE.openai.azure.com (Azure OpenAI), https://api.anthropic.com/v1 (Anthropic), https://generativelanguage.googleapis.com/v1beta (Gemini) or http://localhost:11434 (Ollama).")]
     BadBaseUrl(String),
     #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's settings.")]
-    OutOfRange { name: &'static str, value: u32, min: u32, max: u32 },
+    /// `setting`: its path in the stored settings (`llm.timeout_s`), for the options page.
+    OutOfRange { name: &'static str, setting: &'static str, value: u32, min: u32, max: u32 },
     #[error("The stored settings could not be read ({0}). Save them again in Tabwright's settings to replace them.")]
     Unreadable(String),
     #[error("The search engine \"{0}\" is not known. Choose duckduckgo, google or bing in Tabwright's settings.")]
@@ -236,7 +237,7 @@ impl crate::message::Localize for SettingsError {
             SettingsError::NoModel => L::plain("settings_no_model"),
             SettingsError::NoBaseUrl => L::plain("settings_no_base_url"),
             SettingsError::BadBaseUrl(url) => L::new("settings_bad_base_url", [url]),
-            SettingsError::OutOfRange { name, value, min, max } => {
+            SettingsError::OutOfRange { name, value, min, max, .. } => {
                 L::new("settings_out_of_range", [name.to_string(), value.to_string(), min.to_string(), max.to_string()])
             }
             SettingsError::Unreadable(why) => L::new("settings_unreadable", [why]),
@@ -267,16 +268,7 @@ impl SettingsError {
             SettingsError::BadExpansion(_) => "viewport_expansion",
             SettingsError::NoBaseUrl | SettingsError::BadBaseUrl(_) => "llm.base_url",
             SettingsError::NoModel | SettingsError::BadModelName(_) => "llm.model",
-            SettingsError::OutOfRange { name, .. } => match *name {
-                "LLM timeout" => "llm.timeout_s",
-                "Ollama context (tokens)" => "llm.context_tokens",
-                "max steps" => "max_steps",
-                "max actions per step" => "max_actions_per_step",
-                "max consecutive failures" => "max_failures",
-                "action timeout" => "action_timeout_s",
-                "request budget (tokens)" => "request_budget_tokens",
-                _ => return None,
-            },
+            SettingsError::OutOfRange { setting, .. } => setting,
             SettingsError::Unreadable(_) => return None,
             SettingsError::UnknownSearchEngine(_) => "search_engine",
             SettingsError::UnknownAction { list, .. } if *list == "include" => "include_actions",
@@ -348,10 +340,10 @@ impl StoredSettings {
             return Err(SettingsError::BadBaseUrl(self.llm.base_url.clone()));
         }
         let d = Limits::default();
-        let ranged = |name, v: Option<u32>, def, min, max| match v {
+        let ranged = |(name, setting), v: Option<u32>, def, min, max| match v {
             None => Ok(def),
             Some(value) if (min..=max).contains(&value) => Ok(value),
-            Some(value) => Err(SettingsError::OutOfRange { name, value, min, max }),
+            Some(value) => Err(SettingsError::OutOfRange { name, setting, value, min, max }),
         };
         let optional = |text: &str| Some(text.trim().to_string()).filter(|t| !t.is_empty());
         let api_version = optional(&self.llm.api_version);
@@ -366,7 +358,13 @@ impl StoredSettings {
                 extra_headers: self.llm.checked_headers()?,
                 api_version,
                 fallback_model: optional(&self.llm.fallback_model).filter(|m| *m != model),
-                timeout_s: ranged("LLM timeout", self.llm.timeout_s, DEFAULT_LLM_TIMEOUT_S, 10, 600)?,
+                timeout_s: ranged(
+                    ("LLM timeout", "llm.timeout_s"),
+                    self.llm.timeout_s,
+                    DEFAULT_LLM_TIMEOUT_S,
+                    10,
+                    600,
+                )?,
                 prices: self.llm.checked_prices()?,
                 // OpenAI and Azure always have the schema mode; the choice is kept while another
                 // provider is chosen, for switching back.
@@ -376,7 +374,7 @@ impl StoredSettings {
                     None => return Err(SettingsError::UnknownStructuredOutput(self.llm.structured_output.clone())),
                 },
                 context_tokens: ranged(
-                    "Ollama context (tokens)",
+                    ("Ollama context (tokens)", "llm.context_tokens"),
                     self.llm.context_tokens,
                     DEFAULT_OLLAMA_CONTEXT_TOKENS,
                     8_192,
@@ -386,16 +384,28 @@ impl StoredSettings {
                 model,
             },
             limits: Limits {
-                max_steps: ranged("max steps", self.max_steps, d.max_steps, 1, 1000)?,
+                max_steps: ranged(("max steps", "max_steps"), self.max_steps, d.max_steps, 1, 1000)?,
                 max_actions_per_step: ranged(
-                    "max actions per step",
+                    ("max actions per step", "max_actions_per_step"),
                     self.max_actions_per_step,
                     d.max_actions_per_step,
                     1,
                     20,
                 )?,
-                max_failures: ranged("max consecutive failures", self.max_failures, d.max_failures, 1, 20)?,
-                action_timeout_s: ranged("action timeout", self.action_timeout_s, d.action_timeout_s, 30, 600)?,
+                max_failures: ranged(
+                    ("max consecutive failures", "max_failures"),
+                    self.max_failures,
+                    d.max_failures,
+                    1,
+                    20,
+                )?,
+                action_timeout_s: ranged(
+                    ("action timeout", "action_timeout_s"),
+                    self.action_timeout_s,
+                    d.action_timeout_s,
+                    30,
+                    600,
+                )?,
             },
             page: PageOptions {
                 viewport_expansion: match self.viewport_expansion {
@@ -411,7 +421,7 @@ impl StoredSettings {
                 vision: self.vision()?,
                 thinking: self.thinking.unwrap_or(true),
                 request_budget_tokens: ranged(
-                    "request budget (tokens)",
+                    ("request budget (tokens)", "request_budget_tokens"),
                     self.request_budget_tokens,
                     DEFAULT_REQUEST_BUDGET_TOKENS,
                     4_000,
@@ -504,9 +514,35 @@ impl StoredLlm {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
+
+    /// One error of every kind, as the settings refuse them.
+    pub(crate) fn samples() -> Vec<SettingsError> {
+        use crate::safety::SafetyError;
+        vec![
+            SettingsError::UnknownProvider("gpt".into()),
+            SettingsError::BadExpansion(-5),
+            SettingsError::NoBaseUrl,
+            SettingsError::NoModel,
+            SettingsError::BadBaseUrl("ftp://example.com".into()),
+            SettingsError::OutOfRange { name: "LLM timeout", setting: "llm.timeout_s", value: 5, min: 10, max: 600 },
+            SettingsError::Unreadable("at llm.model: invalid type".into()),
+            SettingsError::UnknownSearchEngine("yahoo".into()),
+            SettingsError::UnknownAction { name: "fly".into(), list: "include", known: "click, input_text".into() },
+            SettingsError::UnknownAction { name: "fly".into(), list: "exclude", known: "click, input_text".into() },
+            SettingsError::BadDomain("exa mple.com".into()),
+            SettingsError::SessionKeyGone,
+            SettingsError::NoApiVersion,
+            SettingsError::BadHeader("X Bad".into()),
+            SettingsError::UnknownStructuredOutput("xml".into()),
+            SettingsError::UnknownVision("sometimes".into()),
+            SettingsError::BadPrice("gpt-4o".into()),
+            SettingsError::BadModelName("gpt\u{7}4o".into()),
+            SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
+        ]
+    }
 
     #[test]
     fn the_options_page_marks_the_field_of_every_setting_at_fault() {
@@ -514,26 +550,14 @@ mod tests {
         let page = include_str!("../extension/options/options.js");
         let map = &page[page.find("const SETTING_FIELDS").unwrap()..];
         let map = &map[..map.find("};").unwrap()];
-        let faults = [
-            SettingsError::UnknownProvider("x".into()),
-            SettingsError::BadExpansion(-5),
-            SettingsError::NoBaseUrl,
-            SettingsError::NoModel,
-            SettingsError::BadBaseUrl("ftp://x".into()),
-            SettingsError::UnknownSearchEngine("x".into()),
-            SettingsError::UnknownAction { name: "x".into(), list: "exclude", known: String::new() },
-            SettingsError::Safety(SafetyError::BadFirewallDomain { list: "allow", glob: "x y".into() }),
-            SettingsError::Safety(SafetyError::BadFirewallDomain { list: "deny", glob: "x y".into() }),
-            SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),
-            SettingsError::BadDomain("x y".into()),
-            SettingsError::SessionKeyGone,
-            SettingsError::NoApiVersion,
-            SettingsError::BadHeader("X Y".into()),
-            SettingsError::UnknownStructuredOutput("xml".into()),
-            SettingsError::UnknownVision("x".into()),
-            SettingsError::BadPrice("m".into()),
-            SettingsError::BadModelName("m".into()),
-        ];
+        // One of each (the messages' test shows them all), and each list a firewall has.
+        let mut faults = samples();
+        // Not read (no setting at fault), and the include list, which the page does not edit.
+        faults.retain(|fault| {
+            !matches!(fault, SettingsError::Unreadable(_) | SettingsError::UnknownAction { list: "include", .. })
+        });
+        faults.push(SettingsError::Safety(SafetyError::BadFirewallDomain { list: "allow", glob: "x y".into() }));
+        faults.push(SettingsError::Safety(SafetyError::BadFirewallDomain { list: "deny", glob: "x y".into() }));
         let mut ranges = Vec::new();
         for field in ["timeout_s", "context_tokens"] {
             let stored = json!({"llm": {"provider": "ollama", "model": "m", field: 1}});
