@@ -8,6 +8,7 @@ import { download } from '../download.js';
 import { askCore } from '../core-client.js';
 import { showSkills } from './skills-list.js';
 import { PROVIDERS, providerName } from '../providers.js';
+import { listModels } from '../model-list.js';
 
 /** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
 
@@ -312,10 +313,11 @@ async function save(settings, key) {
   const fieldsKept = Object.fromEntries(Object.entries(ownFields).map(([provider, own]) => [
     provider, inSession ? { ...own, api_key: '' } : own,
   ]));
-  const keysKept = Object.fromEntries(Object.entries(ownFields).map(([provider, own]) => [provider, own.api_key ?? '']));
   await chrome.storage.local.set({ settings, [PROVIDER_FIELDS]: fieldsKept });
-  if (inSession) await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key, by_provider: keysKept } });
-  else await chrome.storage.session.remove(SESSION_KEYS);
+  if (inSession) {
+    const byProvider = Object.fromEntries(Object.entries(ownFields).map(([provider, own]) => [provider, own.api_key ?? '']));
+    await chrome.storage.session.set({ [SESSION_KEYS]: { api_key: key, by_provider: byProvider } });
+  } else await chrome.storage.session.remove(SESSION_KEYS);
   const check = await askCore({ type: 'check_settings', settings: withKey(settings, key) });
   if (check.type === 'refused') {
     showStatus(t('savedButCheck', [coreText(check)]), true);
@@ -331,35 +333,17 @@ let modelsTimer = null;
 
 async function offerModels() {
   const asked = ++modelsAsked;
-  const hint = field('models-hint');
-  const list = field('model-list');
-  const baseUrl = field('base-url').value.trim();
-  hint.className = 'hint';
-  if (!baseUrl && !PROVIDERS[field('provider').value]?.ownAddress) {
-    list.replaceChildren();
-    hint.textContent = '';
-    return;
-  }
   const headers = await readLists();
   if (asked !== modelsAsked) return;
   const llm = {
     provider: field('provider').value,
-    base_url: baseUrl,
+    base_url: field('base-url').value.trim(),
     api_key: field('api-key').value.trim(),
     api_version: field('api-version').value.trim(),
     extra_headers: headers.error ? {} : headers.lists.extra_headers,
   };
-  hint.textContent = t('modelsAsking');
-  const reply = await askCore({ type: 'list_models', settings: { llm } });
-  if (asked !== modelsAsked) return; // the fields changed meanwhile: a newer answer is coming
-  if (reply.type === 'models') {
-    list.replaceChildren(...reply.models.map((name) => Object.assign(document.createElement('option'), { value: name })));
-    hint.textContent = !reply.listed ? '' : reply.models.length ? t('modelsListed', [reply.models.length]) : t('modelsNone');
-  } else {
-    list.replaceChildren();
-    hint.className = 'hint error';
-    hint.textContent = t('modelsFailed', [coreText(reply) || t('workerNoAnswer')]);
-  }
+  // A newer ask (the fields changed meanwhile) has the last word.
+  await listModels(llm, field('model-list'), field('models-hint'), () => asked === modelsAsked);
 }
 
 function offerModelsSoon() {
@@ -510,11 +494,11 @@ const THEME_KEY = 'tabwright-theme';
 field('theme').value = localStorage.getItem(THEME_KEY) ?? 'system';
 field('theme').addEventListener('change', (event) => {
   event.stopPropagation();
-  const theme = field('theme').value;
-  if (theme === 'system') localStorage.removeItem(THEME_KEY);
-  else localStorage.setItem(THEME_KEY, theme);
-  if (theme === 'system') delete document.documentElement.dataset.theme;
-  else document.documentElement.dataset.theme = theme;
+  const theme = field('theme').value === 'system' ? null : field('theme').value;
+  if (theme) localStorage.setItem(THEME_KEY, theme);
+  else localStorage.removeItem(THEME_KEY);
+  // The other pages hear the change from the browser; this one is told as they are.
+  dispatchEvent(new StorageEvent('storage', { key: THEME_KEY, newValue: theme }));
 });
 
 showProvider();

@@ -8,6 +8,7 @@ import { t, coreText } from '../i18n.js';
 import { el } from '../dom.js';
 import { askCore } from '../core-client.js';
 import { PROVIDERS } from '../providers.js';
+import { listModels } from '../model-list.js';
 
 /** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
 
@@ -119,26 +120,16 @@ export class FirstRun {
       key.placeholder = p.key;
       model.placeholder = p.model ? t('placeholderExample', [p.model]) : t('modelAzure');
     };
-    // The provider's models, asked of it with what is typed so far (as the options page does).
-    const listModels = async () => {
+    // The provider's models, asked of it with what is typed so far (as the options page does);
+    // the first is offered while no model is typed.
+    const offerModels = async () => {
       const asked = ++this.listed;
-      const settings = { llm: llm() };
-      if (!PROVIDERS[provider.value].ownAddress && !settings.llm.base_url) return;
-      modelHint.textContent = t('modelsAsking');
-      const reply = await askCore({ type: 'list_models', settings });
-      if (asked !== this.listed) return;
-      if (reply.type === 'models') {
-        list.replaceChildren(...reply.models.map((name) => Object.assign(el('option'), { value: name })));
-        modelHint.textContent = reply.listed ? t('modelsListed', [reply.models.length]) : '';
-        if (!model.value && reply.models.length) model.value = reply.models[0];
-      } else {
-        list.replaceChildren();
-        modelHint.textContent = t('modelsFailed', [coreText(reply) || t('workerNoAnswer')]);
-      }
+      const models = await listModels(llm(), list, modelHint, () => asked === this.listed);
+      if (models?.length && !model.value) model.value = models[0];
     };
     const listSoon = () => {
       clearTimeout(this.timer);
-      this.timer = setTimeout(listModels, 600);
+      this.timer = setTimeout(offerModels, 600);
     };
     provider.addEventListener('change', () => {
       follow();

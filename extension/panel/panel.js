@@ -40,18 +40,12 @@ let conversationOpen = false;
 const attachments = new Attachments({
   list: $('attachments'), input: $('attach-input'), button: $('attach'), dropZone: $('composer'), notice: (text) => showNotice(text),
 });
-// The model for the next task: the saved one unless the person chose another.
 // Favourites run as if typed: at once, or queued while a task runs.
 const favourites = new Favourites({
-  list: $('favourites'), save: /** @type {HTMLButtonElement} */ ($('save-favourite')), taskBox,
-  run: (text) => {
-    taskBox.value = text;
-    showTaskLength();
-    startTask();
-  },
-  notice: showNotice,
+  list: $('favourites'), save: /** @type {HTMLButtonElement} */ ($('save-favourite')), taskBox, run: runText, notice: showNotice,
 });
 favourites.load();
+// The model for the next task: the saved one unless the person chose another.
 const modelChoice = new ModelChoice({
   row: $('model-row'), select: /** @type {HTMLSelectElement} */ (document.getElementById('model-choice')), note: $('model-list-note'),
 });
@@ -116,11 +110,18 @@ function exportControl(taskId) {
   return button;
 }
 
+// What the chat last said of the running task (the step it is at, or that it asks), which the
+// pill shows unless the task is paused or pausing.
+let progress = { label: null, asking: false };
+/** The pill's text for the running task. */
+const runningLabel = () => (!progress.asking && pauseLabel()) || progress.label || t('statusRunning');
+
 const live = new ChatView($('log'), {
   status(label, isRunning, asking) {
-    // While paused (or pausing) the pill says so, unless the task waits for the user's answer.
-    if (isRunning) setRunning(true, (!asking && pauseLabel()) || label);
-    else setRunning(false, label ?? undefined);
+    if (isRunning) {
+      progress = { label, asking: Boolean(asking) };
+      setRunning(true, runningLabel());
+    } else setRunning(false, label ?? undefined);
   },
   async answer(text) {
     const reply = await ask({ type: 'answer_question', answer: text });
@@ -208,11 +209,16 @@ async function targetTabId() {
 let taskMaxChars = null;
 const taskCount = $('task-count');
 
+/** The typed task's length in characters, and whether it is past the limit. */
+function taskLength() {
+  const length = [...taskBox.value.trim()].length;
+  return { length, over: taskMaxChars !== null && length > taskMaxChars };
+}
+
 function showTaskLength(max = taskMaxChars) {
   taskMaxChars = max ?? null;
-  const length = [...taskBox.value.trim()].length;
+  const { length, over } = taskLength();
   const near = taskMaxChars !== null && length > taskMaxChars * 0.8;
-  const over = near && length > taskMaxChars;
   taskCount.hidden = !near;
   taskCount.classList.toggle('over', over);
   taskCount.textContent = !near ? ''
@@ -227,9 +233,8 @@ let starting = false;
 // next starts when the running task ends by itself; Stop holds the queue, and Run (with the
 // task box empty) takes it up again. A queued task keeps the files and the model chosen when
 // it was queued. The queue lives as long as the panel.
-/** @type {{id: number, task: string, files: any[], model: string | null}[]} */
+/** @type {{task: string, files: any[], model: string | null}[]} */
 const queued = [];
-let queuedIds = 0;
 const queueList = $('queue');
 
 function showQueue() {
@@ -250,12 +255,19 @@ function showQueue() {
   queueList.hidden = !queued.length;
 }
 
+/** Runs `text` as if typed (queued while a task runs): a favourite, a suggestion. */
+function runText(text) {
+  taskBox.value = text;
+  showTaskLength();
+  startTask();
+}
+
 /** Runs the task typed (or queues it while one runs), else the first queued one. */
 async function startTask() {
   drawWaiting();
   const typed = taskBox.value.trim();
-  if (starting || (typed && taskCount.classList.contains('over'))) return;
-  const fromBox = typed ? { id: ++queuedIds, task: typed, files: attachments.forTask(), model: modelChoice.chosen() } : null;
+  if (starting || (typed && taskLength().over)) return;
+  const fromBox = typed ? { task: typed, files: attachments.forTask(), model: modelChoice.chosen() } : null;
   if (running) {
     if (!fromBox) return;
     queued.push(fromBox);
@@ -308,13 +320,7 @@ function showPause(change) {
   const resumes = (paused && !resumeAsked) || pauseAsked;
   pauseButton.textContent = t(resumes ? 'resume' : 'pause');
   pauseButton.disabled = resumeAsked;
-  if (running) {
-    const label = pauseLabel();
-    if (label) statusPill.textContent = label;
-    else if (statusPill.textContent === t('statusPaused') || statusPill.textContent === t('statusPausing')) {
-      statusPill.textContent = t('statusRunning');
-    }
-  }
+  if (running) statusPill.textContent = runningLabel();
 }
 
 /** Pause takes effect at the next step or action (nothing is cut in half); resume at once,
@@ -402,11 +408,7 @@ chrome.storage.onChanged.addListener(async (changes, area) => {
 });
 // Suggested tasks, for an empty chat: they work on whatever page is open.
 for (const suggestion of document.querySelectorAll('#suggestions .suggestion')) {
-  suggestion.addEventListener('click', () => {
-    taskBox.value = suggestion.textContent;
-    showTaskLength();
-    startTask();
-  });
+  suggestion.addEventListener('click', () => runText(suggestion.textContent));
 }
 const skillForm = new SkillForm($('skill-form'));
 const replaySecrets = new ReplaySecrets($('replay-secrets'));
