@@ -138,7 +138,9 @@ export class ChatView {
         const more = el('details', 'action-result');
         const line = el('summary');
         line.append(el('span', 'mark', action.result.is_error ? '✗' : '✓'), ' ', described);
-        more.append(line, el('p', 'result', action.result.message));
+        const result = el('p', 'result');
+        result.append(el('span', 'told', t('actionResultTold')), ' ', action.result.message);
+        more.append(line, result);
         item.append(more);
       } else item.append(described);
       list.append(item);

@@ -135,7 +135,9 @@ test('a step\'s actions read in Chinese, page text as it is; what the model was 
   const log = await panel.locator('#log').innerText();
   assert.doesNotMatch(log, /\b(type|into|click|Typed|Clicked)\b/, 'no English of the core left in sight');
   await panel.locator('#log .action summary').first().click();
-  assert.match(await panel.locator('#log .action .result').first().innerText(), /alice/, 'the model\'s words, on asking');
+  const told = await panel.locator('#log .action .result').first().innerText();
+  assert.match(told, /^告诉模型的原话：/, 'the fold says, in Chinese, whose words these are');
+  assert.match(told, /alice/, 'the model\'s words, on asking');
   await h.screenshot(panel, 'panel-zh_CN-actions');
   world.setPolicy(null);
 });
