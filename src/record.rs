@@ -12,7 +12,7 @@ use crate::llm::Usage;
 use serde::{Deserialize, Serialize};
 
 /// The reasoning part of an answer, kept in history and shown in the side panel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModelThoughts {
     /// Free reasoning, when the settings ask for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -20,9 +20,121 @@ pub struct ModelThoughts {
     pub evaluation_previous_goal: String,
     pub memory: String,
     pub next_goal: String,
-    /// The parts of the task still ahead, when the model keeps a plan.
+    /// The plan as the model gave it in this step: a checklist of the task's parts, each ticked
+    /// off when done. `None` when the model left its plan as it was (or keeps none); an empty
+    /// list drops it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Vec<String>>,
+    pub plan: Option<Vec<PlanItem>>,
+}
+
+/// One part of the model's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct PlanItem {
+    /// The part, in a few words.
+    pub text: String,
+    /// Whether it is done.
+    #[serde(default)]
+    pub done: bool,
+}
+
+/// Steps kept whole at the end of a task's log (in the agent, the worker's memory and session
+/// storage): more than the prompt ever lists in full. Older ones are trimmed.
+pub const FULL_RECORD_STEPS: usize = 40;
+
+/// Trims the one record that just fell [`FULL_RECORD_STEPS`] behind the last (called after
+/// each step; older ones were trimmed before).
+pub fn trim_behind(history: &mut [StepRecord]) {
+    let Some(behind) = history.len().checked_sub(FULL_RECORD_STEPS + 1) else { return };
+    for record in history[..=behind].iter_mut().rev().take_while(|r| !r.trimmed) {
+        record.trim(false);
+    }
+}
+
+/// The plan as it stands after `history`: the last one the model gave (an empty one drops it).
+pub fn current_plan(history: &[StepRecord]) -> Option<Vec<PlanItem>> {
+    history.iter().rev().find_map(|r| r.output.as_ref()?.plan.clone()).filter(|p| !p.is_empty())
+}
+
+/// What a trimmed record keeps (characters, actions); see [`StepRecord::trim`].
+const TRIMMED_URL_CHARS: usize = 150;
+const TRIMMED_TITLE_CHARS: usize = 80;
+const TRIMMED_EVALUATION_CHARS: usize = 100;
+const TRIMMED_GOAL_CHARS: usize = 150;
+pub const TRIMMED_ACTIONS: usize = 3;
+pub const TRIMMED_ACTION_CHARS: usize = 100;
+/// A step's memory as the history lists it once the step has left the window of full steps,
+/// and as a trimmed record keeps it.
+pub const MEMORY_LINE_CHARS: usize = 250;
+
+/// Parts of a plan kept at most, and characters of each.
+pub const PLAN_MAX_ITEMS: usize = 20;
+pub const PLAN_ITEM_MAX_CHARS: usize = 200;
+
+impl PlanItem {
+    /// A part as a model wrote it: its text cut to [`PLAN_ITEM_MAX_CHARS`]; `None` when blank.
+    pub fn new(text: &str, done: bool) -> Option<PlanItem> {
+        let text = text.trim();
+        // A model that writes the checklist as text ("[x] Open the cart") is read as meant.
+        let (text, done) = match text.get(..3).map(str::to_ascii_lowercase).as_deref() {
+            Some("[x]") => (text[3..].trim(), true),
+            Some("[ ]") => (text[3..].trim(), done),
+            _ => (text, done),
+        };
+        (!text.is_empty()).then(|| PlanItem { text: cut_chars(text, PLAN_ITEM_MAX_CHARS), done })
+    }
+}
+
+/// A part of a plan is read from `{"text", "done"}`, or from a bare string (an earlier version
+/// kept plans as strings, and models sometimes write them so).
+impl<'de> Deserialize<'de> for PlanItem {
+    fn deserialize<D: serde::Deserializer<'de>>(reader: D) -> Result<Self, D::Error> {
+        struct Part;
+        impl<'de> serde::de::Visitor<'de> for Part {
+            type Value = PlanItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a part of the plan: {\"text\": \"…\", \"done\": false}")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<PlanItem, E> {
+                Ok(PlanItem::new(text, false).unwrap_or(PlanItem { text: String::new(), done: false }))
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<PlanItem, M::Error> {
+                let (mut text, mut done) = (None::<String>, false);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "text" => text = Some(map.next_value()?),
+                        "done" => done = map.next_value::<Option<bool>>()?.unwrap_or(false),
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                let text = text.ok_or_else(|| serde::de::Error::missing_field("text"))?;
+                Ok(PlanItem::new(&text, done).unwrap_or(PlanItem { text: String::new(), done }))
+            }
+        }
+        reader.deserialize_any(Part)
+    }
+}
+
+/// `text` cut to `max` characters, with `…` where it was cut.
+pub fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+impl ModelThoughts {
+    /// What a trimmed record keeps of the thoughts (see [`StepRecord::trim`]).
+    pub fn trim(&mut self, keep_plan: bool) {
+        self.thinking = None;
+        self.evaluation_previous_goal = cut_chars(&self.evaluation_previous_goal, TRIMMED_EVALUATION_CHARS);
+        self.memory = cut_chars(&self.memory, MEMORY_LINE_CHARS);
+        self.next_goal = cut_chars(&self.next_goal, TRIMMED_GOAL_CHARS);
+        if !keep_plan {
+            self.plan = None;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -52,6 +164,10 @@ pub struct StepRecord {
     /// action with vision auto), as the model saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<crate::browser::Screenshot>,
+    /// Kept short once the step fell far behind (see [`StepRecord::trim`]): the full record
+    /// is in the task history, and a short one never replaces it there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trimmed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -83,6 +199,39 @@ impl StepRecord {
     pub fn note_error(&mut self, error: &impl crate::message::Localize) {
         self.error = Some(error.to_string());
         self.error_locale_text = error.locale_text().map(Box::new);
+    }
+
+    /// Keeps of the record what a long task needs of a step far behind it, whatever the model
+    /// or the page wrote, so a task's log in memory and in session storage grows by at most
+    /// about 1.5 KB a step: the step's memory line and goal (what the prompt shows of it),
+    /// where it was, and its first actions as described, without parameters, page content,
+    /// fingerprints or the screenshot. The plan goes too unless `keep_plan` (the latest plan
+    /// must survive for a restore). Trimming twice changes nothing.
+    pub fn trim(&mut self, keep_plan: bool) {
+        self.trimmed = true;
+        self.screenshot = None;
+        self.url = cut_chars(&self.url, TRIMMED_URL_CHARS);
+        self.title = cut_chars(&self.title, TRIMMED_TITLE_CHARS);
+        if let Some(output) = &mut self.output {
+            output.trim(keep_plan);
+        }
+        self.actions.truncate(TRIMMED_ACTIONS);
+        for action in &mut self.actions {
+            action.description = cut_chars(&action.description, TRIMMED_ACTION_CHARS);
+            action.params = serde_json::Value::Null;
+            action.target = None;
+            action.result.message = cut_chars(&action.result.message, TRIMMED_ACTION_CHARS);
+            action.result.detail = None;
+            action.result.screenshot = None;
+            if let Some(done) = &mut action.result.done {
+                done.text = cut_chars(&done.text, TRIMMED_ACTION_CHARS);
+                done.data = None;
+            }
+            action.result.navigated_to = action.result.navigated_to.as_deref().map(|u| cut_chars(u, TRIMMED_URL_CHARS));
+        }
+        if let Some(error) = &mut self.error {
+            *error = cut_chars(error, TRIMMED_ACTION_CHARS);
+        }
     }
 
     /// A step counts as failed when it could not act or its last action failed.

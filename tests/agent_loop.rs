@@ -707,23 +707,35 @@ fn repeating_the_same_action_on_an_unchanged_page_brings_a_nudge() {
 }
 
 #[test]
-fn the_plan_is_carried_to_the_next_step_and_the_budget_warning_comes_near_the_end() {
-    let llm = ScriptedLlm::new(|_, _| {
+fn the_plan_is_kept_across_steps_ticked_off_and_the_budget_warning_comes_near_the_end() {
+    let llm = ScriptedLlm::new(|state, _| {
+        let step: u32 =
+            state.split("Step ").last().and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap();
+        // Written at step 1, left as it is at step 2 (null), ticked off at step 3 as text.
+        let plan = match step {
+            1 => json!([{"text": "Open the cart", "done": false}, {"text": "Check out"}]),
+            3 => json!(["[x] Open the cart", "Check out"]),
+            _ => json!(null),
+        };
         Reply::Output(json!({
             "thinking": "Two parts.",
             "evaluation_previous_goal": "ok",
             "memory": "",
             "next_goal": "Wait",
-            "plan": ["Open the cart", "Check out"],
+            "plan": plan,
             "action": [{"wait": {"seconds": 0}}],
         }))
     });
     let run = run_task(FakeSite::at(HOME_URL), llm, 5, StopSignal::new());
+    let written = "<plan>\n[ ] 1. Open the cart\n[ ] 2. Check out\n</plan>";
     let second = state_text(&run.requests[1]);
-    assert!(second.contains("<plan>\n1. Open the cart\n2. Check out\n</plan>"), "{second}");
+    assert!(second.contains(written), "{second}");
     assert!(!second.contains("steps left") && !second.contains("step(s) left"), "{second}");
     let third = state_text(&run.requests[2]);
+    assert!(third.contains(written), "a step that leaves the plan null keeps it: {third}");
     assert!(third.contains("Only 2 step(s) left after this one"), "{third}");
+    let fourth = state_text(&run.requests[3]);
+    assert!(fourth.contains("<plan>\n[x] 1. Open the cart\n[ ] 2. Check out\n</plan>"), "{fourth}");
     assert_eq!(run.history.steps[0].output.as_ref().unwrap().thinking.as_deref(), Some("Two parts."));
     assert!(run.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["thinking"].is_object());
 }
@@ -752,7 +764,10 @@ fn a_restored_task_goes_on_after_its_last_completed_step_with_its_history() {
         move |e: AgentEvent| events.borrow_mut().push(e)
     };
     let llm = ScriptedLlm::new(|state, body| {
-        assert!(state.contains("Step 1: goal: Fill in the form"), "the history survives: {state}");
+        assert!(
+            state.contains("Step 1:\n  evaluation: Start\n  goal: Fill in the form\n"),
+            "the history survives: {state}"
+        );
         login_policy(state, body)
     });
     let requests = llm.requests.clone();
@@ -1475,4 +1490,68 @@ fn a_skill_that_cannot_go_on_hands_the_task_back_to_the_model_saying_why() {
     }
     assert!(site.state.borrow().clicks.is_empty());
     assert_eq!(run.requests.len(), 2, "the model was asked again, told why");
+}
+
+/// The step a state text is for ("Step 12 of 70." in its step info).
+fn step_of(state: &str) -> u32 {
+    let info = &state[state.rfind("<step_info>").expect("a step info")..];
+    info.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("a step number")
+}
+
+/// The history part of a state text.
+fn history_of(state: &str) -> &str {
+    &state[state.find("<history>").unwrap()..state.find("</history>").unwrap()]
+}
+
+/// A 70-step task: each listed step shows the model's evaluation, memory and goal with its
+/// action; the steps before the window of full steps are listed as their memory lines, all the
+/// way back to step 1; and the window moves ten steps at a time, so the history of each
+/// request begins with the history of the one before it for ten steps in a row.
+#[test]
+fn listed_steps_show_the_models_memory_and_older_ones_stay_as_memory_lines_in_a_window_moving_in_blocks() {
+    const STEPS: u32 = 70;
+    let llm = ScriptedLlm::new(|state, _| {
+        let step = step_of(state);
+        let action = if step == STEPS {
+            json!([{"done": {"text": "Waited.", "success": true}}])
+        } else {
+            json!([{"wait": {"seconds": 0}}])
+        };
+        Reply::Output(json!({
+            "evaluation_previous_goal": format!("judged at {step}"),
+            // Two steps in a row write the same memory: one line says both.
+            "memory": if step == 11 || step == 12 { "the same note".to_string() } else { format!("note {step}") },
+            "next_goal": format!("goal {step}"),
+            "action": action,
+        }))
+    });
+    let run = run_task(FakeSite::at(HOME_URL), llm, STEPS, StopSignal::new());
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }));
+    let states: Vec<String> = run.requests.iter().map(state_text).collect();
+    assert_eq!(states.len(), STEPS as usize);
+
+    // Early on every step is listed whole.
+    let third = history_of(&states[2]);
+    assert!(
+        third.contains("Step 2:\n  evaluation: judged at 2\n  memory: note 2\n  goal: goal 2\n  - wait "),
+        "{third}"
+    );
+
+    // At the last step: steps 1–40 as memory lines (69 steps listed; the window holds 29).
+    let last = history_of(&states[STEPS as usize - 1]);
+    assert!(last.contains("Step 1: memory: note 1\n"), "{last}");
+    assert!(last.contains("Steps 11–12: memory: the same note\n"), "{last}");
+    assert!(last.contains("Step 40: memory: note 40\nStep 41:\n  evaluation: judged at 41\n"), "{last}");
+    assert!(last.contains("  memory: note 69\n"), "the latest memory whole");
+    assert!(!last.contains("not shown"), "nothing is dropped: {last}");
+
+    // The window moves ten steps at a time: steps 42 to 51 list steps 1–20 as lines, and each
+    // request's history starts with the whole history of the one before it.
+    for step in 42..51 {
+        let (this, next) = (history_of(&states[step - 1]), history_of(&states[step]));
+        assert!(next.starts_with(this), "step {} adds to step {step}'s history", step + 1);
+    }
+    let (before, moved) = (history_of(&states[50]), history_of(&states[51]));
+    assert!(!moved.starts_with(before), "at step 52 the window moves");
+    assert!(moved.contains("Step 30: memory: note 30\nStep 31:\n"), "{moved}");
 }

@@ -69,6 +69,8 @@ struct World {
     shown_in: Rc<Cell<i32>>,
     /// Each browser a worker made for its task.
     browsers: Rc<RefCell<Vec<BrowserMade>>>,
+    /// The model's policy, when not the log-in one.
+    policy: Rc<RefCell<Option<Policy>>>,
 }
 
 impl World {
@@ -86,6 +88,7 @@ impl World {
             keys_sent: Rc::default(),
             shown_in: Rc::new(Cell::new(TAB)),
             browsers: Rc::default(),
+            policy: Rc::default(),
         }
     }
 
@@ -94,6 +97,9 @@ impl World {
         self.tabs.borrow_mut().insert(id, tab);
     }
 }
+
+/// A scripted model's way of answering (see `ScriptedLlm::new`).
+type Policy = Rc<dyn Fn(&str, &Value) -> Reply>;
 
 /// One worker's ports over the world.
 struct MemoryHost {
@@ -233,7 +239,10 @@ impl TaskRuntime for MemoryHost {
         GatedSite { site: self.world.site.clone(), gate: self.gate.clone(), shown_in: self.world.shown_in.clone() }
     }
     fn transport(&self, _timeout_ms: u32) -> GatedModel {
-        let mut llm = ScriptedLlm::new(login_policy);
+        let mut llm = match self.world.policy.borrow().clone() {
+            Some(policy) => ScriptedLlm::new(move |state, body| policy(state, body)),
+            None => ScriptedLlm::new(login_policy),
+        };
         llm.requests = self.world.requests.clone();
         GatedModel { llm, gate: self.gate.clone(), keys_sent: self.world.keys_sent.clone() }
     }
@@ -669,4 +678,84 @@ fn a_secret_for_a_replay_is_added_to_the_settings_checked_and_never_replacing_on
     assert!(!refusal(worker.ask(save("bank password", "x"))).is_empty(), "a name the model could not write");
     assert!(!refusal(worker.ask(save("pin", ""))).is_empty(), "a secret without a value");
     assert_eq!(world.settings.borrow()["secrets"].as_array().unwrap().len(), 1, "nothing refused was kept");
+}
+
+/// The step a state text is for ("Step 12 of 1000." in its step info).
+fn step_of(state: &str) -> u32 {
+    let info = &state[state.rfind("<step_info>").expect("a step info")..];
+    info.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("a step number")
+}
+
+/// A 1,000-step task whose model writes long texts every step (thinking, memory, evaluation,
+/// goal) stopped after step 900: what it saved for the next worker stays under 2 MB however
+/// long the texts, the next worker goes on at step 901 with the plan the model gave at step 3
+/// and the memory of its early steps in the request, and the task ends.
+#[test]
+fn a_long_task_saves_a_bounded_log_and_is_restored_after_step_900_with_its_plan_and_memory() {
+    const STEPS: u32 = 1_000;
+    let world = World::new();
+    world.settings.borrow_mut()["max_steps"] = json!(STEPS);
+    let seen_at_901: Rc<RefCell<Option<String>>> = Rc::default();
+    let requests = world.requests.clone();
+    let seen = seen_at_901.clone();
+    let policy = move |state: &str, body: &Value| {
+        // Only the request at hand is kept: a thousand would hold the test's memory.
+        let _ = requests.borrow_mut().drain(..);
+        if schema_name(body) == Some("history_summary") {
+            return Reply::Output(json!({"summary": "Steps condensed."}));
+        }
+        let step = step_of(state);
+        if step == 901 {
+            *seen.borrow_mut() = Some(state.to_string());
+        }
+        let long = |what: &str| format!("{what} at step {step}: {}", "lorem ipsum dolor sit amet ".repeat(60));
+        let plan = match step {
+            3 => json!([{"text": "Type the name a thousand times", "done": false}, {"text": "Report", "done": false}]),
+            _ => Value::Null,
+        };
+        let action = if step == STEPS {
+            json!([{"done": {"text": "Typed it a thousand times.", "success": true}}])
+        } else if let Some(user) = index_of(state, "placeholder=Username") {
+            json!([{"input": {"index": user, "text": format!("alice {step}"), "clear": true}}])
+        } else {
+            json!([{"click": {"index": index_of(state, ">Sign in").expect("the sign-in link")}}])
+        };
+        Reply::Output(json!({
+            "thinking": long("thinking"),
+            "evaluation_previous_goal": long("evaluation"),
+            "memory": format!("typed so far: {step}. {}", long("memory")),
+            "next_goal": long("goal"),
+            "plan": plan,
+            "action": action,
+        }))
+    };
+    *world.policy.borrow_mut() = Some(Rc::new(policy));
+    world.settings.borrow_mut()["thinking"] = json!(true);
+
+    stopped_at_look(&world, 901);
+    let saved_bytes: usize = world.saved.borrow().values().map(String::len).sum();
+    assert!(saved_bytes < 2_000_000, "session storage holds {saved_bytes} bytes after 900 long steps");
+    // Whole records for the last steps; the rest trimmed, 900 of them in well under 2 KB each.
+    assert!(saved_bytes > 900 * 300, "{saved_bytes} bytes: every step is kept in some form");
+
+    let mut second = Worker::start(&world, None);
+    assert!(second.restore(), "the task goes on");
+    let (_, running, events) = second.status();
+    assert!(!running);
+    assert!(end_of(&events).is_some_and(|end| end.is_success()), "{:?}", end_of(&events));
+    let steps = finished_steps(&events);
+    assert_eq!(steps.len(), STEPS as usize, "every step once");
+    assert_eq!(steps.last(), Some(&STEPS));
+    let state = seen_at_901.borrow().clone().expect("step 901 was asked for");
+    assert!(
+        state.contains("<plan>\n[ ] 1. Type the name a thousand times\n[ ] 2. Report\n</plan>"),
+        "the plan of step 3 survives the restore"
+    );
+    assert!(state.contains("  memory: typed so far: 900."), "the last step whole");
+    // Texts this long go over the request budget, so the steps before the last few are
+    // condensed (the model's summary, here the scripted one's).
+    assert!(state.contains("<summary of steps 1–") && state.contains("Steps condensed."), "the summary is shown");
+    // What the restored worker keeps of the log is bounded too.
+    let kept: usize = events.iter().map(|e| json_of(e).len()).sum();
+    assert!(kept < 2_500_000, "the log in memory holds {kept} bytes");
 }

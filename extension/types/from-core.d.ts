@@ -384,9 +384,27 @@ export interface ModelThoughts {
   memory: string;
   next_goal: string;
   /**
-   * The parts of the task still ahead, when the model keeps a plan.
+   * The plan as the model gave it in this step: a checklist of the task's parts, each ticked
+   * off when done. `None` when the model left its plan as it was (or keeps none); an empty
+   * list drops it.
    */
-  plan?: string[] | null;
+  plan?: PlanItem[] | null;
+}
+/**
+ * One part of the model's plan.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "PlanItem".
+ */
+export interface PlanItem {
+  /**
+   * The part, in a few words.
+   */
+  text: string;
+  /**
+   * Whether it is done.
+   */
+  done: boolean;
 }
 /**
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -454,6 +472,11 @@ export interface StepRecord {
    * action with vision auto), as the model saw it.
    */
   screenshot?: Screenshot | null;
+  /**
+   * Kept short once the step fell far behind (see [`StepRecord::trim`]): the full record
+   * is in the task history, and a short one never replaces it there.
+   */
+  trimmed?: boolean;
 }
 /**
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -611,6 +634,10 @@ export interface TaskState {
    * The latest summary of old steps, when the task had one.
    */
   summary: HistorySummary | null;
+  /**
+   * The model's plan as it stands, when it keeps one.
+   */
+  plan?: PlanItem[] | null;
   end: TaskEnd | null;
   usage: Usage;
   /**

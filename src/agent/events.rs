@@ -122,6 +122,9 @@ pub struct TaskState {
     pub restored: Option<Restored>,
     /// The latest summary of old steps, when the task had one.
     pub summary: Option<crate::prompt::HistorySummary>,
+    /// The model's plan as it stands, when it keeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<crate::record::PlanItem>>,
     pub end: Option<TaskEnd>,
     pub usage: Usage,
     /// USD, summed over the priced steps; `None` until one is priced.
@@ -173,6 +176,9 @@ impl TaskState {
             AgentEvent::TaskResumed { .. } => self.paused = false,
             AgentEvent::StepFinished { record, .. } => {
                 self.step_count += 1;
+                if let Some(plan) = record.output.as_ref().and_then(|o| o.plan.as_ref()) {
+                    self.plan = (!plan.is_empty()).then(|| plan.clone());
+                }
                 self.usage += record.usage;
                 match record.cost_usd {
                     Some(cost) => self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost),

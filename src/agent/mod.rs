@@ -164,6 +164,8 @@ pub struct Agent<B, T, E, C> {
     stop: StopSignal,
     registry: Vec<RegisteredAction>,
     history: Vec<StepRecord>,
+    /// The model's plan as it stands: the last one it gave.
+    plan: Option<Vec<crate::record::PlanItem>>,
     usage: Usage,
     /// A screenshot taken by the last step, for the next request.
     screenshot: Option<Screenshot>,
@@ -241,6 +243,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             stop,
             registry: registered_for(None),
             history: Vec::new(),
+            plan: None,
             usage: Usage::default(),
             screenshot: None,
             thinking: settings.agent.thinking,
@@ -277,7 +280,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     /// Continues a task whose service worker was stopped: the steps it completed and the
     /// tokens it used are kept, and the next step is the one after the last completed one.
     pub fn restored(mut self, history: Vec<StepRecord>, usage: Usage, why: String) -> Self {
+        self.plan = crate::record::current_plan(&history);
         self.history = history;
+        crate::record::trim_behind(&mut self.history);
         self.usage = usage;
         self.restored = Some(why);
         self
@@ -390,7 +395,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 let record = self.redacted(record);
                 failures = if record.failed() { failures + 1 } else { 0 };
                 let (last_error, last_error_locale_text) = last_error(&record);
+                if let Some(plan) = record.output.as_ref().and_then(|o| o.plan.clone()) {
+                    self.plan = (!plan.is_empty()).then_some(plan);
+                }
                 self.history.push(record.clone());
+                // Steps far behind keep only what the prompt shows of them: a long task's
+                // history stays a few KB a step, however much each step read or wrote.
+                crate::record::trim_behind(&mut self.history);
                 self.events.emit(AgentEvent::StepFinished { v: V, record });
                 if matches!(end, StepEnd::Continue) && failures >= self.limits.max_failures {
                     return TaskEnd::TooManyFailures { failures, last_error, last_error_locale_text };
@@ -839,7 +850,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             step: n,
             max_steps: self.limits.max_steps,
             allowed_actions: allowed,
-            plan: self.history.iter().rev().find_map(|r| r.output.as_ref()).and_then(|o| o.plan.as_deref()),
+            plan: self.plan.as_deref(),
             nudge,
             previous: &self.previous,
             secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),

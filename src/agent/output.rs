@@ -22,9 +22,10 @@ struct AgentOutputShape {
     memory: String,
     /// What this step's actions should achieve, in one sentence.
     next_goal: String,
-    /// For a task of several parts: the parts still ahead, in order (null when not needed).
+    /// For a task of several parts: a checklist of them in order, each ticked off (`done`)
+    /// once done. Give it whole when you write or change it; null keeps it as it is; [] drops it.
     #[serde(default)]
-    plan: Option<Vec<String>>,
+    plan: Option<Vec<crate::record::PlanItem>>,
     /// The actions to run in order (at least one).
     action: Vec<Value>,
 }
@@ -88,10 +89,9 @@ impl AgentOutput {
             evaluation_previous_goal: shape.evaluation_previous_goal,
             memory: shape.memory,
             next_goal: shape.next_goal,
-            plan: shape
-                .plan
-                .map(|p| p.into_iter().filter(|i| !i.trim().is_empty()).collect::<Vec<_>>())
-                .filter(|p| !p.is_empty()),
+            plan: shape.plan.map(|p| {
+                p.into_iter().filter(|i| !i.text.is_empty()).take(crate::record::PLAN_MAX_ITEMS).collect::<Vec<_>>()
+            }),
         };
         Ok(AgentOutput { thoughts, actions })
     }

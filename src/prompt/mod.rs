@@ -7,7 +7,7 @@
 
 use crate::browser::PageState;
 use crate::dom::{page_text, untrusted};
-use crate::record::StepRecord;
+use crate::record::{cut_chars, PlanItem, StepRecord, MEMORY_LINE_CHARS};
 
 /// Earlier tasks of a conversation shown in full at most.
 const MAX_EARLIER_TASKS: usize = 5;
@@ -24,8 +24,17 @@ pub const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
 const MAX_PAGE_CHARS: usize = 40_000;
 /// Title and URL are cut past this many characters.
 const MAX_FIELD_CHARS: usize = 300;
-/// Only this many recent steps are listed in full; older ones are counted.
+/// At most this many recent steps are listed in full; older ones as memory lines.
 const HISTORY_STEPS: usize = 30;
+/// The window of full steps moves this many steps at once, so the history before it, and with
+/// it the start of every request, stays byte for byte the same for as many steps: providers'
+/// prompt caches match a request's start exactly.
+const WINDOW_BLOCK: usize = 10;
+/// Memory lines are listed up to about this many characters (some 10,000 tokens); past it
+/// the oldest go.
+const MAX_MEMORY_LINES_CHARS: usize = 40_000;
+/// Memory lines past the limit go this many steps at a time.
+const DROPPED_LINES_BLOCK: usize = 100;
 /// Steps always shown in full, however short the budget.
 pub const RECENT_STEPS: usize = 5;
 /// A history summary is cut past this many characters.
@@ -46,13 +55,14 @@ pub fn short_page_listing(page: &PageState, max_chars: usize) -> String {
 /// until the request fits its budget (after asking the model to summarise old steps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Detail {
-    /// Every step since the summary (up to the last 30), with its actions and results.
+    /// The window of full steps since the summary (see [`window_start`]), each with its
+    /// evaluation, memory, goal, actions and results; older steps as memory lines.
     Full,
-    /// The last [`RECENT_STEPS`] in full; older ones as their goal only.
-    OlderGoalsOnly,
+    /// The last [`RECENT_STEPS`] in full; older ones as memory lines.
+    OlderAsLines,
     /// The last [`RECENT_STEPS`] only; older ones are counted.
     RecentOnly,
-    /// The last [`RECENT_STEPS`], each goal and result cut to a line or two.
+    /// The last [`RECENT_STEPS`], each field and result cut to a line or two.
     Terse,
 }
 
@@ -60,8 +70,8 @@ impl Detail {
     /// The next shorter detail, if any.
     pub fn shorter(self) -> Option<Detail> {
         match self {
-            Detail::Full => Some(Detail::OlderGoalsOnly),
-            Detail::OlderGoalsOnly => Some(Detail::RecentOnly),
+            Detail::Full => Some(Detail::OlderAsLines),
+            Detail::OlderAsLines => Some(Detail::RecentOnly),
             Detail::RecentOnly => Some(Detail::Terse),
             Detail::Terse => None,
         }
@@ -195,50 +205,111 @@ fn write_history(out: &mut String, input: &StateInput<'_>) {
         out.push_str("(no steps yet)\n");
     }
     let recent_from = steps.len().saturating_sub(RECENT_STEPS);
-    let shown_from = match input.detail {
-        Detail::Full | Detail::OlderGoalsOnly => steps.len().saturating_sub(HISTORY_STEPS),
-        Detail::RecentOnly | Detail::Terse => recent_from,
+    let full_from = match input.detail {
+        Detail::Full => window_start(steps.len()),
+        Detail::OlderAsLines | Detail::RecentOnly | Detail::Terse => recent_from,
     };
-    if shown_from > 0 {
-        let _ = writeln!(out, "({shown_from} earlier steps not shown)");
+    match input.detail {
+        Detail::Full | Detail::OlderAsLines => write_memory_lines(out, &steps[..full_from]),
+        Detail::RecentOnly | Detail::Terse if full_from > 0 => {
+            let _ = writeln!(out, "({full_from} earlier steps not shown)");
+        }
+        _ => {}
     }
-    for (i, record) in steps.iter().enumerate().skip(shown_from) {
-        let shown = match input.detail {
-            Detail::Terse => Shown::Terse,
-            Detail::Full => Shown::Full,
-            _ if i >= recent_from => Shown::Full,
-            _ => Shown::GoalOnly,
-        };
+    let last = steps.len().saturating_sub(1);
+    for (i, record) in steps.iter().enumerate().skip(full_from) {
+        let shown = if input.detail == Detail::Terse { Shown::Terse { last: i == last } } else { Shown::Full };
         write_step(out, record, shown);
     }
 }
 
-/// One step of the history: its goal, then (in full) each action and its result.
+/// How many of `n` steps are listed as memory lines before the window of full steps: none up to
+/// [`HISTORY_STEPS`], then a multiple of [`WINDOW_BLOCK`], so that the window holds between
+/// `HISTORY_STEPS - WINDOW_BLOCK + 1` and `HISTORY_STEPS` steps and moves a block at a time.
+pub fn window_start(n: usize) -> usize {
+    if n <= HISTORY_STEPS {
+        0
+    } else {
+        (n - HISTORY_STEPS).div_ceil(WINDOW_BLOCK) * WINDOW_BLOCK
+    }
+}
+
+/// The steps before the window, one line each: the memory the model wrote then (its goal when
+/// it wrote none), a run of steps with the same memory as one line. Past
+/// [`MAX_MEMORY_LINES_CHARS`] the oldest lines go, [`DROPPED_LINES_BLOCK`] steps at a time.
+fn write_memory_lines(out: &mut String, steps: &[&StepRecord]) {
+    let mut lines: Vec<(u32, u32, String)> = Vec::new();
+    for record in steps {
+        let failed = if record.failed() { " (failed)" } else { "" };
+        let text = match &record.output {
+            Some(o) if !o.memory.trim().is_empty() => {
+                format!("memory: {}", cut_chars(o.memory.trim(), MEMORY_LINE_CHARS))
+            }
+            Some(o) => format!("goal: {}", cut_chars(o.next_goal.trim(), MEMORY_LINE_CHARS)),
+            None => format!("error: {}", cut_chars(record.error.as_deref().unwrap_or("").trim(), MEMORY_LINE_CHARS)),
+        };
+        let text = format!("{failed} {text}");
+        match lines.last_mut() {
+            Some((_, to, last)) if *last == text => *to = record.step,
+            _ => lines.push((record.step, record.step, text)),
+        }
+    }
+    let mut total: usize = lines.iter().map(|(_, _, t)| t.len() + 16).sum();
+    let mut dropped_through = 0;
+    let mut first = 0;
+    while total > MAX_MEMORY_LINES_CHARS && first < lines.len() {
+        // A block of steps at a time, so the lines left start the same for many steps.
+        let block_end = (lines[first].0 as usize / DROPPED_LINES_BLOCK + 1) * DROPPED_LINES_BLOCK;
+        while first < lines.len() && (lines[first].0 as usize) <= block_end {
+            total -= lines[first].2.len() + 16;
+            dropped_through = lines[first].1;
+            first += 1;
+        }
+    }
+    if dropped_through > 0 {
+        let _ = writeln!(out, "(the memory of steps up to {dropped_through} is no longer shown)");
+    }
+    for (from, to, text) in &lines[first..] {
+        if from == to {
+            let _ = writeln!(out, "Step {from}:{text}");
+        } else {
+            let _ = writeln!(out, "Steps {from}–{to}:{text}");
+        }
+    }
+}
+
 /// How much of one step the history shows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shown {
     Full,
-    GoalOnly,
-    /// Goal, actions and results, each cut to [`TERSE_CHARS`].
-    Terse,
+    /// Each field, action and result cut to [`TERSE_CHARS`], but the last step's memory.
+    Terse {
+        last: bool,
+    },
 }
 
+/// One step of the history: the model's evaluation, memory and goal, then each action and its
+/// result.
 fn write_step(out: &mut String, record: &StepRecord, shown: Shown) {
     let cut = |text: &str| -> String {
-        if shown != Shown::Terse || text.chars().count() <= TERSE_CHARS {
-            return text.to_string();
+        match shown {
+            Shown::Terse { .. } => cut_chars(text, TERSE_CHARS),
+            Shown::Full => text.to_string(),
         }
-        let mut short: String = text.chars().take(TERSE_CHARS).collect();
-        short.push('…');
-        short
     };
-    let _ = write!(out, "Step {}:", record.step);
+    let _ = writeln!(out, "Step {}:", record.step);
     if let Some(output) = &record.output {
-        let _ = write!(out, " goal: {}", cut(&output.next_goal));
-    }
-    out.push('\n');
-    if shown == Shown::GoalOnly {
-        return;
+        for (label, text, cut_it) in [
+            ("evaluation", &output.evaluation_previous_goal, true),
+            ("memory", &output.memory, shown != Shown::Terse { last: true }),
+            ("goal", &output.next_goal, true),
+        ] {
+            let text = text.trim();
+            if !text.is_empty() {
+                let text = if cut_it { cut(text) } else { text.to_string() };
+                let _ = writeln!(out, "  {label}: {text}");
+            }
+        }
     }
     for action in &record.actions {
         let mark = if action.result.is_error { "error" } else { "ok" };
@@ -259,8 +330,8 @@ pub struct StateInput<'a> {
     pub step: u32,
     pub max_steps: u32,
     pub allowed_actions: &'a [&'a str],
-    /// The plan the model gave last, if any.
-    pub plan: Option<&'a [String]>,
+    /// The model's plan as it stands, if it keeps one.
+    pub plan: Option<&'a [PlanItem]>,
     /// A word from the loop detector, if the last steps look like a loop.
     pub nudge: Option<&'a str>,
     /// Earlier tasks of the same conversation (for a follow-up task), oldest first.
@@ -337,7 +408,8 @@ pub fn state_message(input: &StateInput<'_>) -> String {
     if let Some(plan) = input.plan.filter(|p| !p.is_empty()) {
         out.push_str("<plan>\n");
         for (i, item) in plan.iter().enumerate() {
-            let _ = writeln!(out, "{}. {}", i + 1, item.trim());
+            let mark = if item.done { "[x]" } else { "[ ]" };
+            let _ = writeln!(out, "{mark} {}. {}", i + 1, item.text);
         }
         out.push_str("</plan>\n\n");
     }

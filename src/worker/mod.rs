@@ -77,6 +77,8 @@ struct TaskSlot {
     task_id: String,
     stop: StopSignal,
     events: Rc<RefCell<Vec<AgentEvent>>>,
+    /// Every event before this one is trimmed (`saved::trim_log`).
+    trimmed_to: Rc<Cell<usize>>,
     /// Where the task stands after its events.
     state: Rc<RefCell<TaskState>>,
     running: Rc<Cell<bool>>,
@@ -529,7 +531,7 @@ impl<H: WorkerHost> TaskHost<H> {
     fn claim_slot(
         &self,
         task_id: &str,
-        events: Vec<AgentEvent>,
+        mut events: Vec<AgentEvent>,
         earlier: Vec<PreviousTask>,
         conversation_id: &str,
     ) -> Option<TaskSlot> {
@@ -537,7 +539,9 @@ impl<H: WorkerHost> TaskHost<H> {
         if slot.as_ref().is_some_and(|s| s.running.get()) {
             return None;
         }
+        let trimmed_to = saved::trim_log(&mut events, 0);
         let claimed = TaskSlot {
+            trimmed_to: Rc::new(Cell::new(trimmed_to)),
             task_id: task_id.to_string(),
             stop: StopSignal::new(),
             state: Rc::new(RefCell::new(TaskState::of(&events))),
@@ -562,7 +566,9 @@ impl<H: WorkerHost> TaskHost<H> {
         tabs: &[i32],
         restored: Option<(Vec<StepRecord>, Usage)>,
     ) {
-        let TaskSlot { stop, events, state, running, conversation, .. } = slot;
+        let TaskSlot { stop, events, state, running, conversation, trimmed_to, .. } = slot;
+        // The latest summary of old steps, so a restored task does not condense them again.
+        let summary = state.borrow().summary.clone();
         let host = self.host.clone();
         {
             // How the task started; and a restored task's log again in full, for it may have been
@@ -584,6 +590,21 @@ impl<H: WorkerHost> TaskHost<H> {
                 let seq = events.borrow().len();
                 events.borrow_mut().push(event.clone());
                 state.borrow_mut().apply(&event);
+                if matches!(event, AgentEvent::StepFinished { .. }) {
+                    // The step that fell far behind keeps only what a long task needs of it,
+                    // here and in its saved pages.
+                    let from = trimmed_to.get();
+                    let to = saved::trim_log(&mut events.borrow_mut(), from);
+                    trimmed_to.set(to);
+                    for page in from / EVENTS_PER_PAGE..to.div_ceil(EVENTS_PER_PAGE) {
+                        if page != seq / EVENTS_PER_PAGE {
+                            let (writer, id, log) = (host.clone(), task_id.clone(), events.clone());
+                            host.spawn(Box::pin(async move {
+                                save_events_page(&*writer, id, log, page * EVENTS_PER_PAGE).await
+                            }));
+                        }
+                    }
+                }
                 // Every event is saved, so a restarted worker's log never ends before what a
                 // panel already showed: its page is written once the running work waits, with
                 // the other events of this turn, and not on the way of the event itself.
@@ -605,11 +626,6 @@ impl<H: WorkerHost> TaskHost<H> {
             .with_skills(skills)
             .with_files(saved.files.clone());
         if let Some((history, usage)) = restored {
-            // The latest summary of old steps, so a restored task does not condense them again.
-            let summary = saved.events.iter().rev().find_map(|e| match e {
-                AgentEvent::HistoryCompacted { summary, .. } => Some(summary.clone()),
-                _ => None,
-            });
             agent = agent.restored(history, usage, RESTORED_BECAUSE.into()).with_summary(summary);
         }
         if let Some(script) = saved.script.clone() {
@@ -658,15 +674,16 @@ impl<H: WorkerHost> TaskHost<H> {
                 None
             }
         };
-        let Some(saved) = saved else { return false };
-        let Some(slot) =
-            self.claim_slot(&saved.task_id, saved.events.clone(), saved.earlier.clone(), saved.conversation_id())
-        else {
+        let Some(mut saved) = saved else { return false };
+        // The log lives in the slot from here on, not also in the saved task.
+        let events = std::mem::take(&mut saved.events);
+        let Some(slot) = self.claim_slot(&saved.task_id, events, saved.earlier.clone(), saved.conversation_id()) else {
             return false;
         };
         // Every completed step's record is in the log.
-        let history: Vec<StepRecord> = saved
+        let history: Vec<StepRecord> = slot
             .events
+            .borrow()
             .iter()
             .filter_map(|e| match e {
                 AgentEvent::StepFinished { record, .. } => Some(record.clone()),
@@ -690,7 +707,7 @@ impl<H: WorkerHost> TaskHost<H> {
             return false;
         }
         let usage = state.usage;
-        match self.prepare_restore(&saved, &history).await {
+        match self.prepare_restore(&saved, &history, &state.model).await {
             Ok((settings, tabs)) => {
                 if state.paused {
                     slot.stop.pause();
@@ -723,13 +740,10 @@ impl<H: WorkerHost> TaskHost<H> {
         &self,
         saved: &SavedTask,
         history: &[StepRecord],
+        started_with: &str,
     ) -> Result<(Settings, Vec<i32>), Refusal> {
         // The task goes on with the model it started with, chosen in the panel or saved then.
-        let started_with = saved.events.iter().find_map(|e| match e {
-            AgentEvent::TaskStarted { model, .. } => Some(model.as_str()),
-            _ => None,
-        });
-        let settings = self.saved_settings().await?.validate()?.with_model(started_with)?;
+        let settings = self.saved_settings().await?.validate()?.with_model(Some(started_with))?;
         // The task's tabs: the one it started on and every tab a step worked in, those still open.
         let mut tabs = vec![saved.start_tab];
         for record in history {

@@ -114,3 +114,61 @@ pub async fn save_events_page(
     };
     store.write_saved(events_key(page), Box::new(text)).await;
 }
+
+/// Trims, in a task's log, the events of the steps that fell
+/// [`FULL_RECORD_STEPS`](crate::record::FULL_RECORD_STEPS) behind the last finished one, so the
+/// log a long task keeps in memory and in session storage grows by about 1.5 KB a step whatever
+/// the steps read or wrote (see `StepRecord::trim`). Every event before `from` is trimmed
+/// already; returns the new such position. The latest plan the model gave keeps its plan, so a
+/// restore finds it; the latest summary stays whole.
+pub fn trim_log(events: &mut [AgentEvent], from: usize) -> usize {
+    fn finished(event: &AgentEvent) -> Option<&crate::agent::StepRecord> {
+        match event {
+            AgentEvent::StepFinished { record, .. } => Some(record),
+            _ => None,
+        }
+    }
+    let Some(last_step) = events.iter().rev().find_map(finished).map(|r| r.step) else { return from };
+    let Some(cutoff) = last_step.checked_sub(crate::record::FULL_RECORD_STEPS as u32) else { return from };
+    let last_plan =
+        events.iter().rposition(|e| finished(e).is_some_and(|r| r.output.as_ref().is_some_and(|o| o.plan.is_some())));
+    let last_summary = events.iter().rposition(|e| matches!(e, AgentEvent::HistoryCompacted { .. }));
+    let mut at = from;
+    while at < events.len() {
+        let step = match &events[at] {
+            AgentEvent::StepStarted { step, .. }
+            | AgentEvent::StepPlanned { step, .. }
+            | AgentEvent::TaskPaused { step, .. }
+            | AgentEvent::TaskResumed { step, .. }
+            | AgentEvent::TaskRestored { step, .. }
+            | AgentEvent::QuestionAsked { step, .. }
+            | AgentEvent::QuestionAnswered { step, .. }
+            | AgentEvent::HistoryCompacted { step, .. } => *step,
+            AgentEvent::StepFinished { record, .. } => record.step,
+            AgentEvent::TaskStarted { .. } => 0,
+            AgentEvent::TaskFinished { .. } => break,
+        };
+        if step > cutoff {
+            break;
+        }
+        let keep = |text: &mut String| *text = crate::record::cut_chars(text, KEPT_TEXT_CHARS);
+        match &mut events[at] {
+            // The step's record that follows holds all of it again.
+            AgentEvent::StepPlanned { thoughts, actions, .. } => {
+                *thoughts = Default::default();
+                actions.clear();
+            }
+            AgentEvent::StepFinished { record, .. } => record.trim(Some(at) == last_plan),
+            AgentEvent::QuestionAsked { question: text, .. } | AgentEvent::QuestionAnswered { answer: text, .. } => {
+                keep(text)
+            }
+            AgentEvent::HistoryCompacted { summary, .. } if Some(at) != last_summary => keep(&mut summary.text),
+            _ => {}
+        }
+        at += 1;
+    }
+    at
+}
+
+/// A question, an answer or an old summary far behind keeps this many characters.
+const KEPT_TEXT_CHARS: usize = 300;

@@ -464,7 +464,7 @@ pub fn answer_schema(body: &Value) -> Value {
 
 /// The name the request gives its answer's schema (`agent_output`, `extraction`, …), where the
 /// format names it.
-fn schema_name(body: &Value) -> Option<&str> {
+pub fn schema_name(body: &Value) -> Option<&str> {
     match WireFormat::of(body) {
         WireFormat::OpenAi => body["response_format"]["json_schema"]["name"].as_str(),
         WireFormat::Anthropic => body["tools"][0]["name"].as_str(),
