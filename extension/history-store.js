@@ -266,6 +266,8 @@ async function putStep(tx, task, record) {
   const steps = tx.objectStore(STEPS);
   const old = await requested(steps.get([task.task_id, record.step]));
   if (old && sameStep(old.record, record) && (old.record.screenshot || !record.screenshot)) return false;
+  // A record the core kept short once its step fell far behind never replaces the whole one.
+  if (old && record.trimmed && !old.record.trimmed) return false;
   steps.put({ task_id: task.task_id, step: record.step, record });
   noteSeen(task, record);
   return true;

@@ -125,6 +125,18 @@ export class ChatView {
     return goal;
   }
 
+  /** The model's plan as it gave it in a step: a checklist, each part ticked off or not.
+   * @param {import('../types/from-core').PlanItem[]} plan */
+  static planList(plan) {
+    const list = el('ul', 'plan');
+    list.setAttribute('aria-label', t('planLabel'));
+    for (const item of plan) {
+      const part = el('li', item.done ? 'done' : '', `${item.done ? '☑' : '☐'} ${item.text}`);
+      list.append(part);
+    }
+    return list;
+  }
+
   static renderActions(card, actions) {
     card.querySelector('.actions')?.remove();
     const list = el('ul', 'actions');
@@ -272,6 +284,8 @@ export class ChatView {
         if (evaluation && ChatView.evaluates(record.step, this.replay) && !card.querySelector('.eval')) {
           goal.before(el('p', 'eval', evaluation));
         }
+        card.querySelector('.plan')?.remove();
+        if (record.output?.plan?.length) goal.after(ChatView.planList(record.output.plan));
         ChatView.renderActions(card, record.actions);
         card.querySelector('.step-error')?.remove();
         if (record.error) {

@@ -18,7 +18,7 @@ const STYLE = `
   .step.no-shot { grid-template-columns: minmax(0, 1fr); }
   .step h3 { margin: 0 0 .25rem; font-size: .95rem; } .goal { font-weight: 600; margin: .25rem 0; }
   .eval { color: #555; font-style: italic; margin: .25rem 0; }
-  ul { padding-left: 1.1rem; margin: .25rem 0; } code { font-size: .85rem; }
+  ul { padding-left: 1.1rem; margin: .25rem 0; } code { font-size: .85rem; } ul.plan { list-style: none; padding: 0; font-size: .85rem; }
   .error { color: #b3261e; } .shot { width: 100%; border: 1px solid #ccc; border-radius: 4px; }
   .final { background: #eef7ee; border-radius: 8px; padding: .75rem 1rem; margin-top: 1rem; }
   .final.failed { background: #fbeeee; } .final .label { font-weight: 700; }
@@ -64,6 +64,11 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
       const evaluation = record.output?.evaluation_previous_goal;
       if (evaluation && ChatView.evaluates(record.step, task.replay === true)) add(text, 'p', evaluation, 'eval');
       add(text, 'p', record.output?.next_goal ?? t('noActionThisStep'), 'goal');
+      if (record.output?.plan?.length) {
+        const plan = add(text, 'ul', undefined, 'plan');
+        plan.setAttribute('aria-label', t('planLabel'));
+        for (const item of record.output.plan) add(plan, 'li', `${item.done ? '☑' : '☐'} ${item.text}`);
+      }
       const list = add(text, 'ul');
       for (const action of record.actions ?? []) {
         const item = add(list, 'li');
