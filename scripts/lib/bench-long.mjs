@@ -1,0 +1,141 @@
+// The long-task benchmark: what a task of many steps costs as it goes on. A task of N steps
+// (1,000 by default) on a shop page (tests/e2e/fixtures/bench/cart-page.html, N + 50 items),
+// driven by a mock LLM that answers at once: each step adds the item at the top of the shop
+// to the cart, writes in `memory` what it did, and keeps a plan (given at step 1, ticked off
+// at step N - 1); the last step is `done`. The task is started from the side panel, which is
+// then closed, so the figures are the service worker's (a panel keeps a card per step, as a
+// chat does).
+//
+// At steps 1, 10, 100 and N it prints:
+//   - overhead: the gap between answering request k and receiving request k + 1 (everything
+//     the extension does between two LLM calls), the median of the five steps around;
+//   - request bytes: the size of the request the extension sent;
+//   - cached: the share of the request that repeats the start of the one before it, byte for
+//     byte (what a provider's prompt cache can serve; OpenAI's needs 1,024 tokens of it);
+//   - storage bytes: chrome.storage.session's bytes in use (its quota is 10 MB);
+//   - memory bytes: the resident memory of the extension's process(es) (Linux /proc).
+// Goals: overhead at step N within 10% of step 100; memory growth at most 5 KB a step between
+// step 100 and N; session storage at most 2 MB at step 1,000.
+//
+//   node scripts/lib/bench-long.mjs [--steps N] [--json FILE]
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { startHarness, runTask } from '../../tests/e2e/lib/harness.mjs';
+import { startMockLlm } from '../../tests/e2e/lib/mock-llm.mjs';
+import { findIndex } from '../../tests/e2e/lib/state.mjs';
+
+process.env.PLAYWRIGHT_DISABLE_SERVICE_WORKER_NETWORK = '1';
+
+const { values: args } = parseArgs({ options: { json: { type: 'string' }, steps: { type: 'string', default: '1000' } } });
+const STEPS = Math.max(20, Number(args.steps));
+const SAMPLES = [...new Set([1, 10, 100, STEPS].filter((s) => s <= STEPS))];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+/** Resident bytes of the extension's renderer process(es): Chromium marks them
+ * `--extension-process` on their command line. */
+function extensionMemory() {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!cmd.includes('--extension-process')) continue;
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (rss) total += Number(rss[1]) * 1024;
+    } catch { /* the process ended */ }
+  }
+  return total;
+}
+
+const stepOf = (state) => Number(/<step_info>\nStep (\d+) of/.exec(state)?.[1]);
+
+const h = await startHarness();
+const timeline = []; // per request: {step, received, answered, bytes, cachedBytes}
+const samples = new Map(); // step → {storage, memory}
+let previousRaw = '';
+let probe = null; // an extension page to read session storage from
+let finished;
+const ended = new Promise((resolve) => { finished = resolve; });
+
+const llm = await startMockLlm(async (state, body) => {
+  const raw = JSON.stringify(body);
+  let same = 0;
+  const n = Math.min(raw.length, previousRaw.length);
+  while (same < n && raw.charCodeAt(same) === previousRaw.charCodeAt(same)) same++;
+  previousRaw = raw;
+  const step = stepOf(state);
+  const entry = { step, received: performance.now(), answered: null, bytes: Buffer.byteLength(raw), cachedBytes: same };
+  timeline.push(entry);
+  if (SAMPLES.includes(step)) {
+    // Read while the worker waits for this answer: outside the overhead measured.
+    const storage = await probe.evaluate(() => chrome.storage.session.getBytesInUse(null));
+    samples.set(step, { storage, memory: extensionMemory() });
+  }
+  setImmediate(() => { entry.answered = performance.now(); });
+  const thoughts = { evaluation_previous_goal: `Judged at step ${step}.`, memory: `step ${step}: added one more item; the cart holds ${step - 1} before it`, next_goal: `Add the next item (step ${step})` };
+  if (step >= STEPS) {
+    setTimeout(finished, 2_000);
+    return { output: { ...thoughts, action: [{ done: { text: `Added ${STEPS - 1} items.`, success: true } }] } };
+  }
+  const plan = step === 1 ? [{ text: `Add ${STEPS - 1} items`, done: false }, { text: 'Report', done: false }]
+    : step === STEPS - 1 ? [{ text: `Add ${STEPS - 1} items`, done: true }, { text: 'Report', done: false }] : null;
+  return { output: { ...thoughts, plan, action: [{ click: { index: findIndex(state, /^button\b[^>]*>Add Item \d+ to cart$/) } }] } };
+});
+
+try {
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', maxSteps: String(STEPS) });
+  const site = await h.openFixture(`bench/cart-page.html?n=${STEPS + 50}`);
+  probe = await h.context.newPage();
+  await probe.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  const panel = await h.openPanel();
+  await site.bringToFront();
+  await runTask(panel, `Add ${STEPS - 1} items to the cart, one a step, then report.`);
+  await panel.locator('#log .step').first().waitFor({ timeout: 30_000 });
+  await panel.close();
+  const timeout = setTimeout(() => finished(new Error('timed out')), 60 * 60_000);
+  const outcome = await ended;
+  clearTimeout(timeout);
+  if (outcome instanceof Error) throw outcome;
+  if (timeline.length !== STEPS) throw new Error(`${timeline.length} requests for ${STEPS} steps`);
+  const added = Number(await site.locator('#count').innerText());
+  if (added !== STEPS - 1) throw new Error(`the cart holds ${added} items, not ${STEPS - 1}`);
+
+  // gap[k]: from answering request k to receiving request k + 1 (step k's overhead).
+  const gap = (k) => timeline[k].received - timeline[k - 1].answered;
+  const overheadAt = (step) => {
+    const around = [];
+    for (let s = Math.max(1, step - 2); s <= Math.min(STEPS - 1, step + 2); s++) around.push(gap(s));
+    return median(around);
+  };
+  const rows = SAMPLES.map((step) => ({
+    step,
+    overhead_ms: Number(overheadAt(step).toFixed(2)),
+    request_bytes: timeline[step - 1].bytes,
+    cached_share: Number((timeline[step - 1].cachedBytes / timeline[step - 1].bytes).toFixed(3)),
+    storage_bytes: samples.get(step)?.storage ?? null,
+    memory_bytes: samples.get(step)?.memory ?? null,
+  }));
+  const firstGap = gap(1);
+  const cachedAll = timeline.slice(1).reduce((a, e) => a + e.cachedBytes, 0) / timeline.slice(1).reduce((a, e) => a + e.bytes, 0);
+  console.log(`Long task: ${STEPS} steps, one item added a step (first step's own overhead ${firstGap.toFixed(1)} ms)`);
+  console.log('step   overhead ms   request bytes   cached   storage bytes   memory bytes');
+  for (const r of rows) {
+    console.log(`${String(r.step).padStart(4)}   ${r.overhead_ms.toFixed(1).padStart(11)}   ${String(r.request_bytes).padStart(13)}   ${(r.cached_share * 100).toFixed(0).padStart(5)}%   ${String(r.storage_bytes).padStart(13)}   ${String(r.memory_bytes).padStart(12)}`);
+  }
+  console.log(`cached share over all requests after the first: ${(cachedAll * 100).toFixed(1)}%`);
+  const at100 = rows.find((r) => r.step === 100);
+  const atN = rows.find((r) => r.step === STEPS);
+  if (at100 && atN && STEPS > 100) {
+    const growth = (atN.memory_bytes - at100.memory_bytes) / (STEPS - 100);
+    console.log(`overhead at step ${STEPS} vs 100: ${((atN.overhead_ms / at100.overhead_ms - 1) * 100).toFixed(1)}% (goal within 10%)`);
+    console.log(`memory growth between step 100 and ${STEPS}: ${(growth / 1024).toFixed(1)} KB a step (goal ≤ 5)`);
+    console.log(`session storage at step ${STEPS}: ${(atN.storage_bytes / 1e6).toFixed(2)} MB (goal ≤ 2 at step 1,000)`);
+  }
+  if (args.json) writeFileSync(args.json, `${JSON.stringify({ rows, first_step_overhead_ms: firstGap, cached_share: cachedAll }, null, 2)}\n`);
+} finally {
+  await h.close();
+  await llm.close();
+}
