@@ -43,7 +43,7 @@
 //!    `estimate_json_tokens`, within ±10% there too; an image included): a request over it gives way in order — the steps before the last five are
 //!    condensed by the extraction model into a summary (once there are five or more to condense) (`summary_prompt.md`, event
 //!    `history_compacted`; later requests show `<summary of steps 1–n>` instead of them, and a
-//!    restored task keeps it), then older steps are shown by their goal only, then not at all, then
+//!    restored task keeps it), then all but the last five are shown as memory lines, then not at all, then
 //!    the last five are cut to a line each, the element list is cut, and last the image is dropped. A failed summary is tried again only ten
 //!    steps later. With vision **off** no image is ever sent; with **auto** an image goes only with
 //!    the request after the `screenshot` action, which only this mode offers.
@@ -863,7 +863,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// The request of step `n`, within the budget of input tokens. A request over it gives
     /// way in this order: old steps are condensed by the model (once, then again only when
-    /// the history has grown), older steps are shown by their goal only, then not at all, the
+    /// the history has grown), older steps are shown as memory lines only, then not at all, the
     /// last steps are cut short, the element list is cut, and last the screenshot is left out.
     async fn request_for(
         &mut self,
