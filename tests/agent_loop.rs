@@ -1492,12 +1492,6 @@ fn a_skill_that_cannot_go_on_hands_the_task_back_to_the_model_saying_why() {
     assert_eq!(run.requests.len(), 2, "the model was asked again, told why");
 }
 
-/// The step a state text is for ("Step 12 of 70." in its step info).
-fn step_of(state: &str) -> u32 {
-    let info = &state[state.rfind("<step_info>").expect("a step info")..];
-    info.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("a step number")
-}
-
 /// The history part of a state text.
 fn history_of(state: &str) -> &str {
     &state[state.find("<history>").unwrap()..state.find("</history>").unwrap()]

@@ -680,12 +680,6 @@ fn a_secret_for_a_replay_is_added_to_the_settings_checked_and_never_replacing_on
     assert_eq!(world.settings.borrow()["secrets"].as_array().unwrap().len(), 1, "nothing refused was kept");
 }
 
-/// The step a state text is for ("Step 12 of 1000." in its step info).
-fn step_of(state: &str) -> u32 {
-    let info = &state[state.rfind("<step_info>").expect("a step info")..];
-    info.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("a step number")
-}
-
 /// A 1,000-step task whose model writes long texts every step (thinking, memory, evaluation,
 /// goal) stopped after step 900: what it saved for the next worker stays under 2 MB however
 /// long the texts, the next worker goes on at step 901 with the plan the model gave at step 3
