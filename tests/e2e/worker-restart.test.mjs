@@ -66,7 +66,7 @@ test('the worker stopped mid-task: the task goes on from its last completed step
   assert.deepEqual([...new Set(llm.requests.map((r) => r.body.model))], ['mock-model-mini']);
   // The restored worker's prompt still carries the steps done before the stop.
   const afterRestart = llm.requests.slice(3).map((r) => r.body.messages[1].content);
-  assert.match(afterRestart[0], /Step 1: goal: Type attempt 1[\s\S]*Step 2: goal: Type attempt 2/);
+  assert.match(afterRestart[0], /Step 1:\n(  .*\n)*  goal: Type attempt 1\n[\s\S]*Step 2:\n(  .*\n)*  goal: Type attempt 2\n/);
 
   // What a next restart would read: the task's start, and its whole log in pages of eight events,
   // the ones written before the stop and after it.
