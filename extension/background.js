@@ -54,6 +54,7 @@ globalThis.tabwrightFrames = {
 
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
 // core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
+/** @type {{evaluated: number, ready: number | null, memory?: WebAssembly.Memory}} */
 const startup = { evaluated: performance.now(), ready: null };
 globalThis.tabwrightStartup = startup;
 // The core, one module: boot.js started fetching it before this file was read.
@@ -61,7 +62,11 @@ const coreLoaded = init({ module_or_path: globalThis.tabwrightCoreResponse ?? ch
   .catch((error) => {
     throw new Error(`pkg/tabwright_bg.wasm: ${error?.message ?? error}`);
   });
-coreLoaded.then(() => { startup.ready = performance.now(); }, () => {});
+coreLoaded.then((core) => {
+  startup.ready = performance.now();
+  // The core's linear memory, whose size scripts/bench long reads.
+  startup.memory = core.memory;
+}, () => {});
 // Session storage as this worker found it, read while the core loads. With no task saved there
 // (nothing was running when the last worker stopped) there is nothing to restore, and the first
 // request is answered without waiting for the core to look; otherwise the core's first read of

@@ -13,7 +13,8 @@
 //   - cached: the share of the request that repeats the start of the one before it, byte for
 //     byte (what a provider's prompt cache can serve; OpenAI's needs 1,024 tokens of it);
 //   - storage bytes: chrome.storage.session's bytes in use (its quota is 10 MB);
-//   - memory bytes: the resident memory of the extension's process(es) (Linux /proc).
+//   - memory bytes: the resident memory of the extension's process(es) (Linux /proc), and of
+//     it the core's wasm linear memory (which never shrinks).
 // Goals: overhead at step N within 10% of step 100; memory growth at most 5 KB a step between
 // step 100 and N; session storage at most 2 MB at step 1,000.
 //
@@ -72,7 +73,9 @@ const llm = await startMockLlm(async (state, body) => {
   if (SAMPLES.includes(step)) {
     // Read while the worker waits for this answer: outside the overhead measured.
     const storage = await probe.evaluate(() => chrome.storage.session.getBytesInUse(null));
-    samples.set(step, { storage, memory: extensionMemory() });
+    const worker = h.context.serviceWorkers().find((w) => w.url().includes(h.extensionId));
+    const wasm = await worker?.evaluate(() => globalThis.tabwrightStartup?.memory?.buffer.byteLength ?? null).catch(() => null);
+    samples.set(step, { storage, memory: extensionMemory(), wasm });
   }
   setImmediate(() => { entry.answered = performance.now(); });
   const thoughts = { evaluation_previous_goal: `Judged at step ${step}.`, memory: `step ${step}: added one more item; the cart holds ${step - 1} before it`, next_goal: `Add the next item (step ${step})` };
@@ -117,13 +120,14 @@ try {
     cached_share: Number((timeline[step - 1].cachedBytes / timeline[step - 1].bytes).toFixed(3)),
     storage_bytes: samples.get(step)?.storage ?? null,
     memory_bytes: samples.get(step)?.memory ?? null,
+    wasm_memory_bytes: samples.get(step)?.wasm ?? null,
   }));
   const firstGap = gap(1);
   const cachedAll = timeline.slice(1).reduce((a, e) => a + e.cachedBytes, 0) / timeline.slice(1).reduce((a, e) => a + e.bytes, 0);
   console.log(`Long task: ${STEPS} steps, one item added a step (first step's own overhead ${firstGap.toFixed(1)} ms)`);
-  console.log('step   overhead ms   request bytes   cached   storage bytes   memory bytes');
+  console.log('step   overhead ms   request bytes   cached   storage bytes   memory bytes   of it wasm');
   for (const r of rows) {
-    console.log(`${String(r.step).padStart(4)}   ${r.overhead_ms.toFixed(1).padStart(11)}   ${String(r.request_bytes).padStart(13)}   ${(r.cached_share * 100).toFixed(0).padStart(5)}%   ${String(r.storage_bytes).padStart(13)}   ${String(r.memory_bytes).padStart(12)}`);
+    console.log(`${String(r.step).padStart(4)}   ${r.overhead_ms.toFixed(1).padStart(11)}   ${String(r.request_bytes).padStart(13)}   ${(r.cached_share * 100).toFixed(0).padStart(5)}%   ${String(r.storage_bytes).padStart(13)}   ${String(r.memory_bytes).padStart(12)}   ${String(r.wasm_memory_bytes).padStart(10)}`);
   }
   console.log(`cached share over all requests after the first: ${(cachedAll * 100).toFixed(1)}%`);
   const at100 = rows.find((r) => r.step === 100);
