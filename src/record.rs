@@ -41,12 +41,21 @@ pub struct PlanItem {
 /// storage): more than the prompt ever lists in full. Older ones are trimmed.
 pub const FULL_RECORD_STEPS: usize = 40;
 
-/// Trims the one record that just fell [`FULL_RECORD_STEPS`] behind the last (called after
-/// each step; older ones were trimmed before).
+/// Trims, in the agent's history, the record that just fell [`FULL_RECORD_STEPS`] behind the
+/// last (called after each step; older ones were trimmed before). The agent keeps even less of
+/// it than the log does: what the prompt shows of a step far behind (its memory line) and what
+/// a summary of it reads (goal, actions, results), not where it was or how the panel words its
+/// actions; it keeps the plan apart.
 pub fn trim_behind(history: &mut [StepRecord]) {
     let Some(behind) = history.len().checked_sub(FULL_RECORD_STEPS + 1) else { return };
     for record in history[..=behind].iter_mut().rev().take_while(|r| !r.trimmed) {
         record.trim(false);
+        record.url = String::new();
+        record.title = String::new();
+        for action in &mut record.actions {
+            action.description = String::new();
+            action.description_locale_text = None;
+        }
     }
 }
 
@@ -183,7 +192,7 @@ pub struct ActionRecord {
     /// For an action on an element: the element's stable features as the page showed it, so a
     /// replay or a skill can find it again when the numbers have changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<crate::dom::ElementFingerprint>,
+    pub target: Option<Box<crate::dom::ElementFingerprint>>,
 }
 
 /// Milliseconds spent in each phase of a step.

@@ -1236,7 +1236,11 @@ fn replay_steps(history: &tabwright::agent::TaskHistory) -> Vec<ReplayStep> {
                 .actions
                 .iter()
                 .filter(|a| a.name != "done" && !a.result.is_error)
-                .map(|a| ReplayAction { name: a.name.clone(), params: a.params.clone(), target: a.target.clone() })
+                .map(|a| ReplayAction {
+                    name: a.name.clone(),
+                    params: a.params.clone(),
+                    target: a.target.as_deref().cloned(),
+                })
                 .collect(),
         })
         .filter(|s| !s.actions.is_empty())

@@ -79,10 +79,11 @@ pub enum AgentEvent {
         step: u32,
         summary: crate::prompt::HistorySummary,
     },
-    /// The step is over, with everything it did.
+    /// The step is over, with everything it did. Boxed: a task's log holds thousands of
+    /// events, each as large as the largest kind.
     StepFinished {
         v: u32,
-        record: StepRecord,
+        record: Box<StepRecord>,
     },
     TaskFinished {
         v: u32,
@@ -209,7 +210,7 @@ mod tests {
         let usage = Usage { input_tokens: input, output_tokens: input / 10, ..Usage::default() };
         AgentEvent::StepFinished {
             v: 1,
-            record: StepRecord { step: n, usage, cost_usd: cost, ..StepRecord::default() },
+            record: Box::new(StepRecord { step: n, usage, cost_usd: cost, ..StepRecord::default() }),
         }
     }
 

@@ -402,7 +402,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 // Steps far behind keep only what the prompt shows of them: a long task's
                 // history stays a few KB a step, however much each step read or wrote.
                 crate::record::trim_behind(&mut self.history);
-                self.events.emit(AgentEvent::StepFinished { v: V, record });
+                self.events.emit(AgentEvent::StepFinished { v: V, record: Box::new(record) });
                 if matches!(end, StepEnd::Continue) && failures >= self.limits.max_failures {
                     return TaskEnd::TooManyFailures { failures, last_error, last_error_locale_text };
                 }
@@ -660,7 +660,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 }
             }
             let terminates = action.spec().terminates_sequence;
-            let target = action.element_index().and_then(|index| ElementFingerprint::of(&page.snapshot, index));
+            let target =
+                action.element_index().and_then(|index| ElementFingerprint::of(&page.snapshot, index)).map(Box::new);
             // Before it runs: the secrets it names, then the firewall (where a navigation-like
             // action would go, with its secrets in). Either can refuse it, as the action's
             // failed result. A skill's steps fill in secrets each as it runs, on its site.

@@ -686,7 +686,7 @@ impl<H: WorkerHost> TaskHost<H> {
             .borrow()
             .iter()
             .filter_map(|e| match e {
-                AgentEvent::StepFinished { record, .. } => Some(record.clone()),
+                AgentEvent::StepFinished { record, .. } => Some((**record).clone()),
                 _ => None,
             })
             .collect();

@@ -90,9 +90,10 @@ impl SavedTask {
 /// task does not need the images (history keeps them).
 fn without_screenshot(event: &AgentEvent) -> AgentEvent {
     match event {
-        AgentEvent::StepFinished { v, record } if record.screenshot.is_some() => {
-            AgentEvent::StepFinished { v: *v, record: crate::agent::StepRecord { screenshot: None, ..record.clone() } }
-        }
+        AgentEvent::StepFinished { v, record } if record.screenshot.is_some() => AgentEvent::StepFinished {
+            v: *v,
+            record: Box::new(crate::agent::StepRecord { screenshot: None, ..(**record).clone() }),
+        },
         other => other.clone(),
     }
 }
