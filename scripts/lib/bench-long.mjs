@@ -19,8 +19,9 @@
 //     (over CDP): what the extension keeps, rather than garbage V8 has not collected yet; with
 //     the worker's JS heap in use and the core's wasm linear memory (which never shrinks).
 //     The memory goal is checked on the figure after the collection.
+// And the first step's own time from its record (observe and act; the model's time aside).
 // Goals: overhead at step N within 10% of step 100; memory growth at most 5 KB a step between
-// step 100 and N; session storage at most 2 MB at step 1,000.
+// step 100 and N; session storage at most 2 MB at step 1,000; the first step at most 100 ms.
 //
 //   node --experimental-websocket scripts/lib/bench-long.mjs [--steps N] [--json FILE]
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -123,9 +124,11 @@ const llm = await startMockLlm(async (state, body) => {
     const memory = extensionMemory();
     // What is kept, rather than garbage V8 has not collected yet (it collects lazily while
     // memory is plentiful, so the process's size alone moves by megabytes either way).
-    const heap = await collectGarbage();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    samples.set(step, { storage, memory, kept: extensionMemory(), heap, wasm });
+    // Not at step 1: a debugger attaching to the worker while its first request is under way
+    // makes that request fail and be sent again.
+    const heap = step > 1 ? await collectGarbage() : null;
+    if (step > 1) await new Promise((resolve) => setTimeout(resolve, 300));
+    samples.set(step, { storage, memory, kept: step > 1 ? extensionMemory() : null, heap, wasm });
   }
   setImmediate(() => { entry.answered = performance.now(); });
   const thoughts = { evaluation_previous_goal: `Judged at step ${step}.`, memory: `step ${step}: added one more item; the cart holds ${step - 1} before it`, next_goal: `Add the next item (step ${step})` };
@@ -140,10 +143,11 @@ const llm = await startMockLlm(async (state, body) => {
 
 try {
   await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', maxSteps: String(STEPS) });
-  const site = await h.openFixture(`bench/cart-page.html?n=${STEPS + 50}`);
   probe = await h.context.newPage();
   await probe.goto(`chrome-extension://${h.extensionId}/options/options.html`);
   const panel = await h.openPanel();
+  // The shop opens just before the task, as a person opens a page and then asks.
+  const site = await h.openFixture(`bench/cart-page.html?n=${STEPS + 50}`);
   await site.bringToFront();
   await runTask(panel, `Add ${STEPS - 1} items to the cart, one a step, then report.`);
   await panel.locator('#log .step').first().waitFor({ timeout: 30_000 });
@@ -161,6 +165,12 @@ try {
   if (timeline.length !== STEPS || timeline.some((e, i) => e.step !== i + 1)) {
     throw new Error(`the requests were not for steps 1 to ${STEPS}: ${timeline.map((e) => e.step).slice(0, 20).join(', ')}…`);
   }
+  // The first step's own time, from its record: observing the page (the page was open before
+  // the task, so its scripts go in first) and acting; the model answers at once (here its
+  // wait is the benchmark's own look at memory).
+  const status = await probe.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+  const first = status.events.find((e) => e.type === 'step_finished' && e.record.step === 1)?.record.timings;
+  if (!first) throw new Error('no record of step 1 in the task\'s log');
   const added = Number(await site.locator('#count').innerText());
   if (added !== STEPS - 1) throw new Error(`the cart holds ${added} items, not ${STEPS - 1}`);
 
@@ -194,6 +204,7 @@ try {
     console.log(`${String(r.step).padStart(4)}   ${r.overhead_ms.toFixed(1).padStart(11)}   ${String(r.request_bytes).padStart(13)}   ${(r.cached_share * 100).toFixed(0).padStart(5)}%   ${mb(r.storage_bytes).padStart(10)}   ${mb(r.memory_bytes).padStart(9)}   ${mb(r.memory_after_gc_bytes).padStart(8)}   ${mb(r.worker_heap_bytes).padStart(11)}   ${mb(r.wasm_memory_bytes).padStart(5)}`);
   }
   console.log(`cached share over all requests after the first: ${(cachedAll * 100).toFixed(1)}%`);
+  console.log(`first step: observe ${first.observe_ms.toFixed(0)} ms + act ${first.act_ms.toFixed(0)} ms = ${(first.observe_ms + first.act_ms).toFixed(0)} ms (goal ≤ 100, the model's time aside)`);
   const at100 = rows.find((r) => r.step === 100);
   const atN = rows.find((r) => r.step === STEPS);
   if (at100 && atN && STEPS > 100) {
@@ -203,7 +214,7 @@ try {
       + `as found ${perStep('memory_bytes')}, the worker's JS heap ${perStep('worker_heap_bytes')}, the wasm memory ${perStep('wasm_memory_bytes')}`);
     console.log(`session storage at step ${STEPS}: ${(atN.storage_bytes / 1e6).toFixed(2)} MB (goal ≤ 2 at step 1,000)`);
   }
-  if (args.json) writeFileSync(args.json, `${JSON.stringify({ rows, first_step_overhead_ms: firstGap, cached_share: cachedAll }, null, 2)}\n`);
+  if (args.json) writeFileSync(args.json, `${JSON.stringify({ rows, first_step_overhead_ms: firstGap, first_step: first, cached_share: cachedAll }, null, 2)}\n`);
 } finally {
   await h.close();
   await llm.close();

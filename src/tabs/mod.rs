@@ -441,13 +441,18 @@ impl<H: TabHost> TabBrowser<H> {
         Some((result["quiet_ms"].as_f64()?, result["last_request_at"].as_f64().unwrap_or(0.0)))
     }
 
-    /// Waits until the tab's network has been quiet for a moment, capped; not at all when the
-    /// page cannot say.
+    /// Waits until the tab's network has been quiet for a moment, capped, when the action may
+    /// have started a request (one started since the action began); not at all when the page
+    /// cannot say. Requests a page started before the action are its own: a page opened just
+    /// before the task is still loading its images when the first click comes, and waiting
+    /// for them held that click ~460 ms.
     async fn wait_for_quiet_network(&self) {
         let deadline = self.host.now_ms() + NETWORK_SETTLE_CAP_MS;
         while self.host.now_ms() < deadline {
             match self.network_state().await {
-                Some((quiet, _)) if quiet < NETWORK_QUIET_MS => self.host.sleep(POLL_MS).await,
+                Some((quiet, last_request)) if quiet < NETWORK_QUIET_MS && last_request >= self.action_started => {
+                    self.host.sleep(POLL_MS).await
+                }
                 _ => break,
             }
         }
