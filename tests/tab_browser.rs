@@ -760,10 +760,11 @@ fn a_network_the_action_made_busy_is_waited_for_up_to_its_cap() {
         let took = sim.run(async move {
             browser.observe().await.unwrap();
             let t0 = host.now_ms();
-            let mut state = host.state.borrow_mut();
-            state.network_busy_until = t0 + busy_for;
-            state.last_request_at = if started_by_click { t0 + 1.0 } else { t0 - 100.0 };
-            drop(state);
+            {
+                let mut state = host.state.borrow_mut();
+                state.network_busy_until = t0 + busy_for;
+                state.last_request_at = if started_by_click { t0 + 1.0 } else { t0 - 100.0 };
+            }
             browser.click(1).await.unwrap();
             host.now_ms() - t0
         });
