@@ -8,7 +8,7 @@
 //! (`extension/history-store.js`).
 
 use crate::actions::ActionResult;
-use crate::llm::Usage;
+use crate::llm::{excerpt, Usage};
 use serde::{Deserialize, Serialize};
 
 /// The reasoning part of an answer, kept in history and shown in the side panel.
@@ -89,7 +89,7 @@ impl PlanItem {
             Some("[ ]") => (text[3..].trim(), done),
             _ => (text, done),
         };
-        (!text.is_empty()).then(|| PlanItem { text: cut_chars(text, PLAN_ITEM_MAX_CHARS), done })
+        (!text.is_empty()).then(|| PlanItem { text: excerpt(text, PLAN_ITEM_MAX_CHARS), done })
     }
 }
 
@@ -125,21 +125,13 @@ impl<'de> Deserialize<'de> for PlanItem {
     }
 }
 
-/// `text` cut to `max` characters, with `…` where it was cut.
-pub fn cut_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_string(),
-        Some((at, _)) => format!("{}…", &text[..at]),
-    }
-}
-
 impl ModelThoughts {
     /// What a trimmed record keeps of the thoughts (see [`StepRecord::trim`]).
     pub fn trim(&mut self, keep_plan: bool) {
         self.thinking = None;
-        self.evaluation_previous_goal = cut_chars(&self.evaluation_previous_goal, TRIMMED_EVALUATION_CHARS);
-        self.memory = cut_chars(&self.memory, MEMORY_LINE_CHARS);
-        self.next_goal = cut_chars(&self.next_goal, TRIMMED_GOAL_CHARS);
+        self.evaluation_previous_goal = excerpt(&self.evaluation_previous_goal, TRIMMED_EVALUATION_CHARS);
+        self.memory = excerpt(&self.memory, MEMORY_LINE_CHARS);
+        self.next_goal = excerpt(&self.next_goal, TRIMMED_GOAL_CHARS);
         if !keep_plan {
             self.plan = None;
         }
@@ -219,27 +211,27 @@ impl StepRecord {
     pub fn trim(&mut self, keep_plan: bool) {
         self.trimmed = true;
         self.screenshot = None;
-        self.url = cut_chars(&self.url, TRIMMED_URL_CHARS);
-        self.title = cut_chars(&self.title, TRIMMED_TITLE_CHARS);
+        self.url = excerpt(&self.url, TRIMMED_URL_CHARS);
+        self.title = excerpt(&self.title, TRIMMED_TITLE_CHARS);
         if let Some(output) = &mut self.output {
             output.trim(keep_plan);
         }
         self.actions.truncate(TRIMMED_ACTIONS);
         for action in &mut self.actions {
-            action.description = cut_chars(&action.description, TRIMMED_ACTION_CHARS);
+            action.description = excerpt(&action.description, TRIMMED_ACTION_CHARS);
             action.params = serde_json::Value::Null;
             action.target = None;
-            action.result.message = cut_chars(&action.result.message, TRIMMED_ACTION_CHARS);
+            action.result.message = excerpt(&action.result.message, TRIMMED_ACTION_CHARS);
             action.result.detail = None;
             action.result.screenshot = None;
             if let Some(done) = &mut action.result.done {
-                done.text = cut_chars(&done.text, TRIMMED_ACTION_CHARS);
+                done.text = excerpt(&done.text, TRIMMED_ACTION_CHARS);
                 done.data = None;
             }
-            action.result.navigated_to = action.result.navigated_to.as_deref().map(|u| cut_chars(u, TRIMMED_URL_CHARS));
+            action.result.navigated_to = action.result.navigated_to.as_deref().map(|u| excerpt(u, TRIMMED_URL_CHARS));
         }
         if let Some(error) = &mut self.error {
-            *error = cut_chars(error, TRIMMED_ACTION_CHARS);
+            *error = excerpt(error, TRIMMED_ACTION_CHARS);
         }
     }
 

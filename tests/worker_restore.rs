@@ -58,6 +58,8 @@ type BrowserMade = (i32, Vec<i32>);
 #[derive(Clone)]
 struct World {
     saved: Rc<RefCell<BTreeMap<String, String>>>,
+    /// How many times an item was written.
+    writes: Rc<Cell<usize>>,
     site: FakeSite,
     tabs: Rc<RefCell<BTreeMap<i32, Tab>>>,
     settings: Rc<RefCell<Value>>,
@@ -78,6 +80,7 @@ impl World {
         let tab = Tab { id: Some(TAB), window_id: Some(7), url: Some(START_URL.into()), ..Tab::default() };
         World {
             saved: Rc::default(),
+            writes: Rc::default(),
             site: FakeSite::at(START_URL),
             tabs: Rc::new(RefCell::new(BTreeMap::from([(TAB, tab)]))),
             settings: Rc::new(RefCell::new(
@@ -182,6 +185,7 @@ impl TaskStore for MemoryHost {
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
         if let Ok(text) = text() {
             self.world.saved.borrow_mut().insert(key, text);
+            self.world.writes.set(self.world.writes.get() + 1);
         }
     }
 }
@@ -726,7 +730,11 @@ fn a_long_task_saves_a_bounded_log_and_is_restored_after_step_900_with_its_plan_
     *world.policy.borrow_mut() = Some(Rc::new(policy));
     world.settings.borrow_mut()["thinking"] = json!(true);
 
-    stopped_at_look(&world, 901);
+    let seen = stopped_at_look(&world, 901).len();
+    // Each event's page once, and each page once more when its steps are trimmed: no page is
+    // written again for nothing.
+    let pages = seen.div_ceil(8);
+    assert!(world.writes.get() <= seen + pages + 2, "{} writes for {seen} events", world.writes.get());
     let saved_bytes: usize = world.saved.borrow().values().map(String::len).sum();
     assert!(saved_bytes < 2_000_000, "session storage holds {saved_bytes} bytes after 900 long steps");
     // Whole records for the last steps; the rest trimmed, 900 of them in well under 2 KB each.

@@ -270,8 +270,9 @@ fn error_message(body: &str) -> String {
     excerpt(trimmed, 300)
 }
 
-/// The first `max` characters of `text`, with an ellipsis when cut.
-fn excerpt(text: &str, max: usize) -> String {
+/// The first `max` characters of `text`, with an ellipsis when cut: a provider's words in an
+/// error, a step's texts in a trimmed record, a memory line.
+pub fn excerpt(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max).collect();
     if text.chars().nth(max).is_some() {
         out.push('…');

@@ -7,7 +7,8 @@
 
 use crate::browser::PageState;
 use crate::dom::{page_text, untrusted};
-use crate::record::{cut_chars, PlanItem, StepRecord, MEMORY_LINE_CHARS};
+use crate::llm::excerpt;
+use crate::record::{PlanItem, StepRecord, MEMORY_LINE_CHARS};
 
 /// Earlier tasks of a conversation shown in full at most.
 const MAX_EARLIER_TASKS: usize = 5;
@@ -243,10 +244,10 @@ fn write_memory_lines(out: &mut String, steps: &[&StepRecord]) {
         let failed = if record.failed() { " (failed)" } else { "" };
         let text = match &record.output {
             Some(o) if !o.memory.trim().is_empty() => {
-                format!("memory: {}", cut_chars(o.memory.trim(), MEMORY_LINE_CHARS))
+                format!("memory: {}", excerpt(o.memory.trim(), MEMORY_LINE_CHARS))
             }
-            Some(o) => format!("goal: {}", cut_chars(o.next_goal.trim(), MEMORY_LINE_CHARS)),
-            None => format!("error: {}", cut_chars(record.error.as_deref().unwrap_or("").trim(), MEMORY_LINE_CHARS)),
+            Some(o) => format!("goal: {}", excerpt(o.next_goal.trim(), MEMORY_LINE_CHARS)),
+            None => format!("error: {}", excerpt(record.error.as_deref().unwrap_or("").trim(), MEMORY_LINE_CHARS)),
         };
         let text = format!("{failed} {text}");
         match lines.last_mut() {
@@ -293,7 +294,7 @@ enum Shown {
 fn write_step(out: &mut String, record: &StepRecord, shown: Shown) {
     let cut = |text: &str| -> String {
         match shown {
-            Shown::Terse { .. } => cut_chars(text, TERSE_CHARS),
+            Shown::Terse { .. } => excerpt(text, TERSE_CHARS),
             Shown::Full => text.to_string(),
         }
     };

@@ -596,7 +596,10 @@ impl<H: WorkerHost> TaskHost<H> {
                     let from = trimmed_to.get();
                     let to = saved::trim_log(&mut events.borrow_mut(), from);
                     trimmed_to.set(to);
-                    for page in from / EVENTS_PER_PAGE..to.div_ceil(EVENTS_PER_PAGE) {
+                    // A page is written again once all its events are trimmed (one partly
+                    // trimmed waits for the rest; a restore trims what is left); this event's
+                    // own page is saved below.
+                    for page in from / EVENTS_PER_PAGE..to / EVENTS_PER_PAGE {
                         if page != seq / EVENTS_PER_PAGE {
                             let (writer, id, log) = (host.clone(), task_id.clone(), events.clone());
                             host.spawn(Box::pin(async move {

@@ -131,9 +131,11 @@ pub fn trim_log(events: &mut [AgentEvent], from: usize) -> usize {
     }
     let Some(last_step) = events.iter().rev().find_map(finished).map(|r| r.step) else { return from };
     let Some(cutoff) = last_step.checked_sub(crate::record::FULL_RECORD_STEPS as u32) else { return from };
-    let last_plan =
-        events.iter().rposition(|e| finished(e).is_some_and(|r| r.output.as_ref().is_some_and(|o| o.plan.is_some())));
-    let last_summary = events.iter().rposition(|e| matches!(e, AgentEvent::HistoryCompacted { .. }));
+    // Only the log's untrimmed tail is looked through (some 40 steps, not the whole task): a
+    // plan or summary before it is trimmed already, so none in it has a later one behind.
+    let last_in_tail = |wanted: &dyn Fn(&AgentEvent) -> bool| events[from..].iter().rposition(wanted).map(|i| from + i);
+    let last_plan = last_in_tail(&|e| finished(e).is_some_and(|r| r.output.as_ref().is_some_and(|o| o.plan.is_some())));
+    let last_summary = last_in_tail(&|e| matches!(e, AgentEvent::HistoryCompacted { .. }));
     let mut at = from;
     while at < events.len() {
         let step = match &events[at] {
@@ -152,7 +154,7 @@ pub fn trim_log(events: &mut [AgentEvent], from: usize) -> usize {
         if step > cutoff {
             break;
         }
-        let keep = |text: &mut String| *text = crate::record::cut_chars(text, KEPT_TEXT_CHARS);
+        let keep = |text: &mut String| *text = crate::llm::excerpt(text, KEPT_TEXT_CHARS);
         match &mut events[at] {
             // The step's record that follows holds all of it again.
             AgentEvent::StepPlanned { thoughts, actions, .. } => {
