@@ -59,9 +59,13 @@ pub fn trim_behind(history: &mut [StepRecord]) {
     }
 }
 
-/// The plan as it stands after `history`: the last one the model gave (an empty one drops it).
+/// The plan as it stands after `history` (see [`StepRecord::update_plan`]).
 pub fn current_plan(history: &[StepRecord]) -> Option<Vec<PlanItem>> {
-    history.iter().rev().find_map(|r| r.output.as_ref()?.plan.clone()).filter(|p| !p.is_empty())
+    let mut plan = None;
+    for record in history {
+        record.update_plan(&mut plan);
+    }
+    plan
 }
 
 /// What a trimmed record keeps (characters, actions); see [`StepRecord::trim`].
@@ -80,8 +84,9 @@ pub const PLAN_MAX_ITEMS: usize = 20;
 pub const PLAN_ITEM_MAX_CHARS: usize = 200;
 
 impl PlanItem {
-    /// A part as a model wrote it: its text cut to [`PLAN_ITEM_MAX_CHARS`]; `None` when blank.
-    pub fn new(text: &str, done: bool) -> Option<PlanItem> {
+    /// A part as a model wrote it: its text cut to [`PLAN_ITEM_MAX_CHARS`] (a blank one is
+    /// left out where the answer is read).
+    pub fn new(text: &str, done: bool) -> PlanItem {
         let text = text.trim();
         // A model that writes the checklist as text ("[x] Open the cart") is read as meant.
         let (text, done) = match text.get(..3).map(str::to_ascii_lowercase).as_deref() {
@@ -89,7 +94,7 @@ impl PlanItem {
             Some("[ ]") => (text[3..].trim(), done),
             _ => (text, done),
         };
-        (!text.is_empty()).then(|| PlanItem { text: excerpt(text, PLAN_ITEM_MAX_CHARS), done })
+        PlanItem { text: excerpt(text, PLAN_ITEM_MAX_CHARS), done }
     }
 }
 
@@ -104,7 +109,7 @@ impl<'de> Deserialize<'de> for PlanItem {
                 f.write_str("a part of the plan: {\"text\": \"…\", \"done\": false}")
             }
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<PlanItem, E> {
-                Ok(PlanItem::new(text, false).unwrap_or(PlanItem { text: String::new(), done: false }))
+                Ok(PlanItem::new(text, false))
             }
             fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<PlanItem, M::Error> {
                 let (mut text, mut done) = (None::<String>, false);
@@ -118,7 +123,7 @@ impl<'de> Deserialize<'de> for PlanItem {
                     }
                 }
                 let text = text.ok_or_else(|| serde::de::Error::missing_field("text"))?;
-                Ok(PlanItem::new(&text, done).unwrap_or(PlanItem { text: String::new(), done }))
+                Ok(PlanItem::new(&text, done))
             }
         }
         reader.deserialize_any(Part)
@@ -232,6 +237,14 @@ impl StepRecord {
         }
         if let Some(error) = &mut self.error {
             *error = excerpt(error, TRIMMED_ACTION_CHARS);
+        }
+    }
+
+    /// The plan as it stands after this step, from `plan` as it stood before: the one the model
+    /// gave here, when it gave one (an empty one drops it); else unchanged.
+    pub fn update_plan(&self, plan: &mut Option<Vec<PlanItem>>) {
+        if let Some(given) = self.output.as_ref().and_then(|o| o.plan.as_ref()) {
+            *plan = (!given.is_empty()).then(|| given.clone());
         }
     }
 

@@ -177,9 +177,7 @@ impl TaskState {
             AgentEvent::TaskResumed { .. } => self.paused = false,
             AgentEvent::StepFinished { record, .. } => {
                 self.step_count += 1;
-                if let Some(plan) = record.output.as_ref().and_then(|o| o.plan.as_ref()) {
-                    self.plan = (!plan.is_empty()).then(|| plan.clone());
-                }
+                record.update_plan(&mut self.plan);
                 self.usage += record.usage;
                 match record.cost_usd {
                     Some(cost) => self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost),

@@ -395,9 +395,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 let record = self.redacted(record);
                 failures = if record.failed() { failures + 1 } else { 0 };
                 let (last_error, last_error_locale_text) = last_error(&record);
-                if let Some(plan) = record.output.as_ref().and_then(|o| o.plan.clone()) {
-                    self.plan = (!plan.is_empty()).then_some(plan);
-                }
+                record.update_plan(&mut self.plan);
                 self.history.push(record.clone());
                 // Steps far behind keep only what the prompt shows of them: a long task's
                 // history stays a few KB a step, however much each step read or wrote.

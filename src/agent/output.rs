@@ -147,6 +147,38 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_is_read_as_models_write_it_and_kept_short() {
+        let plan = |parts: Value| {
+            let text = json!({"evaluation_previous_goal": "", "memory": "", "next_goal": "", "plan": parts,
+                "action": [{"click": {"index": 1}}]})
+            .to_string();
+            AgentOutput::parse(&text, &union(), 5).unwrap().thoughts.plan
+        };
+        let read = plan(json!([
+            {"text": "Open the cart", "done": true},
+            {"text": "Pay", "done": null},
+            {"text": "Check", "why": "ignored"},
+            "[X] Log in",
+            "  ",
+            {"text": " "}
+        ]))
+        .unwrap();
+        let parts: Vec<(&str, bool)> = read.iter().map(|p| (p.text.as_str(), p.done)).collect();
+        assert_eq!(parts, [("Open the cart", true), ("Pay", false), ("Check", false), ("Log in", true)]);
+        assert_eq!(plan(json!(null)), None, "null leaves the plan as it is");
+        assert_eq!(plan(json!([])), Some(vec![]), "[] drops it");
+        let many: Vec<String> = (0..30).map(|i| format!("part {i} {}", "x".repeat(300))).collect();
+        let read = plan(json!(many)).unwrap();
+        assert_eq!(read.len(), crate::record::PLAN_MAX_ITEMS);
+        assert!(read.iter().all(|p| p.text.chars().count() == crate::record::PLAN_ITEM_MAX_CHARS + 1));
+        let text = json!({"evaluation_previous_goal": "", "memory": "", "next_goal": "", "plan": [{"done": true}],
+            "action": [{"click": {"index": 1}}]})
+        .to_string();
+        let err = AgentOutput::parse(&text, &union(), 5).unwrap_err();
+        assert!(err.to_string().contains("text"), "a part without its text says so: {err}");
+    }
+
+    #[test]
     fn extra_actions_beyond_the_limit_are_dropped() {
         let actions: Vec<Value> = (0..8).map(|_| json!({"click": {"index": 1}})).collect();
         let text =
