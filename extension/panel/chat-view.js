@@ -125,15 +125,18 @@ export class ChatView {
     return goal;
   }
 
+  /** One part of the model's plan as the chat and the report show it, ticked off or not.
+   * @param {import('../types/from-core').PlanItem} item */
+  static planLine(item) {
+    return `${item.done ? '☑' : '☐'} ${item.text}`;
+  }
+
   /** The model's plan as it gave it in a step: a checklist, each part ticked off or not.
    * @param {import('../types/from-core').PlanItem[]} plan */
   static planList(plan) {
     const list = el('ul', 'plan');
     list.setAttribute('aria-label', t('planLabel'));
-    for (const item of plan) {
-      const part = el('li', item.done ? 'done' : '', `${item.done ? '☑' : '☐'} ${item.text}`);
-      list.append(part);
-    }
+    for (const item of plan) list.append(el('li', item.done ? 'done' : '', ChatView.planLine(item)));
     return list;
   }
 

@@ -67,7 +67,7 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
       if (record.output?.plan?.length) {
         const plan = add(text, 'ul', undefined, 'plan');
         plan.setAttribute('aria-label', t('planLabel'));
-        for (const item of record.output.plan) add(plan, 'li', `${item.done ? '☑' : '☐'} ${item.text}`);
+        for (const item of record.output.plan) add(plan, 'li', ChatView.planLine(item));
       }
       const list = add(text, 'ul');
       for (const action of record.actions ?? []) {

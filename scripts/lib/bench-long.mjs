@@ -29,7 +29,7 @@ import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { startHarness, runTask } from '../../tests/e2e/lib/harness.mjs';
 import { startMockLlm } from '../../tests/e2e/lib/mock-llm.mjs';
-import { findIndex } from '../../tests/e2e/lib/state.mjs';
+import { addTopItem, stepOf } from '../../tests/e2e/lib/state.mjs';
 
 process.env.PLAYWRIGHT_DISABLE_SERVICE_WORKER_NETWORK = '1';
 
@@ -57,7 +57,6 @@ function extensionMemory() {
   return total;
 }
 
-const stepOf = (state) => Number(/<step_info>\nStep (\d+) of/.exec(state)?.[1]);
 
 /** A free TCP port on this machine. */
 async function freePort() {
@@ -138,7 +137,7 @@ const llm = await startMockLlm(async (state, body) => {
   }
   const plan = step === 1 ? [{ text: `Add ${STEPS - 1} items`, done: false }, { text: 'Report', done: false }]
     : step === STEPS - 1 ? [{ text: `Add ${STEPS - 1} items`, done: true }, { text: 'Report', done: false }] : null;
-  return { output: { ...thoughts, plan, action: [{ click: { index: findIndex(state, /^button\b[^>]*>Add Item \d+ to cart$/) } }] } };
+  return { output: { ...thoughts, plan, action: [addTopItem(state)] } };
 });
 
 try {
@@ -158,16 +157,15 @@ try {
   if (outcome instanceof Error) throw outcome;
   // A request the extension sent again (its client retries a request that broke) counts once,
   // as its last sending; how many there were is printed.
-  const retried = timeline.length - new Set(timeline.map((e) => e.step)).size;
-  for (let i = timeline.length - 1; i > 0; i--) {
-    if (timeline.findIndex((e) => e.step === timeline[i].step) !== i) timeline.splice(timeline.findIndex((e) => e.step === timeline[i].step), 1);
-  }
+  const lastSending = new Map(timeline.map((e) => [e.step, e]));
+  const retried = timeline.length - lastSending.size;
+  timeline.splice(0, timeline.length, ...lastSending.values());
   if (timeline.length !== STEPS || timeline.some((e, i) => e.step !== i + 1)) {
     throw new Error(`the requests were not for steps 1 to ${STEPS}: ${timeline.map((e) => e.step).slice(0, 20).join(', ')}…`);
   }
-  // The first step's own time, from its record: observing the page (the page was open before
-  // the task, so its scripts go in first) and acting; the model answers at once (here its
-  // wait is the benchmark's own look at memory).
+  // The first step's own time, from its record: observing the page (opened before the task,
+  // so its scripts go in first) and acting; the model answers at once (its wait here is the
+  // benchmark's own look at memory).
   const status = await probe.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
   const first = status.events.find((e) => e.type === 'step_finished' && e.record.step === 1)?.record.timings;
   if (!first) throw new Error('no record of step 1 in the task\'s log');

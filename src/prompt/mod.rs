@@ -465,6 +465,35 @@ pub fn state_message(input: &StateInput<'_>) -> String {
 mod tests {
     use super::estimate_tokens;
 
+    /// Past the cap on memory lines the oldest go a hundred steps at a time, and the lines left
+    /// fit under it; a run of steps with the same memory is one line.
+    #[test]
+    fn memory_lines_past_their_cap_go_oldest_first_in_blocks() {
+        use crate::record::{ModelThoughts, StepRecord};
+        let record = |step: u32, memory: String| StepRecord {
+            step,
+            output: Some(ModelThoughts { memory, next_goal: format!("goal {step}"), ..Default::default() }),
+            ..Default::default()
+        };
+        let steps: Vec<StepRecord> =
+            (1..=400).map(|n| record(n, format!("note {n}: {}", "word ".repeat(45)))).collect();
+        let listed: Vec<&StepRecord> = steps.iter().collect();
+        let mut out = String::new();
+        super::write_memory_lines(&mut out, &listed);
+        assert!(
+            out.starts_with("(the memory of steps up to 300 is no longer shown)\nStep 301: memory: note 301:"),
+            "{}",
+            &out[..200]
+        );
+        assert!(out.len() <= super::MAX_MEMORY_LINES_CHARS + 100, "{} characters", out.len());
+        assert!(out.ends_with(&format!("Step 400: memory: note 400: {}\n", "word ".repeat(45).trim())));
+
+        let same: Vec<StepRecord> = (1..=3).map(|n| record(n, "the same".into())).collect();
+        let mut out = String::new();
+        super::write_memory_lines(&mut out, &same.iter().collect::<Vec<_>>());
+        assert_eq!(out, "Steps 1–3: memory: the same\n");
+    }
+
     #[test]
     fn words_digits_marks_and_unspaced_scripts_are_counted_apart() {
         assert_eq!(estimate_tokens(""), 0);

@@ -6,15 +6,14 @@
 // missed. The panel shows the plan under the step that ticked it off.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { startWithMockLlm, runTaskToEnd } from './lib/harness.mjs';
-import { findIndex } from './lib/state.mjs';
+import { addTopItem, stepOf } from './lib/state.mjs';
 
 const STEPS = 150;
 let world;
 let h;
 
-/** The step a state text is for ("Step 12 of 150." in its step info). */
-const stepOf = (state) => Number(/<step_info>\nStep (\d+) of/.exec(state)?.[1]);
 const memoryAt = (step) => `step ${step}: added one more item to the cart`;
 
 /** Adds the item at the top of the shop each step; at the last, reads its own memory back. */
@@ -32,7 +31,7 @@ function shopper(state) {
   const planned = step === 1 ? [{ text: 'Add 149 items to the cart', done: false }, { text: 'Check the memory', done: false }]
     : step === STEPS - 1 ? [{ text: 'Add 149 items to the cart', done: true }, { text: 'Check the memory', done: false }]
       : null;
-  return { output: { ...thoughts, plan: planned, action: [{ click: { index: findIndex(state, /^button\b[^>]*>Add Item \d+ to cart$/) } }] } };
+  return { output: { ...thoughts, plan: planned, action: [addTopItem(state)] } };
 }
 
 before(async () => {
@@ -59,4 +58,27 @@ test('at step 150 the model reads the memory it wrote at steps 1, 75 and 149, an
   assert.equal(await plan.getAttribute('aria-label'), 'Plan');
   assert.deepEqual(await plan.locator('li').allInnerTexts(), ['☑ Add 149 items to the cart', '☐ Check the memory']);
   await h.screenshot(panel, 'panel-long-task');
+
+  // The worker keeps steps far behind short; the history keeps every one whole, and a short
+  // record told again (as a restarted worker's catch-up tells its saved log) replaces none.
+  const kept = await panel.evaluate(async () => {
+    const history = await import('/history-store.js');
+    const [task] = await history.listTasks();
+    const first = (await history.getTask(task.task_id)).steps[0];
+    const short = { ...first, trimmed: true, actions: [] };
+    await history.recordEvent(task.task_id, 1, { type: 'step_finished', v: 1, record: short }, null);
+    const { steps } = await history.getTask(task.task_id);
+    return { count: steps.length, trimmed: steps.filter((r) => r.trimmed).length, first: steps[0] };
+  });
+  assert.equal(kept.count, STEPS);
+  assert.equal(kept.trimmed, 0, 'no short record replaced a whole one');
+  assert.equal(kept.first.output.memory, memoryAt(1));
+  assert.equal(typeof kept.first.actions[0].params.index, 'number', 'the first step with its parameters, for a replay');
+
+  // The report shows the plan under the step that ticked it off.
+  await panel.click('#show-history');
+  await panel.locator('.session').first().locator('.session-open').click();
+  const [report] = await Promise.all([panel.waitForEvent('download'), panel.click('#past-report')]);
+  const html = await readFile(await report.path(), 'utf8');
+  assert.match(html, /<ul class="plan" aria-label="Plan"><li>☑ Add 149 items to the cart<\/li><li>☐ Check the memory<\/li><\/ul>/);
 });

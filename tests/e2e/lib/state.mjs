@@ -49,3 +49,14 @@ export function availableActions(body) {
 export function stepsDone(state) {
   return (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
 }
+
+/** The step a state text is for ("Step 12 of 150." in its step info). */
+export function stepOf(state) {
+  return Number(/<step_info>\nStep (\d+) of/.exec(state)?.[1]);
+}
+
+/** The action that adds the item at the top of the shop (fixtures/bench/cart-page.html) to the
+ * cart, its button found by its text. */
+export function addTopItem(state) {
+  return { click: { index: findIndex(state, /^button\b[^>]*>Add Item \d+ to cart$/) } };
+}
