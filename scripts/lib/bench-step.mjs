@@ -60,7 +60,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromiumPath, EXTENSION_DIR } from './browser.mjs';
+import { chromiumArgs, chromiumPath, EXTENSION_DIR } from './browser.mjs';
 import { startHarness, newConversation, runTask } from '../../tests/e2e/lib/harness.mjs';
 import { startMockLlm, answer } from '../../tests/e2e/lib/mock-llm.mjs';
 import { elements } from '../../tests/e2e/lib/state.mjs';
@@ -424,10 +424,8 @@ function writeEmptyExtension(dir) {
 async function launchPlain(extensions) {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'tabwright-bench-'));
   const child = spawn(chromiumPath(), [
-    '--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${profile}`,
-    `--disable-extensions-except=${extensions.join(',')}`, `--load-extension=${extensions.join(',')}`,
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
-    '--disable-quic', '--disable-dev-shm-usage', '--remote-debugging-pipe', 'about:blank',
+    '--headless', `--user-data-dir=${profile}`, ...chromiumArgs(extensions.join(',')),
+    '--disable-dev-shm-usage', '--remote-debugging-pipe', 'about:blank',
   ], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
   const toChrome = child.stdio[3];
   const fromChrome = child.stdio[4];

@@ -1,6 +1,7 @@
 // Launching Chromium with the Tabwright extension, for the headless runner and the e2e tests.
 import { chromium } from 'playwright-core';
 import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,24 +34,71 @@ export async function launchWithExtension(profileDir, { headless = true, lang = 
     env,
     ...(lang ? { locale: lang } : {}),
     viewport: { width: 1280, height: 900 },
-    args: [
-      '--no-sandbox',
-      `--disable-extensions-except=${extensionDir}`,
-      `--load-extension=${extensionDir}`,
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-gpu',
-      '--disable-quic',
-      ...(lang ? [`--lang=${lang}`] : []),
-      ...args,
-    ],
+    args: [...chromiumArgs(extensionDir), ...(lang ? [`--lang=${lang}`] : []), ...args],
   });
+  return { context, extensionId: await extensionIdOf(context), close: () => context.close() };
+}
+
+/** The flags every Chromium here runs with: the extensions (a folder, or several joined with
+ * commas) loaded and no others, and none of Chromium's own traffic. */
+export function chromiumArgs(extensionDir) {
+  return [
+    '--no-sandbox',
+    `--disable-extensions-except=${extensionDir}`,
+    `--load-extension=${extensionDir}`,
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-gpu',
+    '--disable-quic',
+  ];
+}
+
+/** The extension's id, from its service worker's URL. */
+async function extensionIdOf(context) {
   let [worker] = context.serviceWorkers();
   if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15_000 });
-  const extensionId = new URL(worker.url()).host;
-  return { context, extensionId, close: () => context.close() };
+  return new URL(worker.url()).host;
+}
+
+/** Starts headless Chromium on `profileDir` with the extension loaded and DevTools on
+ * `port`, with no automation attached: `connect()` attaches Playwright (its context, as
+ * launchWithExtension gives it), and `disconnect()` lets go again, leaving the browser and
+ * its pages as they are, so that what is measured meanwhile runs with nothing attached to
+ * it. */
+export async function launchDetachable(profileDir, { port, extensionDir = EXTENSION_DIR } = {}) {
+  const child = spawn(chromiumPath(), [
+    '--headless', `--user-data-dir=${profileDir}`, `--remote-debugging-port=${port}`,
+    '--window-size=1280,900', ...chromiumArgs(extensionDir), 'about:blank',
+  ], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let browser = null;
+  const endpoint = `http://127.0.0.1:${port}`;
+  for (let waited = 0; ; waited += 100) {
+    try {
+      if ((await fetch(`${endpoint}/json/version`)).ok) break;
+    } catch { /* not listening yet */ }
+    if (waited > 15_000 || child.exitCode !== null) throw new Error(`Chromium did not open DevTools on port ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    async connect() {
+      browser = await chromium.connectOverCDP(endpoint);
+      const [context] = browser.contexts();
+      return { context, extensionId: await extensionIdOf(context) };
+    },
+    async disconnect() {
+      // Over CDP, close() disconnects and leaves the browser running.
+      await browser?.close();
+      browser = null;
+    },
+    async close() {
+      await browser?.close().catch(() => {});
+      child.kill();
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    },
+  };
 }
 
 /** Saves LLM settings through the options page, as a user would. `extraHeaders` is an object

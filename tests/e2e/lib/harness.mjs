@@ -35,18 +35,7 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
     /** Opens the side panel page, in a window of its own: as the real side panel sits beside
      * the page, the page a task works on stays on screen (a page in a background tab paints
      * nothing, and its animations and frame callbacks stand still). */
-    async openPanel() {
-      const url = `chrome-extension://${extensionId}/panel/panel.html`;
-      const opened = browser.context.waitForEvent('page', (p) => p.url() === url);
-      const anyPage = browser.context.pages()[0] ?? await browser.context.newPage();
-      const cdp = await browser.context.newCDPSession(anyPage);
-      await cdp.send('Target.createTarget', { url, newWindow: true });
-      await cdp.detach();
-      const panel = await opened;
-      await panel.waitForLoadState('domcontentloaded');
-      await panel.setViewportSize({ width: 420, height: 800 });
-      return panel;
-    },
+    openPanel: () => openPanelIn(browser.context, extensionId),
     /** Opens a fixture page in a new tab (the tab the task will run on). */
     async openFixture(name) {
       const page = await browser.context.newPage();
@@ -83,6 +72,21 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Opens the side panel page of the extension `extensionId` in `context`, in a window of its
+ * own (see the harness's openPanel). */
+export async function openPanelIn(context, extensionId) {
+  const url = `chrome-extension://${extensionId}/panel/panel.html`;
+  const opened = context.waitForEvent('page', (p) => p.url() === url);
+  const anyPage = context.pages()[0] ?? await context.newPage();
+  const cdp = await context.newCDPSession(anyPage);
+  await cdp.send('Target.createTarget', { url, newWindow: true });
+  await cdp.detach();
+  const panel = await opened;
+  await panel.waitForLoadState('domcontentloaded');
+  await panel.setViewportSize({ width: 420, height: 800 });
+  return panel;
 }
 
 /** The harness with a mock LLM (OpenAI's format) whose answers come from `fallback(state,

@@ -45,9 +45,10 @@ export function availableActions(body) {
   return line ? line.split(', ') : [];
 }
 
-/** Steps completed so far, as the state's history lists them. */
+/** Steps the task completed before this request: one fewer than the step it is for. (Its
+ * history lists fewer once older steps share memory lines or a summary.) */
 export function stepsDone(state) {
-  return (/<history>\n([\s\S]*?)<\/history>/.exec(state)?.[1].match(/^Step \d+:/gm) ?? []).length;
+  return stepOf(state) - 1;
 }
 
 /** The step a state text is for ("Step 12 of 150." in its step info). */
