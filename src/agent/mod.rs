@@ -97,7 +97,7 @@ use crate::dom::ElementFingerprint;
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
 use crate::prompt::{
     estimate_image_tokens, estimate_json_tokens, estimate_tokens, page_listing, short_page_listing, state_message,
-    steps_text, Detail, HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
+    steps_text, system_prompt_tokens, Detail, HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
 };
 use crate::settings::{ActionOptions, Limits, Settings, Vision};
 pub use events::{AgentEvent, PlannedAction, Restored, TaskState, PROTOCOL_VERSION};
@@ -877,31 +877,35 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let allowed = union.names();
         let nudge = self.loop_guard.nudge();
         let budget = self.request_budget_tokens;
-        let fixed = estimate_tokens(SYSTEM_PROMPT) + schema_tokens;
+        let fixed = system_prompt_tokens() + schema_tokens;
         let image_tokens =
             |image: &Option<Screenshot>| image.as_ref().map_or(0, |s| estimate_image_tokens(s.width, s.height));
-        let over =
-            |user: &str, image: &Option<Screenshot>| fixed + estimate_tokens(user) + image_tokens(image) > budget;
+        // Each text is estimated once (a long task's is tens of KB, every step).
+        let over = |user_tokens: u32, image: &Option<Screenshot>| fixed + user_tokens + image_tokens(image) > budget;
 
         let mut detail = Detail::Full;
         let mut user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
-        if over(&user, &image) && self.summarise(n, record).await {
+        let mut tokens = estimate_tokens(&user);
+        if over(tokens, &image) && self.summarise(n, record).await {
             user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
+            tokens = estimate_tokens(&user);
         }
-        while over(&user, &image) {
+        while over(tokens, &image) {
             let Some(shorter) = detail.shorter() else { break };
             detail = shorter;
             user = self.state_text(n, page, &allowed, listing, nudge.as_deref(), detail);
+            tokens = estimate_tokens(&user);
         }
-        if over(&user, &image) {
+        if over(tokens, &image) {
             // What the rest takes, and room for the listing at about three characters a token
             // (page text is denser in tokens than prose); always a screenful of elements.
-            let rest = fixed + estimate_tokens(&user).saturating_sub(estimate_tokens(listing)) + image_tokens(&image);
+            let rest = fixed + tokens.saturating_sub(estimate_tokens(listing)) + image_tokens(&image);
             let room = budget.saturating_sub(rest) as usize * 3;
             let short = short_page_listing(page, room.max(2_000));
             user = self.state_text(n, page, &allowed, &short, nudge.as_deref(), detail);
+            tokens = estimate_tokens(&user);
         }
-        if over(&user, &image) {
+        if over(tokens, &image) {
             image = None;
         }
         ChatRequest {

@@ -273,6 +273,10 @@ fn error_message(body: &str) -> String {
 /// The first `max` characters of `text`, with an ellipsis when cut: a provider's words in an
 /// error, a step's texts in a trimmed record, a memory line.
 pub fn excerpt(text: &str, max: usize) -> String {
+    // No longer in bytes, so no longer in characters: as it is.
+    if text.len() <= max {
+        return text.to_string();
+    }
     let mut out: String = text.chars().take(max).collect();
     if text.chars().nth(max).is_some() {
         out.push('…');

@@ -18,6 +18,12 @@ use std::fmt::Write;
 
 /// The system prompt, kept as a markdown file beside this module.
 pub const SYSTEM_PROMPT: &str = include_str!("system_prompt.md");
+/// What [`SYSTEM_PROMPT`] costs in tokens ([`estimate_tokens`]), worked out once.
+pub fn system_prompt_tokens() -> u32 {
+    static TOKENS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *TOKENS.get_or_init(|| estimate_tokens(SYSTEM_PROMPT))
+}
+
 /// The system prompt of the call that condenses old steps when a request is over its budget.
 pub const SUMMARY_PROMPT: &str = include_str!("summary_prompt.md");
 
