@@ -1,14 +1,14 @@
-// The long-task benchmark: what a task of many steps costs as it goes on. A task of N steps
-// (1,000 by default) on a shop page (tests/e2e/fixtures/bench/cart-page.html, 300 items unless
-// `--items` says how many, and as many at every step), driven by a mock LLM that answers at
-// once: each step adds the item at the top of the shop to the cart, writes in `memory` what it did, and keeps a plan (given at step 1, ticked off
-// at step N - 1); the last step is `done`. The task is started from the side panel, which is
-// closed once the first step is done, so the figures are the service worker's (a panel keeps
-// a card per step, as a chat does). While the task runs nothing is attached to the browser:
-// Playwright sets it up and reads the end over a DevTools port, and lets go before Enter is
-// pressed, for an automation client attached to the worker and the pages keeps records of its
-// own in the extension's process, which grew it by a few KB a step; each look at a sample
-// attaches to the worker for as long as it reads.
+// The long-task benchmark: what a task of many steps costs as it goes on. A task of N steps (1,000
+// by default) on a shop page (tests/e2e/fixtures/bench/cart-page.html, 300 items unless `--items`
+// says how many, and as many at every step), driven by a mock LLM that answers at once: each step
+// adds the item at the top of the shop to the cart, writes in `memory` what it did, and keeps a
+// plan (given at step 1, ticked off at step N - 1); the last step is `done`. The task is started
+// from the side panel, which is closed once the first step is done, so the figures are the service
+// worker's (a panel keeps a card per step, as a chat does). While the task runs nothing is
+// attached to the browser: Playwright sets it up and reads the end over a DevTools port, and lets
+// go before Enter is pressed, for an automation client attached to the worker and the pages keeps
+// records of its own in the extension's process, which grew it by a few KB a step; each look at a
+// sample attaches to the worker for as long as it reads.
 //
 // At steps 1, 10, 100 and N it prints:
 //   - overhead: the gap between answering request k and receiving request k + 1 (everything
@@ -29,8 +29,9 @@
 // and from the moment Enter is pressed in the panel to the first request. The shop opens just
 // before the task by default, so the first look finds a page still drawing itself;
 // `--settle MS` waits that long between the two, as a person reading the page would.
-// Goals: overhead at step N within 10% of step 100 (fifty-step medians); memory growth at most 5 KB a step between
-// step 100 and N; session storage at most 2 MB at step 1,000; the first step at most 100 ms.
+// Goals: overhead at step N within 10% of step 100 (fifty-step medians); memory growth at most 5
+// KB a step between step 100 and N; session storage at most 2 MB at step 1,000; the first step at
+// most 100 ms.
 //
 //   node --experimental-websocket scripts/lib/bench-long.mjs [--steps N] [--items N] [--settle MS] [--extension DIR] [--json FILE]
 // `--extension DIR` measures another build of the extension (an earlier commit's, built).
