@@ -516,7 +516,9 @@
     });
   }
 
-  tw.snapshot = async function snapshot({ viewportExpansion = 0, screen = null, worker = null, painted = false } = {}) {
+  tw.snapshot = async function snapshot({
+    viewportExpansion = 0, screen = null, worker = null, painted = false, readingAhead = false,
+  } = {}) {
     // Just after an action here the page is still reacting: frameworks run their effects after
     // painting (React), and a menu starts closing then (Shoelace). So it is given a paint
     // first, unless the caller waited for one (`painted`).
@@ -527,6 +529,10 @@
     // Animations are waited for (at most SETTLE_ANIMATIONS_MS) only when there are some:
     // otherwise the walk runs before this call returns (reading ahead counts on it).
     if (endingAnimations().length) await tw.settleAnimations(SETTLE_ANIMATIONS_MS);
+    // A reading ahead that ran while this request's reading waited (for the same paint, after a
+    // click) has moved on what counts as new: it goes, and "new" with it, so this reading marks
+    // what is new since the last snapshot sent.
+    if (!readingAhead) dropAhead();
     tw.clearHighlights?.({ keepLayer: true });
     tw.setScreen(screen);
     const scroller = document.scrollingElement || document.documentElement;
@@ -617,7 +623,7 @@
     // The walk runs to its end before this call returns (unless animations run, and then
     // what changes meanwhile drops the reading, as a change after it would): what the page
     // changes from here on is a change after the snapshot.
-    const snapshot = tw.snapshot({ viewportExpansion, painted: true });
+    const snapshot = tw.snapshot({ viewportExpansion, painted: true, readingAhead: true });
     const entry = { viewportExpansion, snapshot, previous, taken: performance.now(), dirty: false, where: placement() };
     const observer = new MutationObserver(() => { entry.dirty = true; });
     const options = { subtree: true, childList: true, attributes: true, characterData: true };
