@@ -733,7 +733,7 @@ fn a_long_task_saves_a_bounded_log_and_is_restored_after_step_900_with_its_plan_
     let seen = stopped_at_look(&world, 901).len();
     // Each event's page once, and each page once more when its steps are trimmed: no page is
     // written again for nothing.
-    let pages = seen.div_ceil(8);
+    let pages = seen.div_ceil(tabwright::worker::saved::EVENTS_PER_PAGE);
     assert!(world.writes.get() <= seen + pages + 2, "{} writes for {seen} events", world.writes.get());
     let saved_bytes: usize = world.saved.borrow().values().map(String::len).sum();
     assert!(saved_bytes < 2_000_000, "session storage holds {saved_bytes} bytes after 900 long steps");

@@ -29,6 +29,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { launchWithExtension, EXTENSION_DIR } from './browser.mjs';
 import { startFixtureServer, realPages } from '../../tests/e2e/lib/fixture-server.mjs';
+import { median } from './stats.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,11 +46,6 @@ const SETTLE_MS = 300;
 // After the extension is switched on or off.
 const SWITCH_SETTLE_MS = 3_000;
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
 const fixtures = await startFixtureServer();

@@ -45,6 +45,7 @@ import { startFixtureServer } from '../../tests/e2e/lib/fixture-server.mjs';
 import { openPanelIn } from '../../tests/e2e/lib/harness.mjs';
 import { schemaOf, startMockLlm } from '../../tests/e2e/lib/mock-llm.mjs';
 import { addTopItem, stepOf } from '../../tests/e2e/lib/state.mjs';
+import { median } from './stats.mjs';
 
 process.env.PLAYWRIGHT_DISABLE_SERVICE_WORKER_NETWORK = '1';
 
@@ -62,11 +63,6 @@ const SETTLE_MS = Math.max(0, Number(args.settle) || 0);
 // Items in the shop, as many at every step (one added is replaced by a new one at the end).
 const ITEMS = Math.max(1, Number(args.items) || 300);
 const SAMPLES = [...new Set([1, 10, 100, STEPS].filter((s) => s <= STEPS))];
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Resident bytes of the extension's renderer process(es): Chromium marks them

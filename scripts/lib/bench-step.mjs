@@ -64,6 +64,7 @@ import { chromiumArgs, chromiumPath, EXTENSION_DIR } from './browser.mjs';
 import { startHarness, newConversation, runTask } from '../../tests/e2e/lib/harness.mjs';
 import { startMockLlm, answer } from '../../tests/e2e/lib/mock-llm.mjs';
 import { elements } from '../../tests/e2e/lib/state.mjs';
+import { median } from './stats.mjs';
 
 // Read by Playwright when it meets a service worker (see the top of this file).
 process.env.PLAYWRIGHT_DISABLE_SERVICE_WORKER_NETWORK = '1';
@@ -78,11 +79,6 @@ const GOAL_MS = 50;
 const FIXTURE = 'bench/step-page.html';
 
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => {
-  const s = sorted(xs);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
 /** Nearest-rank percentile. */
 const percentile = (xs, p) => sorted(xs)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)];
 const round = (x) => Number(x.toFixed(2));

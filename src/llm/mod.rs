@@ -273,15 +273,11 @@ fn error_message(body: &str) -> String {
 /// The first `max` characters of `text`, with an ellipsis when cut: a provider's words in an
 /// error, a step's texts in a trimmed record, a memory line.
 pub fn excerpt(text: &str, max: usize) -> String {
-    // No longer in bytes, so no longer in characters: as it is.
-    if text.len() <= max {
-        return text.to_string();
+    // Cut where character `max` begins, when there is one.
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
     }
-    let mut out: String = text.chars().take(max).collect();
-    if text.chars().nth(max).is_some() {
-        out.push('…');
-    }
-    out
 }
 
 /// Parses a 2xx body, or says which format was expected.
@@ -291,4 +287,20 @@ fn parse_body<'a, T: serde::Deserialize<'a>>(body: &'a str, format: &str) -> Res
             "not a {format} response ({e}); check that the provider in Tabwright's settings matches the server"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::excerpt;
+
+    /// Cut in characters, not bytes, with an ellipsis only when something was cut.
+    #[test]
+    fn an_excerpt_cuts_characters_and_says_so() {
+        assert_eq!(excerpt("abc", 3), "abc");
+        assert_eq!(excerpt("abcd", 3), "abc…");
+        assert_eq!(excerpt("", 0), "");
+        assert_eq!(excerpt("搜索按钮", 2), "搜索…");
+        assert_eq!(excerpt("搜索", 2), "搜索", "six bytes, two characters: whole");
+        assert_eq!(excerpt("café!", 4), "café…");
+    }
 }

@@ -472,13 +472,13 @@ pub fn schema_name(body: &Value) -> Option<&str> {
     }
 }
 
-/// The user message's text (without an attached image).
 /// The step a state text is for ("Step 12 of 70." in its step info).
 pub fn step_of(state: &str) -> u32 {
     let info = &state[state.rfind("<step_info>").expect("a step info")..];
     info.split_whitespace().nth(2).and_then(|n| n.parse().ok()).expect("a step number")
 }
 
+/// The user message's text (without an attached image).
 pub fn state_text(body: &Value) -> String {
     user_text(body)
 }
