@@ -40,6 +40,7 @@ export const PAGE_SCRIPTS = [
       'content/frames.js',
       'content/indexer.js',
       'content/highlight.js',
+      'content/act-facts.js',
       'content/executor.js',
       'content/page-tools.js',
       'content/main.js',

@@ -461,9 +461,37 @@ pub trait Browser {
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
         Err(BrowserError::Unsupported("ask the user"))
     }
+    /// What the page says now of the element an act is aimed at (see `crate::guard`): the
+    /// element with this index, the focused one, or the one at a point of the viewport.
+    async fn act_facts(&mut self, _of: FactsOf) -> Result<crate::guard::ActFacts, BrowserError> {
+        Err(BrowserError::Unsupported("read an element's facts"))
+    }
+    /// The next click on that element (or at that point) goes ahead only if the page still
+    /// says of it what `act_facts` last read; else the page refuses it.
+    fn expect_facts(&mut self, _of: FactsOf) {}
+    /// Shows the consent to the person and waits for their answer. A browser with nobody to
+    /// ask says no.
+    async fn ask_consent(
+        &mut self,
+        _consent: &crate::guard::Consent,
+    ) -> Result<crate::guard::ConsentAnswer, BrowserError> {
+        Ok(crate::guard::ConsentAnswer::Deny)
+    }
     /// The task is over: remove whatever the browser shows for it (highlights) and let go of
     /// what it holds (the debugger). Best effort; never fails.
     async fn finish(&mut self) {}
+}
+
+/// Which element `Browser::act_facts` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FactsOf {
+    /// The element with this (page-wide) index.
+    Element(u32),
+    /// The focused element of the current tab.
+    Focused,
+    /// The element at this point of the viewport.
+    Point(f64, f64),
 }
 
 /// Width and height from a base64 PNG's header (IHDR), without decoding the image.

@@ -24,6 +24,7 @@ pub mod actions;
 pub mod agent;
 pub mod browser;
 pub mod dom;
+pub mod guard;
 pub mod json;
 pub mod llm;
 pub mod message;

@@ -236,6 +236,7 @@ pub(crate) mod tests {
             Refusal::NoTaskPaused,
             Refusal::EmptyAnswer,
             Refusal::NoQuestion,
+            Refusal::NoConsent,
             Refusal::EmptyTask,
             Refusal::TaskTooLong { chars: 100_000, max: 20_000 },
             Refusal::EmptyReplay,
@@ -269,6 +270,11 @@ pub(crate) mod tests {
         ] {
             let TaskEnd::Error { message, locale_text } = end else { unreachable!() };
             out.push((message, locale_text));
+        }
+        // What the person is asked before an act (`crate::guard`), and why.
+        for consent in crate::guard::tests::samples() {
+            out.push((consent.act, Some(consent.act_locale_text)));
+            out.push((consent.reason, Some(consent.reason_locale_text)));
         }
         // What each action is shown as.
         out.extend(crate::actions::sample_descriptions().into_iter().map(|said| (said.english, Some(said.text))));

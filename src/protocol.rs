@@ -42,6 +42,12 @@ pub enum PanelRequest {
         v: u32,
         answer: String,
     },
+    /// The person's answer to the running task's consent `id` (`consent_asked`).
+    AnswerConsent {
+        v: u32,
+        id: u32,
+        answer: crate::guard::ConsentAnswer,
+    },
     /// Stop the running task.
     StopTask {
         v: u32,
@@ -143,6 +149,8 @@ pub enum Refusal {
     EmptyAnswer,
     #[error("No question is waiting for an answer.")]
     NoQuestion,
+    #[error("The task is not waiting for that answer any more.")]
+    NoConsent,
     #[error("Type a task first.")]
     EmptyTask,
     #[error("The task is {chars} characters long; a task may have at most {max}. Shorten it: the model reads the whole task at every step.")]
@@ -206,6 +214,7 @@ impl crate::message::Localize for Refusal {
             Refusal::NoTaskPaused => L::plain("no_task_paused"),
             Refusal::EmptyAnswer => L::plain("empty_answer"),
             Refusal::NoQuestion => L::plain("no_question"),
+            Refusal::NoConsent => L::plain("no_consent"),
             Refusal::EmptyTask => L::plain("empty_task"),
             Refusal::TaskTooLong { chars, max } => L::new("task_too_long", [chars, max]),
             Refusal::EmptyReplay => L::plain("empty_replay"),
@@ -418,6 +427,10 @@ pub enum ContentRequest {
         index: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
         read_after: Option<ReadAfter>,
+        /// The element's facts as checked (`act_facts`' JSON text): the page refuses the click
+        /// if they changed, and sends no other form while it runs (`crate::guard`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expect: Option<String>,
     },
     Input {
         v: u32,
@@ -429,6 +442,15 @@ pub enum ContentRequest {
     Point {
         v: u32,
         index: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expect: Option<String>,
+    },
+    /// What the page says of element `index`, of the element at `point` (viewport
+    /// coordinates), or of the focused one, for the guard: `{facts_json}` (`guard::ActFacts`).
+    ActFacts {
+        v: u32,
+        index: Option<u32>,
+        point: Option<(f64, f64)>,
     },
     Scroll {
         v: u32,

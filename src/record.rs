@@ -174,6 +174,9 @@ pub struct StepRecord {
     /// is in the task history, and a short one never replaces it there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trimmed: bool,
+    /// What the person was asked in this step, and what they answered (`crate::guard`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<crate::guard::Decision>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -45,6 +45,11 @@ pub struct StoredSettings {
     pub allowed_domains: Vec<String>,
     /// URL firewall: host globs never opened (wins over `allowed_domains`).
     pub blocked_domains: Vec<String>,
+    /// Sites outside a task's own: `ask` (the default), `listed` (only the task's sites and
+    /// `always_sites`) or `free` (go and act anywhere without asking).
+    pub site_policy: Option<String>,
+    /// Sites the person always allows (answered "Always"), e.g. `booking.com`.
+    pub always_sites: Vec<String>,
     /// Screenshots for the model: `off`, `on` (every step) or `auto` (after the `screenshot` action).
     pub vision: Option<String>,
     /// Whether the model writes free reasoning before each answer (default on).
@@ -96,6 +101,16 @@ pub struct Settings {
     /// Secrets and the URL firewall.
     pub safety: crate::safety::Safety,
     pub agent: AgentOptions,
+    /// Where tasks may go without asking the person.
+    pub sites: SiteSettings,
+}
+
+/// What the person set for sites outside a task's own (see `crate::guard`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteSettings {
+    pub policy: crate::guard::SitePolicy,
+    /// Sites always allowed, each as its site (`mail.example.com` → `example.com`).
+    pub always: Vec<String>,
 }
 
 /// How the agent talks to its model.
@@ -205,6 +220,12 @@ pub enum SettingsError {
     /// A secret or a URL firewall list that cannot be used.
     #[error(transparent)]
     Safety(#[from] crate::safety::SafetyError),
+    #[error("\"{0}\" is not a choice for sites outside a task: choose Ask before new sites, Only the sites I list, or Act without asking in Tabwright's settings.")]
+    UnknownSitePolicy(String),
+    #[error(
+        "The always-allowed site \"{0}\" is not a host name such as example.com. Remove it in Tabwright's settings."
+    )]
+    BadAlwaysSite(String),
     #[error("The domain pattern \"{0}\" is not valid: use a host name such as example.com or *.example.com. Fix it in Tabwright's settings.")]
     BadDomain(String),
     #[error("Your API key was kept only until the browser closed, so it is gone now. Enter it again in Tabwright's settings (or untick \"Keep API keys only until the browser closes\" there to keep it).")]
@@ -254,6 +275,8 @@ impl crate::message::Localize for SettingsError {
             SettingsError::UnknownVision(mode) => L::new("settings_unknown_vision", [mode]),
             SettingsError::BadPrice(model) => L::new("settings_bad_price", [model]),
             SettingsError::BadModelName(model) => L::new("settings_bad_model_name", [model]),
+            SettingsError::UnknownSitePolicy(policy) => L::new("settings_unknown_site_policy", [policy]),
+            SettingsError::BadAlwaysSite(site) => L::new("settings_bad_always_site", [site]),
         }))
     }
 }
@@ -277,6 +300,8 @@ impl SettingsError {
             SettingsError::Safety(SafetyError::BadFirewallDomain { .. }) => "blocked_domains",
             SettingsError::Safety(_) => "secrets",
             SettingsError::BadDomain(_) => "evaluate_domains",
+            SettingsError::UnknownSitePolicy(_) => "site_policy",
+            SettingsError::BadAlwaysSite(_) => "always_sites",
             SettingsError::SessionKeyGone => "llm.api_key",
             SettingsError::NoApiVersion => "llm.api_version",
             SettingsError::BadHeader(_) => "llm.extra_headers",
@@ -417,6 +442,7 @@ impl StoredSettings {
             },
             actions: self.action_options()?,
             safety: crate::safety::Safety::from_settings(&self.secrets, &self.allowed_domains, &self.blocked_domains)?,
+            sites: self.site_settings()?,
             agent: AgentOptions {
                 vision: self.vision()?,
                 thinking: self.thinking.unwrap_or(true),
@@ -441,6 +467,27 @@ impl StoredSettings {
     fn vision(&self) -> Result<Vision, SettingsError> {
         let name = self.vision.as_deref().unwrap_or_default();
         Vision::parse(name).ok_or_else(|| SettingsError::UnknownVision(name.to_string()))
+    }
+
+    fn site_settings(&self) -> Result<SiteSettings, SettingsError> {
+        use crate::guard::SitePolicy;
+        let policy = match self.site_policy.as_deref().map(str::trim) {
+            None | Some("") | Some("ask") => SitePolicy::Ask,
+            Some("listed") => SitePolicy::Listed,
+            Some("free") => SitePolicy::Free,
+            Some(other) => return Err(SettingsError::UnknownSitePolicy(crate::dom::untrusted(other, 40))),
+        };
+        let mut always: Vec<String> = Vec::new();
+        for site in self.always_sites.iter().map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()) {
+            if !crate::web::is_host_glob(&site) || site.contains('*') {
+                return Err(SettingsError::BadAlwaysSite(crate::dom::untrusted(&site, 100)));
+            }
+            let site = crate::guard::site_of_host(&site);
+            if !always.contains(&site) {
+                always.push(site);
+            }
+        }
+        Ok(SiteSettings { policy, always })
     }
 
     fn action_options(&self) -> Result<ActionOptions, SettingsError> {
@@ -538,6 +585,8 @@ pub(crate) mod tests {
             SettingsError::BadHeader("X Bad".into()),
             SettingsError::UnknownStructuredOutput("xml".into()),
             SettingsError::UnknownVision("sometimes".into()),
+            SettingsError::UnknownSitePolicy("maybe".into()),
+            SettingsError::BadAlwaysSite("http://x".into()),
             SettingsError::BadPrice("gpt-4o".into()),
             SettingsError::BadModelName("gpt\u{7}4o".into()),
             SettingsError::Safety(SafetyError::BadSecretName { name: "a b".into() }),

@@ -420,6 +420,9 @@ impl TabHost for ScriptedBrowser {
     fn answers(&self) -> Answers {
         self.state.borrow().answers.clone()
     }
+    fn consents(&self) -> tabwright::tabs::host::Consents {
+        tabwright::tabs::host::Consents::default()
+    }
 }
 
 /// A browser with one tab (id 1) showing `url`, and the pool its work runs in.

@@ -60,6 +60,8 @@ struct World {
     saved: Rc<RefCell<BTreeMap<String, String>>>,
     /// How many times an item was written.
     writes: Rc<Cell<usize>>,
+    /// Writes of the guard's state (once a step, and after each answer).
+    guard_writes: Rc<Cell<usize>>,
     site: FakeSite,
     tabs: Rc<RefCell<BTreeMap<i32, Tab>>>,
     settings: Rc<RefCell<Value>>,
@@ -81,6 +83,7 @@ impl World {
         World {
             saved: Rc::default(),
             writes: Rc::default(),
+            guard_writes: Rc::default(),
             site: FakeSite::at(START_URL),
             tabs: Rc::new(RefCell::new(BTreeMap::from([(TAB, tab)]))),
             settings: Rc::new(RefCell::new(
@@ -184,8 +187,10 @@ impl TaskStore for MemoryHost {
     }
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
         if let Ok(text) = text() {
+            let counter =
+                if key == tabwright::worker::saved::GUARD_KEY { &self.world.guard_writes } else { &self.world.writes };
+            counter.set(counter.get() + 1);
             self.world.saved.borrow_mut().insert(key, text);
-            self.world.writes.set(self.world.writes.get() + 1);
         }
     }
 }
@@ -263,6 +268,9 @@ impl TaskRuntime for MemoryHost {
         self.broadcast.borrow_mut().push((event.clone(), seq));
     }
     fn deliver_answer(&self, _answer: String) -> bool {
+        false
+    }
+    fn deliver_consent(&self, _id: u32, _answer: tabwright::guard::ConsentAnswer) -> bool {
         false
     }
     async fn task_began(&self, _tabs: &[i32]) {}
@@ -735,6 +743,7 @@ fn a_long_task_saves_a_bounded_log_and_is_restored_after_step_900_with_its_plan_
     // written again for nothing.
     let pages = seen.div_ceil(tabwright::worker::saved::EVENTS_PER_PAGE);
     assert!(world.writes.get() <= seen + pages + 2, "{} writes for {seen} events", world.writes.get());
+    assert!(world.guard_writes.get() <= 901, "{} writes of the guard in 900 steps", world.guard_writes.get());
     let saved_bytes: usize = world.saved.borrow().values().map(String::len).sum();
     assert!(saved_bytes < 2_000_000, "session storage holds {saved_bytes} bytes after 900 long steps");
     // Whole records for the last steps; the rest trimmed, 900 of them in well under 2 KB each.

@@ -100,9 +100,10 @@
     return result(centre, true);
   }
 
-  tw.point = function point(index) {
+  tw.point = function point(index, expect) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
+    if (!tw.factsUnchanged(el, expect)) return changed();
     bringIntoView(el);
     const rect = el.getBoundingClientRect();
     if (!tw.hasSize(rect)) return unsuitable('it takes no space on the page (hidden or empty); choose a visible element');
@@ -284,9 +285,15 @@
    * waits for the network first) may still react, and then a trusted retry would click twice. */
   const LATE_EFFECT_WATCH_MS = 10_000;
 
-  tw.click = function click(index) {
+  /** The reply for a checked element the page changed since the check (act-facts.js). */
+  function changed() {
+    return { ok: false, code: 'changed', message: 'it changed after Tabwright checked it (its name, value, link or form is no longer what was checked); look at the page again before acting on it' };
+  }
+
+  tw.click = function click(index, expect) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
+    if (!tw.factsUnchanged(el, expect)) return changed();
     if (el.matches(':disabled')) return unsuitable('it is disabled');
     if (el instanceof HTMLInputElement && el.type === 'file') {
       return unsuitable(FILE_FIELD);
@@ -295,13 +302,20 @@
     tw.lateClick = null;
     bringIntoView(el);
     const watch = watchEffects(el);
+    // A checked click sends no form but the one checked, as it was checked.
+    const guard = typeof expect === 'string' ? tw.guardSubmissions(el, expect) : null;
     try {
       dispatchClick(el, (fn) => watch.ignoring(fn));
     } catch (error) {
       watch.settle();
+      guard?.end();
       throw error;
     }
     return watch.settle().then((effect) => {
+      const stopped = guard?.end() ?? [];
+      if (stopped.length) {
+        return { ok: false, code: 'form_stopped', message: `the page tried to send another form than the one checked (to ${stopped[0].slice(0, 200)}) after the click; Tabwright stopped it. Act on that form's own button, so it can be checked` };
+      }
       if (!effect) {
         const late = { index, watch: watchEffects(el) };
         tw.lateClick = late;

@@ -187,11 +187,12 @@
         setTimeout(takeOut, 0);
         return { ok: true };
       case 'click': {
-        const clicked = tw.click(message.index);
+        const clicked = tw.click(message.index, message.expect ?? undefined);
         if (message.read_after) readAfterClick(clicked, message.read_after);
         return clicked;
       }
-      case 'point': return tw.point(message.index);
+      case 'point': return tw.point(message.index, message.expect ?? undefined);
+      case 'act_facts': return tw.actFactsFor(message.index ?? null, message.point ?? null);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
       case 'dropdown_options': return tw.dropdownOptions(message.index);
       case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''));
@@ -232,7 +233,14 @@
   // The worker's requests come over a port it keeps open to this frame (content-channel.js);
   // the task's end comes to every frame as a one-off message.
   const PORT_NAME = 'tabwright-content';
-  const fromWorker = (sender) => sender?.id === chrome.runtime.id && !sender.tab;
+  // Only Tabwright's service worker, as Chrome names the sender: this extension, no tab, no
+  // document, at the worker's own script (the one the manifest names). Another extension's
+  // messages never reach these listeners, and this extension's pages (the side panel, the
+  // options page) are not answered either: what a page may do goes through the worker.
+  const background = /** @type {{service_worker?: string}} */ (chrome.runtime.getManifest().background ?? {});
+  const WORKER_URL = chrome.runtime.getURL(background.service_worker ?? 'boot.js');
+  const fromWorker = (sender) => sender?.id === chrome.runtime.id && !sender.tab
+    && sender.documentId === undefined && sender.url === WORKER_URL;
 
   const listener = (message, sender, sendResponse) => {
     if (!fromWorker(sender)) return false;

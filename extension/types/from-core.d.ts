@@ -156,6 +156,20 @@ export type AgentEvent =
       answer: string;
     }
   | {
+      type: 'consent_asked';
+      v: number;
+      step: number;
+      consent: Consent;
+    }
+  | {
+      type: 'consent_answered';
+      v: number;
+      step: number;
+      id: number;
+      site: string;
+      answer: ConsentAnswer;
+    }
+  | {
       type: 'history_compacted';
       v: number;
       step: number;
@@ -177,6 +191,20 @@ export type AgentEvent =
        */
       cost_usd?: number | null;
     };
+/**
+ * What a consent is about.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ConsentKind".
+ */
+export type ConsentKind = 'new_site' | 'held_act' | 'data_crossing';
+/**
+ * The person's answer.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ConsentAnswer".
+ */
+export type ConsentAnswer = ('allow_once' | 'deny') | 'allow_for_task' | 'always';
 /**
  * How a task ended.
  *
@@ -264,6 +292,11 @@ export type ContentRequest =
       v: number;
       index: number;
       read_after?: ReadAfter | null;
+      /**
+       * The element's facts as checked (`act_facts`' JSON text): the page refuses the click
+       * if they changed, and sends no other form while it runs (`crate::guard`).
+       */
+      expect?: string | null;
     }
   | {
       type: 'input';
@@ -276,6 +309,17 @@ export type ContentRequest =
       type: 'point';
       v: number;
       index: number;
+      expect?: string | null;
+    }
+  | {
+      type: 'act_facts';
+      v: number;
+      index: number | null;
+      /**
+       * @minItems 2
+       * @maxItems 2
+       */
+      point: [unknown, unknown] | null;
     }
   | {
       type: 'scroll';
@@ -420,6 +464,37 @@ export interface PlannedAction {
   params: unknown;
 }
 /**
+ * An act waiting for the person's yes.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Consent".
+ */
+export interface Consent {
+  /**
+   * Unique within the task.
+   */
+  id: number;
+  kind: ConsentKind;
+  /**
+   * The site it concerns: the new site, the site acted on, the site the text goes to.
+   */
+  site: string;
+  /**
+   * The exact act, in English: "Open booking.com", "click \"Place order\" on shop.example".
+   */
+  act: string;
+  act_locale_text: LocaleText;
+  /**
+   * Why it is held, in English.
+   */
+  reason: string;
+  reason_locale_text: LocaleText;
+  /**
+   * The answers the person may give.
+   */
+  choices: ConsentAnswer[];
+}
+/**
  * Steps the model condensed, shown in place of those steps.
  *
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -477,6 +552,10 @@ export interface StepRecord {
    * is in the task history, and a short one never replaces it there.
    */
   trimmed?: boolean;
+  /**
+   * What the person was asked in this step, and what they answered (`crate::guard`).
+   */
+  decisions?: Decision[];
 }
 /**
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -611,6 +690,16 @@ export interface Screenshot {
   height: number;
 }
 /**
+ * A consent and its answer, as the step's record keeps it.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Decision".
+ */
+export interface Decision {
+  consent: Consent;
+  answer: ConsentAnswer;
+}
+/**
  * Where a task stands, folded from its events: what the task history keeps for each task, said
  * by the core that knows it rather than worked out again from the events by each reader. Sent
  * with every event and with `get_status`.
@@ -649,6 +738,10 @@ export interface TaskState {
    */
   unpriced_steps: number;
   step_count: number;
+  /**
+   * The act waiting for the person's yes, if one is.
+   */
+  pending_consent: Consent | null;
 }
 /**
  * How a restarted worker continued a task (`AgentEvent::TaskRestored`).

@@ -37,6 +37,12 @@ export type PanelRequest =
       answer: string;
     }
   | {
+      type: 'answer_consent';
+      v: number;
+      id: number;
+      answer: ConsentAnswer;
+    }
+  | {
       type: 'stop_task';
       v: number;
     }
@@ -102,6 +108,13 @@ export type PanelRequest =
       value: string;
       site: string;
     };
+/**
+ * The person's answer.
+ *
+ * This interface was referenced by `ToCore`'s JSON-Schema
+ * via the `definition` "ConsentAnswer".
+ */
+export type ConsentAnswer = ('allow_once' | 'deny') | 'allow_for_task' | 'always';
 
 /**
  * Generated from the Rust types by tests/js_types.rs; do not edit.
@@ -282,6 +295,15 @@ export interface StoredSettings {
    * URL firewall: host globs never opened (wins over `allowed_domains`).
    */
   blocked_domains?: string[];
+  /**
+   * Sites outside a task's own: `ask` (the default), `listed` (only the task's sites and
+   * `always_sites`) or `free` (go and act anywhere without asking).
+   */
+  site_policy?: string | null;
+  /**
+   * Sites the person always allows (answered "Always"), e.g. `booking.com`.
+   */
+  always_sites?: string[];
   /**
    * Screenshots for the model: `off`, `on` (every step) or `auto` (after the `screenshot` action).
    */

@@ -485,6 +485,37 @@ registry![
 ];
 
 impl Action {
+    /// What the action does, as far as the person's guard is concerned (`crate::guard`).
+    pub fn guarded(&self, options: &ActionOptions) -> crate::guard::Guarded {
+        use crate::guard::{ElementAct, Guarded};
+        let element =
+            |index: u32, how, text: Option<&str>| Guarded::Element { index, how, text: text.map(str::to_string) };
+        match self {
+            Action::Navigate(_) | Action::OpenTab(_) | Action::Search(_) => {
+                Guarded::Open { url: self.target_url(options).unwrap_or_default() }
+            }
+            Action::Click(p) => match (p.index, p.x, p.y) {
+                (Some(index), _, _) => element(index, ElementAct::Click, None),
+                (None, Some(x), Some(y)) => Guarded::Point { x, y },
+                _ => Guarded::Read,
+            },
+            Action::Input(p) => element(p.index, ElementAct::Type, Some(&p.text)),
+            Action::SelectDropdown(p) => element(p.index, ElementAct::Choose, Some(&p.text)),
+            Action::DragAndDrop(p) => element(p.index, ElementAct::Drag, None),
+            Action::UploadFile(p) => element(p.index, ElementAct::Upload, None),
+            Action::SendKeys(p) => Guarded::Keys {
+                text: p.keys.clone(),
+                enter: p.keys.split_whitespace().any(|k| {
+                    k.rsplit('+')
+                        .next()
+                        .is_some_and(|k| k.eq_ignore_ascii_case("enter") || k.eq_ignore_ascii_case("numpadenter"))
+                }),
+            },
+            Action::Evaluate(_) => Guarded::Script,
+            _ => Guarded::Read,
+        }
+    }
+
     /// Where a navigation-like action would take the browser, for the URL firewall.
     pub fn target_url(&self, options: &ActionOptions) -> Option<String> {
         match self {

@@ -72,6 +72,21 @@ pub enum AgentEvent {
         step: u32,
         answer: String,
     },
+    /// An act waits for the person's yes (`crate::guard`): nothing reaches the page before
+    /// the answer, `answer_consent`.
+    ConsentAsked {
+        v: u32,
+        step: u32,
+        consent: crate::guard::Consent,
+    },
+    /// The person answered consent `id` (about `site`).
+    ConsentAnswered {
+        v: u32,
+        step: u32,
+        id: u32,
+        site: String,
+        answer: crate::guard::ConsentAnswer,
+    },
     /// The request of `step` was over its budget: the model condensed the steps up to
     /// `summary.through_step`, which later requests show as this summary.
     HistoryCompacted {
@@ -133,6 +148,9 @@ pub struct TaskState {
     /// Steps that used tokens the price table has no price for.
     pub unpriced_steps: u32,
     pub step_count: u32,
+    /// The act waiting for the person's yes, if one is.
+    #[serde(default)]
+    pub pending_consent: Option<crate::guard::Consent>,
 }
 
 /// How a restarted worker continued a task (`AgentEvent::TaskRestored`).
@@ -171,6 +189,8 @@ impl TaskState {
             AgentEvent::TaskRestored { step, steps_kept, reason, .. } => {
                 self.restored = Some(Restored { step: *step, steps_kept: *steps_kept, reason: reason.clone() });
                 self.paused = false;
+                // The step that asked is done again, and asks again.
+                self.pending_consent = None;
             }
             AgentEvent::HistoryCompacted { summary, .. } => self.summary = Some(summary.clone()),
             AgentEvent::TaskPaused { .. } => self.paused = !finished,
@@ -191,6 +211,13 @@ impl TaskState {
                 self.cost_usd = *cost_usd;
                 self.running = false;
                 self.paused = false;
+                self.pending_consent = None;
+            }
+            AgentEvent::ConsentAsked { consent, .. } => self.pending_consent = Some(consent.clone()),
+            AgentEvent::ConsentAnswered { id, .. } => {
+                if self.pending_consent.as_ref().is_some_and(|c| c.id == *id) {
+                    self.pending_consent = None;
+                }
             }
             AgentEvent::StepStarted { .. }
             | AgentEvent::StepPlanned { .. }

@@ -94,6 +94,7 @@ pub use stop::StopSignal;
 use crate::actions::{registered_for, Action, ActionContext, ActionResult, ActionUnion, RegisteredAction};
 use crate::browser::{Browser, PageState, Screenshot};
 use crate::dom::ElementFingerprint;
+use crate::guard::{Check, Consent, ConsentAnswer, Decision, Guard, Guarded, Verdict};
 use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
 use crate::prompt::{
     estimate_image_tokens, estimate_json_tokens, estimate_tokens, page_listing, short_page_listing, state_message,
@@ -193,6 +194,13 @@ pub struct Agent<B, T, E, C> {
     skills: Vec<skill::Skill>,
     /// How the skill that just ran went, for the model's next step.
     skill_outcome: Option<String>,
+    /// What the person set for sites outside a task's own.
+    sites: crate::settings::SiteSettings,
+    /// The person's guard over the task (`crate::guard`): made at the first step, from the
+    /// page the task starts on; a restored task gets its saved one.
+    guard: Option<Guard>,
+    /// Keeps the guard's state for a restarted worker, as JSON text, after each step.
+    guard_keeper: Option<Box<dyn Fn(String)>>,
 }
 
 /// How long a vision screenshot may take before the step goes on without it.
@@ -214,6 +222,9 @@ enum Ran {
 fn skipped(remaining: usize, why: &str) -> String {
     format!(" ({remaining} later action(s) of this step were not run because {why}.)")
 }
+
+/// The task was stopped while it waited for the person.
+struct Stopped;
 
 /// How one step ended, besides its record.
 enum StepEnd {
@@ -258,7 +269,23 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             script: None,
             skills: Vec::new(),
             skill_outcome: None,
+            sites: settings.sites,
+            guard: None,
+            guard_keeper: None,
         }
+    }
+
+    /// The guard a restored task had (its scope as the person's answers grew it, and what
+    /// each site showed).
+    pub fn with_guard(mut self, guard: Option<Guard>) -> Self {
+        self.guard = guard;
+        self
+    }
+
+    /// Hands the guard's state, as JSON text, to `keep` after each step, for a restarted worker.
+    pub fn keeping_guard(mut self, keep: impl Fn(String) + 'static) -> Self {
+        self.guard_keeper = Some(Box::new(keep));
+        self
     }
 
     /// Makes this a replay of saved steps: no model is asked; each step's answer is the saved
@@ -391,6 +418,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
             self.events.emit(AgentEvent::StepStarted { v: V, step: n, max_steps: self.limits.max_steps });
             let (record, end) = self.step(n).await;
+            self.keep_guard();
             if let Some(record) = record {
                 let record = self.redacted(record);
                 failures = if record.failed() { failures + 1 } else { 0 };
@@ -467,6 +495,27 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 again.notice = Some(format!("{blocked} Tabwright left that page."));
                 page = again;
             }
+        }
+        // The person's guard: made from the page the task starts on; a page outside the task's
+        // sites (a redirect, a tab a page opened) waits for the person's yes, or is left.
+        if self.guard.is_none() {
+            self.guard = Some(Guard::new(self.sites.policy, &self.sites.always, page.url(), &self.task));
+        }
+        match self.page_allowed(n, &page, &mut record).await {
+            Err(Stopped) => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
+            Ok(Ok(())) => {}
+            Ok(Err(why)) => {
+                self.browser.leave_blocked_page().await;
+                let mut again = match self.browser.observe().await {
+                    Ok(again) => again,
+                    Err(e) => PageState::unreadable(page.tab_id, "", e.to_string()),
+                };
+                again.notice = Some(format!("{why} Tabwright left that page."));
+                page = again;
+            }
+        }
+        if let Some(guard) = self.guard.as_mut() {
+            page.snapshot.each_document_text(|url, text| guard.note_read(url, text));
         }
         record.tab_id = page.tab_id;
         record.url = page.url().to_string();
@@ -660,6 +709,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             let terminates = action.spec().terminates_sequence;
             let target =
                 action.element_index().and_then(|index| ElementFingerprint::of(&page.snapshot, index)).map(Box::new);
+            // What the person's guard checks: the action as the model wrote it (a secret's
+            // placeholder, not its value).
+            let guarded = action.guarded(&self.options);
+            let typed_secret =
+                matches!(action, Action::Input(_)) && params.to_string().to_ascii_lowercase().contains("<secret>");
+            let said = action.describe(page);
             // Before it runs: the secrets it names, then the firewall (where a navigation-like
             // action would go, with its secrets in). Either can refuse it, as the action's
             // failed result. A skill's steps fill in secrets each as it runs, on its site.
@@ -681,6 +736,30 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                         action.element_index().and_then(|i| page.snapshot.document_url_of(i)).unwrap_or(page.url());
                     self.with_secrets(action, union, document)
                 }
+            };
+            // Then the person's guard: an act it holds waits for their yes; a "no" is the
+            // action's failed result. Nothing reaches the page before.
+            let checked = match checked {
+                Ok(action) if !matches!(action, Action::UseSkill(_)) => {
+                    match self.pass_guard(&guarded, &said, page, record).await {
+                        Err(Stopped) => return StepEnd::End(TaskEnd::Stopped),
+                        Ok(Ok(())) => {
+                            if typed_secret {
+                                let url = action
+                                    .element_index()
+                                    .and_then(|i| page.snapshot.document_url_of(i))
+                                    .unwrap_or(page.url());
+                                if let (Some(guard), Some(site)) = (self.guard.as_mut(), crate::guard::site_of_url(url))
+                                {
+                                    guard.secret_sites.insert(site);
+                                }
+                            }
+                            Ok(action)
+                        }
+                        Ok(Err(refused)) => Err(refused),
+                    }
+                }
+                other => other,
             };
             // After the last action (or one the sequence stops after) the page is looked at.
             if i + 1 == total || terminates {
@@ -712,6 +791,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                     }
                 },
             };
+            // What an action read from the page (an extraction, matches) is the page's site's.
+            if let (Some(detail), Some(guard)) = (&result.detail, self.guard.as_mut()) {
+                guard.note_read(page.url(), detail);
+            }
             let done = result.done.clone();
             let stop_here = result.is_error || terminates || result.navigated_to.is_some();
             let remaining = total - i - 1;
@@ -854,6 +937,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             previous: &self.previous,
             secrets: self.safety.secrets.prompt_line(page.url()).as_deref(),
             firewall: self.safety.firewall.summary().as_deref(),
+            scope: self.guard.as_ref().map(|g| g.scope.prompt_line()).as_deref(),
             summary: self.summary.as_ref(),
             files: &self.options.files,
             detail,
@@ -997,6 +1081,135 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record.cost_usd = if before == 0 { cost } else { record.cost_usd.zip(cost).map(|(a, b)| a + b) };
         record.usage += completion.usage;
         self.usage += completion.usage;
+    }
+
+    /// Whether the task may read the page it is on (`crate::guard::Guard::check_page`): `Err`
+    /// when it was stopped while asking, `Ok(Err(why))` when the page must be left.
+    async fn page_allowed(
+        &mut self,
+        step: u32,
+        page: &PageState,
+        record: &mut StepRecord,
+    ) -> Result<Result<(), String>, Stopped> {
+        let Some(guard) = self.guard.as_mut() else { return Ok(Ok(())) };
+        match guard.check_page(page.url()) {
+            Verdict::Go => Ok(Ok(())),
+            Verdict::Refuse(why) => Ok(Err(format!("{why}."))),
+            Verdict::Ask(consent) => {
+                let answer = self.ask_person(step, (*consent).clone(), record).await?;
+                Ok(if answer.allows() {
+                    Ok(())
+                } else {
+                    Err(format!("The person did not allow reading {}.", consent.site))
+                })
+            }
+        }
+    }
+
+    /// Checks one action with the person's guard, asking the person for whatever it holds:
+    /// `Ok(Ok(()))` when the action may run, `Ok(Err(why))` when it may not (for the model),
+    /// `Err(Stopped)` when the task was stopped while it waited. An element's facts are read
+    /// from the page just before, and a click carries them back so the page refuses it if they
+    /// changed in between.
+    async fn pass_guard(
+        &mut self,
+        guarded: &Guarded,
+        said: &crate::message::Said,
+        page: &PageState,
+        record: &mut StepRecord,
+    ) -> Result<Result<(), String>, Stopped> {
+        use crate::browser::FactsOf;
+        if matches!(guarded, Guarded::Read) || self.guard.is_none() {
+            return Ok(Ok(()));
+        }
+        let of = match guarded {
+            Guarded::Element { index, .. } => Some(FactsOf::Element(*index)),
+            Guarded::Keys { .. } => Some(FactsOf::Focused),
+            Guarded::Point { x, y } => Some(FactsOf::Point(*x, *y)),
+            _ => None,
+        };
+        let facts = match of {
+            Some(of) => match self.browser.act_facts(of).await {
+                Ok(facts) => Some(facts),
+                // What the observation said of the element, when the page cannot say more.
+                Err(_) => match of {
+                    FactsOf::Element(index) => crate::guard::ActFacts::of_element(&page.snapshot, index),
+                    _ => None,
+                },
+            },
+            None => None,
+        };
+        let mut once = Vec::new();
+        // Each kind of consent is asked at most once per action: a scope, a held act, a crossing.
+        for _ in 0..4 {
+            let Some(guard) = self.guard.as_ref() else { break };
+            let check =
+                Check { guarded, described: said, facts: facts.as_ref(), page_url: page.url(), allowed_once: &once };
+            match guard.check(&check) {
+                Verdict::Go => {
+                    match (guarded, of) {
+                        (
+                            Guarded::Element { how: crate::guard::ElementAct::Click, .. } | Guarded::Point { .. },
+                            Some(of),
+                        ) if facts.is_some() => self.browser.expect_facts(of),
+                        _ => {}
+                    }
+                    return Ok(Ok(()));
+                }
+                Verdict::Refuse(why) => return Ok(Err(why)),
+                Verdict::Ask(consent) => {
+                    let answer = self.ask_person(record.step, (*consent).clone(), record).await?;
+                    if !answer.allows() {
+                        return Ok(Err(format!(
+                            "The person did not allow this: {} ({}). Do not try it again; go on another way, or end the task with `done` saying what was not done.",
+                            consent.act, consent.reason
+                        )));
+                    }
+                    once.push(consent.kind);
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Shows a consent to the person and waits for the answer; the task's events and the
+    /// step's record keep both. `Err` when the task was stopped while it waited.
+    async fn ask_person(
+        &mut self,
+        step: u32,
+        mut consent: Consent,
+        record: &mut StepRecord,
+    ) -> Result<ConsentAnswer, Stopped> {
+        let Some(guard) = self.guard.as_mut() else { return Ok(ConsentAnswer::Deny) };
+        consent.id = guard.next_id();
+        self.events.emit(AgentEvent::ConsentAsked { v: V, step, consent: consent.clone() });
+        let answer = match self.stop.unless_stopped(self.browser.ask_consent(&consent)).await {
+            None => return Err(Stopped),
+            Some(Ok(answer)) => answer,
+            Some(Err(_)) => ConsentAnswer::Deny,
+        };
+        if let Some(guard) = self.guard.as_mut() {
+            guard.answered(&consent, answer);
+        }
+        self.events.emit(AgentEvent::ConsentAnswered {
+            v: V,
+            step,
+            id: consent.id,
+            site: consent.site.clone(),
+            answer,
+        });
+        record.decisions.push(Decision { consent, answer });
+        self.keep_guard();
+        Ok(answer)
+    }
+
+    /// Hands the guard's state to the keeper (a restarted worker reads it).
+    fn keep_guard(&self) {
+        if let (Some(keep), Some(guard)) = (&self.guard_keeper, &self.guard) {
+            if let Ok(text) = serde_json::to_string(guard) {
+                keep(text);
+            }
+        }
     }
 
     /// A record (or task end) with every secret value masked (a URL that carries one, an error that quotes

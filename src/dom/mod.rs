@@ -151,6 +151,63 @@ impl Snapshot {
     }
 }
 
+impl Snapshot {
+    /// Calls `f` with each document's address and the text the page showed of it: the
+    /// elements' text and the values of their attributes, and the free text. A frame's text is
+    /// its own document's (another site's, perhaps), not the page's around it.
+    pub fn each_document_text(&self, mut f: impl FnMut(&str, &str)) {
+        let mut frames: Vec<(u16, &str)> = Vec::new();
+        let mut texts: Vec<(String, String)> = vec![(self.url.clone(), String::new())];
+        let mut at = 0;
+        for node in &self.nodes {
+            let depth = match node {
+                Node::Element(e) => e.depth,
+                Node::Text { depth, .. } | Node::Frame { depth, .. } => *depth,
+            };
+            let mut moved = false;
+            while frames.last().is_some_and(|(frame_depth, _)| depth <= *frame_depth) {
+                frames.pop();
+                moved = true;
+            }
+            if let Node::Frame { depth, url } = node {
+                frames.push((*depth, url));
+                moved = true;
+            }
+            if moved {
+                let url = frames.last().map_or(self.url.as_str(), |(_, url)| url);
+                at = match texts.iter().position(|(u, _)| u == url) {
+                    Some(at) => at,
+                    None => {
+                        texts.push((url.to_string(), String::new()));
+                        texts.len() - 1
+                    }
+                };
+            }
+            let text = &mut texts[at].1;
+            match node {
+                Node::Element(e) => {
+                    for (name, value) in &e.attributes {
+                        if name != "href" && name != "type" && name != "role" {
+                            text.push_str(value);
+                            text.push('\n');
+                        }
+                    }
+                    text.push_str(&e.text);
+                    text.push('\n');
+                }
+                Node::Text { text: free, .. } => {
+                    text.push_str(free);
+                    text.push('\n');
+                }
+                Node::Frame { .. } => {}
+            }
+        }
+        for (url, text) in &texts {
+            f(url, text);
+        }
+    }
+}
+
 impl Element {
     /// A top-level element with no scroll, for pages built in code.
     pub fn new(index: u32, tag: &str, attributes: &[(&str, &str)], text: &str) -> Self {

@@ -123,6 +123,10 @@ impl TaskRuntime for ChromeHost {
         super::tabs::deliver_answer(answer)
     }
 
+    fn deliver_consent(&self, id: u32, answer: crate::guard::ConsentAnswer) -> bool {
+        super::tabs::deliver_consent(id, answer)
+    }
+
     async fn task_began(&self, tabs: &[i32]) {
         chrome::start_alarm(WAKE_ALARM, 0.5).await;
         // Pages get the content scripts only while the task runs (its end takes them out:

@@ -4,12 +4,19 @@
 
 use super::chrome::{self, from_js};
 use crate::protocol::{ContentReply, ContentRequest};
-use crate::tabs::host::{Answers, FrameAnswer, Later, Tab, TabChange, TabHost};
+use crate::tabs::host::{Answers, Consents, FrameAnswer, Later, Tab, TabChange, TabHost};
 use wasm_bindgen::{JsCast, JsValue};
 
 thread_local! {
     /// The running task's open question (see `Answers`).
     static ANSWERS: Answers = Answers::default();
+    /// The running task's open consent (see `Consents`).
+    static CONSENTS: Consents = Consents::default();
+}
+
+/// Hands the person's answer to the task's consent `id`; false when it does not wait.
+pub fn deliver_consent(id: u32, answer: crate::guard::ConsentAnswer) -> bool {
+    CONSENTS.with(|consents| consents.deliver(id, answer))
 }
 
 /// Hands the person's answer to the task's open question; false when none waits.
@@ -179,5 +186,9 @@ impl TabHost for ChromeTabs {
 
     fn answers(&self) -> Answers {
         ANSWERS.with(Answers::clone)
+    }
+
+    fn consents(&self) -> Consents {
+        CONSENTS.with(Consents::clone)
     }
 }

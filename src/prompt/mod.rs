@@ -347,6 +347,8 @@ pub struct StateInput<'a> {
     pub secrets: Option<&'a str>,
     /// What the URL firewall allows, when it restricts anything.
     pub firewall: Option<&'a str>,
+    /// The sites the task may read and act on, and what waits for the person (`crate::guard`).
+    pub scope: Option<&'a str>,
     /// The model's summary of old steps, shown instead of them.
     pub summary: Option<&'a HistorySummary>,
     /// The files the person attached to the task (names, types and sizes only).
@@ -460,7 +462,7 @@ pub fn state_message(input: &StateInput<'_>) -> String {
         let _ = write!(out, "\nNote: {nudge}");
     }
     let _ = write!(out, "\nAvailable actions: {}.", input.allowed_actions.join(", "));
-    for line in [input.secrets, input.firewall].into_iter().flatten() {
+    for line in [input.secrets, input.firewall, input.scope].into_iter().flatten() {
         let _ = write!(out, "\n{line}");
     }
     out.push_str("\n</step_info>\n");

@@ -90,6 +90,40 @@ impl Answers {
     }
 }
 
+/// The person's answer to the task's open consent: `Some((id, None))` while consent `id`
+/// waits, `Some((id, Some(answer)))` once delivered. Shared like `Answers`.
+#[derive(Clone, Default)]
+pub struct Consents(Rc<RefCell<Option<OpenConsent>>>);
+
+/// A consent's id and, once given, its answer.
+type OpenConsent = (u32, Option<crate::guard::ConsentAnswer>);
+
+impl Consents {
+    /// Hands the person's answer to consent `id`; false when it does not wait.
+    pub fn deliver(&self, id: u32, answer: crate::guard::ConsentAnswer) -> bool {
+        let mut slot = self.0.borrow_mut();
+        match &*slot {
+            Some((open, None)) if *open == id => {
+                *slot = Some((id, Some(answer)));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn open(&self, id: u32) {
+        *self.0.borrow_mut() = Some((id, None));
+    }
+
+    pub(crate) fn answer(&self) -> Option<crate::guard::ConsentAnswer> {
+        self.0.borrow().and_then(|(_, answer)| answer)
+    }
+
+    pub(crate) fn close(&self) {
+        *self.0.borrow_mut() = None;
+    }
+}
+
 /// A future that does not borrow what made it.
 pub type Later<T> = Pin<Box<dyn Future<Output = T>>>;
 
@@ -163,4 +197,6 @@ pub trait TabHost: Clock + Clone + 'static {
 
     /// The person's answers to the task's questions.
     fn answers(&self) -> Answers;
+    /// The person's answers to the task's consents.
+    fn consents(&self) -> Consents;
 }

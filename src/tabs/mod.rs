@@ -166,6 +166,10 @@ pub struct TabBrowser<H: TabHost> {
     grouping: Rc<Grouping>,
     /// The top document whose frames lacking scripts were given them (see `read_page`).
     frames_completed: Option<String>,
+    /// The facts last read for the guard (`act_facts`), as the page wrote them.
+    facts_read: Option<(crate::browser::FactsOf, String)>,
+    /// The facts the next click on that element must still find (`expect_facts`).
+    expected: Option<(u32, String)>,
 }
 
 /// The title of the tab group the tabs a task opens are gathered in.
@@ -240,6 +244,8 @@ impl<H: TabHost> TabBrowser<H> {
             latest_look: Rc::default(),
             grouping: Rc::default(),
             frames_completed: None,
+            facts_read: None,
+            expected: None,
         }
     }
 
@@ -505,8 +511,10 @@ impl<H: TabHost> TabBrowser<H> {
     /// an uncovered point through the debugger.
     async fn trusted_click(&mut self, index: u32) -> Result<(), BrowserError> {
         let target = self.target(index)?;
-        let point =
-            self.ask_element(index, |local| ContentRequest::Point { v: PROTOCOL_VERSION, index: local }).await?;
+        let expect = self.expected.take().filter(|(i, _)| *i == index).map(|(_, facts)| facts);
+        let point = self
+            .ask_element(index, |local| ContentRequest::Point { v: PROTOCOL_VERSION, index: local, expect })
+            .await?;
         if point["covered"].as_bool() == Some(true) {
             // A real click there would land on whatever covers it (a banner, an overlay).
             return Err(BrowserError::ElementUnsuitable {
@@ -1019,8 +1027,14 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         // is then under way, or taken, while the worker settles the click.
         let read_after = (std::mem::take(&mut self.look_follows) && self.target(index).is_ok_and(|t| t.frame_id == 0))
             .then_some(ReadAfter { viewport_expansion: self.options.viewport_expansion });
+        let expect = self.expected.take().filter(|(i, _)| *i == index).map(|(_, facts)| facts);
         let clicked = self
-            .ask_element(index, |local| ContentRequest::Click { v: PROTOCOL_VERSION, index: local, read_after })
+            .ask_element(index, |local| ContentRequest::Click {
+                v: PROTOCOL_VERSION,
+                index: local,
+                read_after,
+                expect: expect.clone(),
+            })
             .await;
         let before = self.tabs_before_action(look.await).await?;
         let result = match clicked {
@@ -1060,6 +1074,7 @@ impl<H: TabHost> Browser for TabBrowser<H> {
             return Ok(effect);
         }
         let before = self.tab().await?;
+        self.expected = expect.map(|facts| (index, facts));
         self.trusted_click(index).await?;
         let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
         Ok(ActionEffect { trusted_fallback: true, ..effect })
@@ -1264,6 +1279,64 @@ impl<H: TabHost> Browser for TabBrowser<H> {
     async fn new_elements_appeared(&mut self) -> bool {
         let reply = self.ask_page(&ContentRequest::ElementsAdded { v: PROTOCOL_VERSION }).await;
         reply.is_ok_and(|result| result["added"].as_bool() == Some(true))
+    }
+
+    async fn act_facts(&mut self, of: crate::browser::FactsOf) -> Result<crate::guard::ActFacts, BrowserError> {
+        use crate::browser::FactsOf;
+        let result = match of {
+            FactsOf::Element(index) => {
+                self.ask_element(index, |local| ContentRequest::ActFacts {
+                    v: PROTOCOL_VERSION,
+                    index: Some(local),
+                    point: None,
+                })
+                .await?
+            }
+            FactsOf::Focused => {
+                self.ask_page(&ContentRequest::ActFacts { v: PROTOCOL_VERSION, index: None, point: None }).await?
+            }
+            FactsOf::Point(x, y) => {
+                self.ask_page(&ContentRequest::ActFacts { v: PROTOCOL_VERSION, index: None, point: Some((x, y)) })
+                    .await?
+            }
+        };
+        let text = result["facts_json"].as_str().unwrap_or_default().to_string();
+        let facts = crate::guard::ActFacts::from_json_text(&text).map_err(|e| BrowserError::ContentScript {
+            reason: format!("the page's facts of the element could not be read: {e}"),
+        })?;
+        self.facts_read = Some((of, text));
+        Ok(facts)
+    }
+
+    fn expect_facts(&mut self, of: crate::browser::FactsOf) {
+        self.expected = match (&self.facts_read, of) {
+            (Some((read, facts)), crate::browser::FactsOf::Element(index)) if *read == of => {
+                Some((index, facts.clone()))
+            }
+            _ => None,
+        };
+    }
+
+    async fn ask_consent(
+        &mut self,
+        consent: &crate::guard::Consent,
+    ) -> Result<crate::guard::ConsentAnswer, BrowserError> {
+        let consents = self.host.consents();
+        consents.open(consent.id);
+        // Closed however the wait ends (answered, or the task stopped while waiting).
+        struct Close(host::Consents);
+        impl Drop for Close {
+            fn drop(&mut self) {
+                self.0.close();
+            }
+        }
+        let _close = Close(consents.clone());
+        loop {
+            if let Some(answer) = consents.answer() {
+                return Ok(answer);
+            }
+            self.host.sleep(ANSWER_POLL_MS).await;
+        }
     }
 
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {

@@ -80,6 +80,8 @@ pub trait TaskRuntime {
     fn broadcast(&self, event: &AgentEvent, seq: u32, task_id: &str, state: &TaskState);
     /// Hands the person's answer to the task's open question; false when none is open.
     fn deliver_answer(&self, answer: String) -> bool;
+    /// Hands the person's answer to the task's consent `id`; false when it does not wait.
+    fn deliver_consent(&self, id: u32, answer: crate::guard::ConsentAnswer) -> bool;
     /// A task begins running on `tabs`: keep or bring the worker back while it runs, and let
     /// pages get the content scripts.
     async fn task_began(&self, tabs: &[i32]);

@@ -63,6 +63,22 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
+/// Adds `site` to the sites the person always allows, in the stored settings. Best effort: a
+/// task goes on whether or not it could be kept.
+async fn always_allow(host: &impl WorkerHost, site: String) {
+    let Ok(mut stored) = host.stored_settings().await else { return };
+    let Some(object) = stored.as_object_mut() else { return };
+    let list = object.entry("always_sites").or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    let Some(list) = list.as_array_mut() else { return };
+    if list.iter().any(|s| s.as_str() == Some(site.as_str())) {
+        return;
+    }
+    list.push(serde_json::Value::String(site));
+    if let Err(e) = host.write_settings(&stored).await {
+        host.warn(&format!("Tabwright could not keep an always-allowed site: {e}"));
+    }
+}
+
 /// Below Chrome's 30 s idle limit for service workers.
 pub const KEEP_ALIVE_MS: u32 = 25_000;
 /// How long the connection check and the model list wait for the provider.
@@ -220,6 +236,13 @@ impl<H: WorkerHost> TaskHost<H> {
                     PanelReply::Accepted { v: V }
                 } else {
                     refused(Refusal::NoQuestion)
+                }
+            }
+            PanelRequest::AnswerConsent { id, answer, .. } => {
+                if self.host.deliver_consent(id, answer) {
+                    PanelReply::Accepted { v: V }
+                } else {
+                    refused(Refusal::NoConsent)
                 }
             }
             PanelRequest::StopTask { .. } => match &*self.slot.borrow() {
@@ -512,6 +535,7 @@ impl<H: WorkerHost> TaskHost<H> {
             conversation_id,
             script,
             files,
+            guard: None,
         };
         let skills = self.skills_for(&saved).await;
         self.launch(saved, slot, settings, skills, &[tab_id], None);
@@ -588,6 +612,11 @@ impl<H: WorkerHost> TaskHost<H> {
             let (events, host, task_id) = (events.clone(), host.clone(), saved.task_id.clone());
             move |event: AgentEvent| {
                 let seq = events.borrow().len();
+                // A site the person always allows joins the settings, for later tasks.
+                if let AgentEvent::ConsentAnswered { site, answer: crate::guard::ConsentAnswer::Always, .. } = &event {
+                    let (writer, site) = (host.clone(), site.clone());
+                    host.spawn(Box::pin(async move { always_allow(&*writer, site).await }));
+                }
                 events.borrow_mut().push(event.clone());
                 state.borrow_mut().apply(&event);
                 if matches!(event, AgentEvent::StepFinished { .. }) {
@@ -629,7 +658,22 @@ impl<H: WorkerHost> TaskHost<H> {
             .with_skills(skills)
             .with_files(saved.files.clone());
         if let Some((history, usage)) = restored {
-            agent = agent.restored(history, usage, RESTORED_BECAUSE.into()).with_summary(summary);
+            agent = agent
+                .restored(history, usage, RESTORED_BECAUSE.into())
+                .with_summary(summary)
+                .with_guard(saved.guard.clone());
+        }
+        {
+            // The guard's state, for a restarted worker: written once the running work waits
+            // (writes of one key come down to the newest).
+            let (host, task_id) = (host.clone(), saved.task_id.clone());
+            agent = agent.keeping_guard(move |guard| {
+                let (writer, task_id) = (host.clone(), task_id.clone());
+                host.spawn(Box::pin(async move {
+                    let text = move || Ok(saved::guard_text(&task_id, &guard));
+                    writer.write_saved(saved::GUARD_KEY.into(), Box::new(text)).await
+                }));
+            });
         }
         if let Some(script) = saved.script.clone() {
             agent = agent.replaying(script);

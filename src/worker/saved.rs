@@ -12,6 +12,13 @@ use std::rc::Rc;
 
 pub const SAVED_TASK_KEY: &str = "task";
 pub const EVENTS_PER_PAGE: usize = 8;
+/// The running task's guard (`crate::guard::Guard`), with its task's id.
+pub const GUARD_KEY: &str = "task_guard";
+
+/// The guard's JSON text `guard` as saved under `GUARD_KEY`, naming its task.
+pub fn guard_text(task_id: &str, guard: &str) -> String {
+    format!("{{\"task_id\":{},\"guard\":{guard}}}", serde_json::Value::String(task_id.to_string()))
+}
 
 pub fn events_key(page: usize) -> String {
     format!("task_events_{page}")
@@ -49,6 +56,9 @@ pub struct SavedTask {
     /// The files the person attached (names and where their bytes are kept).
     #[serde(default)]
     pub files: Vec<crate::browser::TaskFile>,
+    /// The task's guard as last saved (under its own key).
+    #[serde(skip)]
+    pub guard: Option<crate::guard::Guard>,
 }
 
 impl SavedTask {
@@ -72,6 +82,12 @@ impl SavedTask {
             match crate::json::read::<SavedEvents>(&raw) {
                 Ok(part) if part.task_id == saved.task_id => saved.events.extend(part.events),
                 _ => break,
+            }
+        }
+        if let Ok(Some(raw)) = items(GUARD_KEY) {
+            let kept: serde_json::Value = crate::json::from_text(&raw).unwrap_or_default();
+            if kept["task_id"].as_str() == Some(saved.task_id.as_str()) {
+                saved.guard = crate::guard::Guard::from_value(&kept["guard"]);
             }
         }
         Some(saved)
@@ -146,6 +162,8 @@ pub fn trim_log(events: &mut [AgentEvent], from: usize) -> usize {
             | AgentEvent::TaskRestored { step, .. }
             | AgentEvent::QuestionAsked { step, .. }
             | AgentEvent::QuestionAnswered { step, .. }
+            | AgentEvent::ConsentAsked { step, .. }
+            | AgentEvent::ConsentAnswered { step, .. }
             | AgentEvent::HistoryCompacted { step, .. } => *step,
             AgentEvent::StepFinished { record, .. } => record.step,
             AgentEvent::TaskStarted { .. } => 0,

@@ -36,6 +36,7 @@ pub fn settings(max_steps: u32) -> Settings {
         actions: Default::default(),
         safety: Default::default(),
         agent: Default::default(),
+        sites: Default::default(),
     }
 }
 
@@ -78,6 +79,16 @@ pub struct SiteState {
     pub embedded_frame: Option<String>,
     /// The scripts run in the page, as sent.
     pub scripts: Vec<String>,
+    /// What the person answers the guard's consents with, in turn (then: allow once); the
+    /// consents asked are kept.
+    pub consent_answers: std::collections::VecDeque<tabwright::guard::ConsentAnswer>,
+    pub consents: Vec<tabwright::guard::Consent>,
+    /// What the page says of an element for the guard, where not what its snapshot says; and
+    /// of the focused element.
+    pub facts: BTreeMap<u32, tabwright::guard::ActFacts>,
+    pub focused_facts: Option<tabwright::guard::ActFacts>,
+    /// The elements whose facts a click had to find unchanged.
+    pub expected: Vec<u32>,
     /// Where the debugger's target is when a script is about to run, when not the page's URL
     /// (the page moved on after it was observed).
     pub script_target: Option<String>,
@@ -282,6 +293,31 @@ impl Browser for FakeSite {
         let mut s = self.state.borrow_mut();
         s.questions.push(question.to_string());
         Ok(s.answer.clone())
+    }
+
+    async fn act_facts(&mut self, of: tabwright::browser::FactsOf) -> Result<tabwright::guard::ActFacts, BrowserError> {
+        let s = self.state.borrow();
+        let found = match of {
+            tabwright::browser::FactsOf::Element(index) => s.facts.get(&index).cloned(),
+            tabwright::browser::FactsOf::Focused => s.focused_facts.clone(),
+            tabwright::browser::FactsOf::Point(..) => None,
+        };
+        found.ok_or(BrowserError::Unsupported("read an element's facts"))
+    }
+
+    fn expect_facts(&mut self, of: tabwright::browser::FactsOf) {
+        if let tabwright::browser::FactsOf::Element(index) = of {
+            self.state.borrow_mut().expected.push(index);
+        }
+    }
+
+    async fn ask_consent(
+        &mut self,
+        consent: &tabwright::guard::Consent,
+    ) -> Result<tabwright::guard::ConsentAnswer, BrowserError> {
+        let mut s = self.state.borrow_mut();
+        s.consents.push(consent.clone());
+        Ok(s.consent_answers.pop_front().unwrap_or(tabwright::guard::ConsentAnswer::AllowOnce))
     }
 }
 

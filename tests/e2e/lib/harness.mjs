@@ -86,7 +86,39 @@ export async function openPanelIn(context, extensionId) {
   const panel = await opened;
   await panel.waitForLoadState('domcontentloaded');
   await panel.setViewportSize({ width: 420, height: 800 });
+  await allowConsentsFrom(panel);
   return panel;
+}
+
+/** Tests written for other concerns than the person's guard (src/guard) let every act it holds
+ * go once, as a person who says yes would: a listener in the panel page answers each
+ * `consent_asked` with `allow_once`, and counts them (`globalThis.tabwrightAllowedConsents`).
+ * A test of the asking itself sets `globalThis.tabwrightManualConsent = true` in the panel (or
+ * calls `manualConsents(panel)`) and answers as it likes. */
+export async function allowConsentsFrom(panel) {
+  await panel.evaluate(() => {
+    if (globalThis.tabwrightAllowedConsents) return;
+    globalThis.tabwrightAllowedConsents = [];
+    const listen = () => {
+      const port = chrome.runtime.connect({ name: 'tabwright-panel' });
+      port.onMessage.addListener((message) => {
+        const event = message?.event;
+        if (event?.type !== 'consent_asked' || globalThis.tabwrightManualConsent) return;
+        globalThis.tabwrightAllowedConsents.push(event.consent);
+        chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'answer_consent', id: event.consent.id, answer: 'allow_once' } });
+      });
+      // The worker may be stopped (a test of its restart): listen again on its next start.
+      port.onDisconnect.addListener(() => setTimeout(listen, 200));
+    };
+    listen();
+  });
+}
+
+/** The panel leaves consents to the test from now on. */
+export async function manualConsents(panel) {
+  await panel.evaluate(() => {
+    globalThis.tabwrightManualConsent = true;
+  });
 }
 
 /** The harness with a mock LLM (OpenAI's format) whose answers come from `fallback(state,
