@@ -159,6 +159,13 @@ impl Browser for GatedSite {
     fn look_follows(&mut self) {
         self.site.look_follows()
     }
+    async fn ask_consent(
+        &mut self,
+        consent: &tabwright::guard::Consent,
+    ) -> Result<tabwright::guard::ConsentAnswer, BrowserError> {
+        self.gate.pass().await;
+        self.site.ask_consent(consent).await
+    }
     async fn finish(&mut self) {
         self.gate.pass().await;
     }
@@ -489,6 +496,37 @@ fn stopped_at_look(world: &World, look: usize) -> Vec<AgentEvent> {
     assert!(first.gate.stopped.get());
     let seen = first.broadcast.borrow().iter().map(|(e, _)| e.clone()).collect();
     seen
+}
+
+/// The person's guard is saved with the task: a restored task still knows the sites it started
+/// with and those the person allowed, and asks nothing again.
+#[test]
+fn a_restored_task_keeps_its_guard_and_asks_nothing_again() {
+    let world = World::new();
+    let other = "https://other.example/page";
+    let policy: Policy = Rc::new(move |state: &str, _: &Value| {
+        if state.contains("URL: https://other.example/") {
+            output("Back to the app", json!([{"navigate": {"url": START_URL}}]))
+        } else if state.contains("Step 1:") {
+            output("Finish", json!([{"done": {"text": "Back home.", "success": true}}]))
+        } else {
+            output("Look elsewhere", json!([{"navigate": {"url": other}}]))
+        }
+    });
+    *world.policy.borrow_mut() = Some(policy);
+    world.site.state.borrow_mut().consent_answers = [tabwright::guard::ConsentAnswer::AllowForTask].into();
+    let seen = stopped_at_look(&world, 2);
+    assert_eq!(finished_steps(&seen), vec![1]);
+    assert_eq!(world.site.state.borrow().consents.len(), 1, "other.example was asked for");
+    assert!(world.saved.borrow().get(tabwright::worker::saved::GUARD_KEY).is_some_and(|g| g.contains("other.example")));
+    let mut second = Worker::start(&world, None);
+    assert!(second.restore());
+    let (_, running, events) = second.status();
+    assert!(!running && end_of(&events).is_some_and(|end| end.is_success()), "{events:?}");
+    // Back on the site the task started on: a guard made anew at the restore would have
+    // started on other.example and asked for it.
+    let consents: Vec<String> = world.site.state.borrow().consents.iter().map(|c| c.site.clone()).collect();
+    assert_eq!(consents, ["other.example"]);
 }
 
 #[test]
