@@ -15,6 +15,7 @@ import { recordEvent, catchUp } from './history-store.js';
 import { readFileBase64 } from './files-store.js';
 import { pageScripts } from './page-scripts.js';
 import { t } from './i18n.js';
+import { noteEvent as noteForAttention } from './attention.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
 globalThis.tabwrightContent = contentChannel;
@@ -35,13 +36,32 @@ globalThis.tabwrightDebugger = {
 // Frame tokens (extension/content/frames.js): a frame's content script asks for one when its
 // parent wants to know which frame it is, and posts it up; the core turns the tokens in a
 // parent's snapshot back into frame ids. A token is issued to the frame Chrome says sent the
-// request, so no page can claim another frame's. They last as long as this worker, which says
-// who it is with each snapshot request so that frames drop tokens from an earlier one.
+// request, so no page can claim another frame's, and only in that frame's tab. Each frame has
+// one token: a page that makes its frames ask again and again gets the same answer each time,
+// which neither voids the frame's earlier answer in its parent nor pushes other frames' tokens
+// out of the list. They last as long as this worker, which says who it is with each snapshot
+// request so that frames drop tokens from an earlier one.
 const MAX_FRAME_TOKENS = 5_000;
-const frameTokens = new Map(); // token → {tabId, frameId}, oldest first
+const frameTokens = new Map(); // token → {tabId, frameId, frame}, oldest first
+const tokenOfFrame = new Map(); // frame (`${tabId}:${frameId}`) → its token
 const workerInstance = randomToken();
 function randomToken() {
   return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+/** The token of frame `frameId` of tab `tabId`: the one it was issued before, or a new one. */
+function frameToken(tabId, frameId) {
+  const frame = `${tabId}:${frameId}`;
+  const issued = tokenOfFrame.get(frame);
+  if (issued) return issued;
+  const token = randomToken();
+  frameTokens.set(token, { tabId, frameId, frame });
+  tokenOfFrame.set(frame, token);
+  if (frameTokens.size > MAX_FRAME_TOKENS) {
+    const [oldest, { frame: itsFrame }] = frameTokens.entries().next().value;
+    frameTokens.delete(oldest);
+    tokenOfFrame.delete(itsFrame);
+  }
+  return token;
 }
 globalThis.tabwrightFrames = {
   workerInstance: () => workerInstance,
@@ -103,6 +123,8 @@ let coreFailure = null;
  */
 function broadcast(event, seq, taskId, state) {
   recordEvent(taskId, seq, event, state);
+  // A task waiting for the person: the toolbar badge, and a notification with no panel open.
+  noteForAttention(event, state, panelPorts.size > 0);
   for (const port of panelPorts) {
     try {
       port.postMessage({ task_id: taskId, seq, event });
@@ -112,10 +134,33 @@ function broadcast(event, seq, taskId, state) {
   }
 }
 
-/** Only the extension's own pages may start, steer or read tasks. */
+// Who may talk to this worker, by what Chrome says of each sender (never by anything a message
+// or a page says of itself). The manifest's externally_connectable names no extension and no
+// site, and nothing listens to runtime.onMessageExternal or onConnectExternal: whatever reaches
+// the listeners below comes from this extension, either one of its pages or one of its content
+// scripts, which run inside web pages (sender.id is this extension's there too).
+const OWN_ORIGIN = chrome.runtime.getURL('').slice(0, -1); // chrome-extension://<id>
+// The extension's pages, as the manifest names them: the side panel and the options page.
+const OWN_PAGES = ((m) => new Set([m.side_panel?.default_path, m.options_page]
+  .filter((page) => typeof page === 'string').map((page) => chrome.runtime.getURL(page))))(chrome.runtime.getManifest());
+
+/** Only the extension's own pages may start, steer or read tasks: a document of this extension
+ * at one of its pages (its address without query or fragment), at the top of its tab or in the
+ * side panel. A content script of this extension fails here: its url and origin are the web
+ * page's. */
 function fromOwnPage(sender) {
-  return sender?.id === chrome.runtime.id && typeof sender.url === 'string'
-    && sender.url.startsWith(chrome.runtime.getURL(''));
+  if (sender?.id !== chrome.runtime.id || typeof sender.url !== 'string') return false;
+  if (sender.origin !== undefined && sender.origin !== OWN_ORIGIN) return false;
+  if (sender.frameId !== undefined && sender.frameId !== 0) return false;
+  return OWN_PAGES.has(sender.url.split(/[?#]/)[0]);
+}
+
+/** A content script of this extension in a frame of a tab: Chrome names the tab and the frame,
+ * and the document is not one of the extension's own. */
+function fromContentScript(sender) {
+  return sender?.id === chrome.runtime.id && Number.isInteger(sender.tab?.id) && sender.tab.id >= 0
+    && Number.isInteger(sender.frameId) && sender.frameId >= 0
+    && sender.origin !== OWN_ORIGIN && typeof sender.url === 'string' && !sender.url.startsWith(`${OWN_ORIGIN}/`);
 }
 
 function refusal(message) {
@@ -137,6 +182,8 @@ function noteCrash(error) {
 self.addEventListener('error', (e) => noteCrash(e.error));
 self.addEventListener('unhandledrejection', (e) => noteCrash(e.reason));
 
+// Panels follow the task over a port of their own. (The ports to the content scripts are
+// opened from here, by content-channel.js, and never arrive at this listener.)
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name !== PANEL_PORT || !fromOwnPage(port.sender)) {
     port.disconnect();
@@ -148,16 +195,13 @@ chrome.runtime.onConnect.addListener((port) => {
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   // A frame's content script asks for a token to tell its parent which frame it is (frames.js).
-  if (message?.to === 'frame-token' && sender.id === chrome.runtime.id && sender.tab && Number.isInteger(sender.frameId)) {
-    const token = randomToken();
-    frameTokens.set(token, { tabId: sender.tab.id, frameId: sender.frameId });
-    if (frameTokens.size > MAX_FRAME_TOKENS) frameTokens.delete(frameTokens.keys().next().value);
-    sendResponse({ token });
+  if (message?.to === 'frame-token' && fromContentScript(sender)) {
+    sendResponse({ token: frameToken(sender.tab.id, sender.frameId) });
     return false;
   }
   // A frame the task's registered scripts ran in asks whether its tab is the task's; if not,
   // it takes them out again (page-scripts.js).
-  if (message?.to === 'page-scripts' && sender.id === chrome.runtime.id && sender.tab) {
+  if (message?.to === 'page-scripts' && fromContentScript(sender)) {
     pageScripts.wanted(sender.tab).then((wanted) => sendResponse({ wanted }), () => sendResponse({ wanted: true }));
     return true;
   }

@@ -249,7 +249,7 @@ fn a_compromised_model_cannot_place_an_order_the_person_did_not_approve() {
     assert!(world.clicked.is_empty(), "nothing reached the page: {:?}", world.clicked);
     let asked = &world.asked[0];
     assert_eq!((asked.kind, asked.site.as_str()), (ConsentKind::HeldAct, "shop.example"));
-    assert_eq!(asked.act, "click [12] Place order on shop.example", "the exact act");
+    assert_eq!(asked.act, "click Place order on shop.example", "the exact act");
     assert!(asked.reason.contains("place order"), "{}", asked.reason);
     // The model is told, and the task goes on.
     let told = state_of(&requests[1]);

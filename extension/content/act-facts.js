@@ -49,6 +49,13 @@
     }
   }
 
+  /** Whether a field holds something: a file chosen, a box ticked, a value. */
+  function filledField(f) {
+    if (f instanceof HTMLInputElement && f.type === 'file') return (f.files?.length ?? 0) > 0;
+    if (f instanceof HTMLInputElement && (f.type === 'checkbox' || f.type === 'radio')) return f.checked;
+    return f.value !== '';
+  }
+
   function formFacts(form, submitter) {
     const fields = [];
     for (const f of [...form.elements].slice(0, MAX_FIELDS)) {
@@ -62,7 +69,7 @@
         id: fold(f.id),
         placeholder: fold(f.getAttribute('placeholder')),
         label: fold(f.getAttribute('aria-label')) || fold(tw.labelOf?.(f)),
-        filled: type === 'file' ? (f.files?.length ?? 0) > 0 : (type === 'checkbox' || type === 'radio' ? f.checked : f.value !== ''),
+        filled: filledField(f),
       });
     }
     const button = form.querySelector('button:not([type]), button[type="submit"], input[type="submit"], input[type="image"]');

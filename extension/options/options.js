@@ -38,6 +38,95 @@ const LIMITS = [
   ['action-timeout', 'action_timeout_s'], ['request-budget', 'request_budget_tokens'],
   ['viewport-expansion', 'viewport_expansion'],
 ];
+// When a task goes to other sites (`site_policy`: ask, listed or free), and the sites allowed
+// without asking (`always_sites`). The core adds a site to that list when the person answers
+// "Always" in the panel, maybe while this page is open: the page keeps what the person removed
+// and added here, and a save applies those to the list as stored then, so a site the core added
+// meanwhile is not lost.
+const SITE_POLICIES = ['ask', 'listed', 'free'];
+const sitesRemoved = new Set();
+/** @type {string[]} */
+const sitesAdded = [];
+const sitesList = document.getElementById('always-sites');
+const siteStatus = document.getElementById('always-site-status');
+/** The list as last read from storage. */
+let storedSites = [];
+
+/** The always-allowed sites as the page shows them: those stored with the person's changes. */
+function alwaysSites(stored = storedSites) {
+  const kept = stored.filter((site) => !sitesRemoved.has(site));
+  return [...new Set([...kept, ...sitesAdded])];
+}
+
+/** Lists the always-allowed sites, each with its Remove button. */
+function showAlwaysSites(/** @type {string[]} */ sites) {
+  if (!sites.length) {
+    sitesList.replaceChildren(Object.assign(document.createElement('li'), { className: 'empty', textContent: t('optAlwaysSitesEmpty') }));
+    return;
+  }
+  sitesList.replaceChildren(...sites.map((site) => {
+    const item = document.createElement('li');
+    item.dataset.site = site;
+    const name = document.createElement('span');
+    name.textContent = site;
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.textContent = t('optAlwaysSiteRemove');
+    remove.setAttribute('aria-label', t('optAlwaysSiteRemoveLabel', [site]));
+    remove.addEventListener('click', () => {
+      const at = sitesAdded.indexOf(site);
+      if (at >= 0) sitesAdded.splice(at, 1);
+      else sitesRemoved.add(site);
+      const place = [...sitesList.children].indexOf(item);
+      showAlwaysSites(alwaysSites());
+      // Focus stays in the list (on the site now in its place), or goes to the box to add one.
+      const buttons = sitesList.querySelectorAll('button');
+      /** @type {HTMLElement} */ (buttons[Math.min(place, buttons.length - 1)] ?? field('always-site-new')).focus();
+      if (saved.textContent) showStatus('', false);
+    });
+    item.append(name, remove);
+    return item;
+  }));
+}
+
+/** The site a person typed ("Booking.com", "https://www.booking.com/hotels"): its host name,
+ * or null when it is none. */
+function siteOfTyped(/** @type {string} */ text) {
+  const typed = text.trim();
+  if (!typed || /\s/.test(typed)) return null;
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(typed) ? typed : `https://${typed}`);
+    const host = url.hostname.replace(/\.$/, '');
+    return /^https?:$/.test(url.protocol) && host && !url.username ? host : null;
+  } catch {
+    return null;
+  }
+}
+
+function addTypedSite() {
+  const input = field('always-site-new');
+  const site = siteOfTyped(input.value);
+  if (!site) {
+    input.setAttribute('aria-invalid', 'true');
+    siteStatus.className = 'hint error';
+    siteStatus.textContent = t('optAlwaysSiteInvalid', [input.value.trim()]);
+    return;
+  }
+  sitesRemoved.delete(site);
+  if (!sitesAdded.includes(site)) sitesAdded.push(site);
+  input.value = '';
+  input.removeAttribute('aria-invalid');
+  siteStatus.className = 'hint';
+  siteStatus.textContent = '';
+  showAlwaysSites(alwaysSites());
+}
+
+/** The site policy chosen on the page. */
+function chosenSitePolicy() {
+  const checked = /** @type {HTMLInputElement | null} */ (document.querySelector('input[name="site_policy"]:checked'));
+  return checked?.value ?? 'ask';
+}
+
 /** Where a key kept only for the browser session is (read by the core, src/ext/chrome.rs). */
 const SESSION_KEYS = 'session_keys';
 
@@ -119,6 +208,7 @@ const SETTING_FIELDS = {
   action_timeout_s: 'action-timeout', request_budget_tokens: 'request-budget', viewport_expansion: 'viewport-expansion',
   search_engine: 'search-engine', exclude_actions: 'exclude-actions', evaluate_domains: 'evaluate-domains',
   allowed_domains: 'allowed-domains', blocked_domains: 'blocked-domains', secrets: 'secrets', vision: 'vision',
+  site_policy: 'site-rules', always_sites: 'always-sites',
 };
 
 /** Marks the field of the setting the core named as at fault (if the page has it), and
@@ -241,6 +331,14 @@ async function load() {
   field('blocked-domains').value = (settings.blocked_domains ?? []).join('\n');
   field('prices').value = pricesText(llm.prices);
   secretsBox.replaceChildren(...(settings.secrets ?? []).map((secret) => secretRow(secret)));
+  const policy = SITE_POLICIES.includes(settings.site_policy) ? settings.site_policy : 'ask';
+  for (const radio of document.querySelectorAll('input[name="site_policy"]')) {
+    /** @type {HTMLInputElement} */ (radio).checked = /** @type {HTMLInputElement} */ (radio).value === policy;
+  }
+  sitesRemoved.clear();
+  sitesAdded.length = 0;
+  storedSites = settings.always_sites ?? [];
+  showAlwaysSites(alwaysSites());
   showProvider();
 }
 
@@ -292,6 +390,8 @@ async function fromForm(previous) {
     allowed_domains: entries(field('allowed-domains').value),
     blocked_domains: entries(field('blocked-domains').value),
     secrets: secrets.secrets,
+    site_policy: chosenSitePolicy(),
+    always_sites: alwaysSites(previous.always_sites ?? []),
   };
   for (const [id, key] of LIMITS) {
     const value = field(id).value.trim();
@@ -389,6 +489,24 @@ form.addEventListener('focusin', (event) => {
   const bar = saveBar.getBoundingClientRect();
   if (at.bottom > bar.top && at.top < bar.bottom) window.scrollBy(0, at.bottom - bar.top + 8);
 });
+field('always-site-add').addEventListener('click', addTypedSite);
+field('always-site-new').addEventListener('keydown', (event) => {
+  // Enter adds the site (it would otherwise save the whole form).
+  if (event.key === 'Enter' && !event.isComposing) {
+    event.preventDefault();
+    addTypedSite();
+  }
+});
+field('always-site-new').addEventListener('input', () => {
+  siteStatus.textContent = '';
+});
+// A site answered "Always" in the panel while this page is open joins the list at once.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && changes.settings && document.body.dataset.ready === 'true') {
+    storedSites = /** @type {StoredSettings} */ (changes.settings.newValue ?? {}).always_sites ?? [];
+    showAlwaysSites(alwaysSites());
+  }
+});
 field('add-secret').addEventListener('click', () => {
   const row = secretRow();
   secretsBox.append(row);
@@ -403,6 +521,11 @@ form.addEventListener('submit', async (event) => {
   if (!read) return;
   try {
     await save(read.settings, read.key);
+    // The sites removed and added are in the stored list now.
+    sitesRemoved.clear();
+    sitesAdded.length = 0;
+    storedSites = read.settings.always_sites;
+    showAlwaysSites(alwaysSites());
     // Typed secret values are saved: the fields go back to saying only that one is kept.
     secretsBox.replaceChildren(...read.settings.secrets.map((secret) => secretRow(secret)));
   } catch (error) {

@@ -1,5 +1,6 @@
 // One conversation drawn as a chat: each task's request, its steps (goal, actions and results,
-// the screenshot as a thumbnail), questions with an answer box, and how it ended.
+// the screenshot as a thumbnail), questions with an answer box, what the task holds for the
+// person's yes with a button per answer (consent-view.js), and how it ended.
 //
 // The live view follows the running task's events; a past conversation opened from the history
 // is drawn by the same code from what the history kept (`pastEvents`), so both look alike.
@@ -9,6 +10,7 @@ import { endText } from '../history-store.js';
 import { markdownFragment } from './markdown-view.js';
 import { el } from '../dom.js';
 import { showProblem } from './problem-view.js';
+import { consentBox, showDecision, showUnanswered } from './consent-view.js';
 
 /** "4 steps · 12,345 tokens (9,800 from the provider's cache) · $0.0123": what a task used.
  * The cost counts cached input at its lower price (src/llm/pricing.rs). */
@@ -62,10 +64,13 @@ export class ChatView {
   /**
    * @param {HTMLElement} root where the chat is drawn
    * @param {object} [hooks] `status` hears where the task is (null label: idle; `asking`: the
-   *   task waits for the user's answer); `answer` sends an answer to a question;
+   *   task waits for the user's answer); `answer` sends an answer to a question; `consent`,
+   *   one to a consent;
    *   `exportControl` makes the buttons shown under a task.
    * @param {(label: string | null, running: boolean, asking?: boolean) => void} [hooks.status]
    * @param {(text: string) => Promise<boolean>} [hooks.answer]
+   * @param {(id: number, answer: string) => Promise<boolean>} [hooks.consent] sends the answer
+   *   to a consent; without it (a past conversation) a consent shows no buttons
    * @param {(taskId: string) => Node | null} [hooks.exportControl]
    */
   constructor(root, hooks = {}) {
@@ -141,7 +146,7 @@ export class ChatView {
   }
 
   static renderActions(card, actions) {
-    card.querySelector('.actions')?.remove();
+    const old = card.querySelector('.actions');
     const list = el('ul', 'actions');
     for (const action of actions) {
       const item = el('li', 'action');
@@ -160,7 +165,9 @@ export class ChatView {
       } else item.append(described);
       list.append(item);
     }
-    card.append(list);
+    // In the place of the list it replaces: a consent or a question asked after it stays below.
+    if (old) old.replaceWith(list);
+    else card.append(list);
   }
 
   /** The step's screenshot as a thumbnail; a click shows it at full width, another shrinks it. */
@@ -218,6 +225,50 @@ export class ChatView {
     box.append(form);
     card.append(box);
     input.focus();
+  }
+
+  /** A consent the task waits for, in its step's card: with buttons in the live chat, focused
+   * (the task waits for nothing else); a repeat of one shown replaces it. */
+  renderConsent(card, consent) {
+    for (const box of this.root.querySelectorAll('.consent')) {
+      if (/** @type {HTMLElement} */ (box).dataset.consentId === String(consent.id) && !box.classList.contains('answered')) box.remove();
+    }
+    const choose = this.hooks.consent ? (answer) => this.hooks.consent(consent.id, answer) : undefined;
+    const box = consentBox(consent, choose);
+    card.append(box);
+    if (choose) /** @type {HTMLElement | null} */ (box.querySelector('button'))?.focus();
+    return box;
+  }
+
+  /** A consent of the step in `card` and its answer: its box, answered, whether or not it was
+   * shown asking. */
+  renderDecided(card, decision) {
+    const id = String(decision.consent.id);
+    let box = /** @type {HTMLElement | undefined} */ ([...card.querySelectorAll('.consent')]
+      .find((shown) => /** @type {HTMLElement} */ (shown).dataset.consentId === id));
+    if (box?.classList.contains('answered')) return;
+    if (!box) {
+      box = consentBox(decision.consent);
+      card.append(box);
+    }
+    showDecision(box, decision.answer);
+  }
+
+  /** The box of consent `id` still waiting for an answer (the latest one), or null. */
+  openConsent(id) {
+    const open = [...this.root.querySelectorAll('.consent:not(.answered)')]
+      .filter((box) => /** @type {HTMLElement} */ (box).dataset.consentId === String(id));
+    return /** @type {HTMLElement | null} */ (open.pop() ?? null);
+  }
+
+  /** Shows `consent` as waiting, unless it is shown already: for a panel that learnt of it from
+   * where the task stands (`pending_consent`) rather than from the event. */
+  showPendingConsent(consent) {
+    if (this.openConsent(consent.id)) return;
+    const card = [...this.steps.values()].pop();
+    if (!card) return;
+    this.renderConsent(card, consent);
+    this.status(t('statusWaitingAnswer'), true, true);
   }
 
   renderFinal(event) {
@@ -290,6 +341,9 @@ export class ChatView {
         card.querySelector('.plan')?.remove();
         if (record.output?.plan?.length) goal.after(ChatView.planList(record.output.plan));
         ChatView.renderActions(card, record.actions);
+        // What the person was asked in the step and answered, as the record keeps it: a past
+        // conversation's only account of it, and a panel's that missed the events.
+        for (const decision of record.decisions ?? []) this.renderDecided(card, decision);
         card.querySelector('.step-error')?.remove();
         if (record.error) {
           const problem = el('div', 'step-error');
@@ -305,6 +359,8 @@ export class ChatView {
         break;
       }
       case 'task_restored': {
+        // A consent the stopped worker was waiting for is asked again by the step done again.
+        for (const box of this.root.querySelectorAll('.consent:not(.answered)')) box.remove();
         // The step under way when the worker stopped is done again: the note goes before it.
         const note = el('p', 'restored', t('restoredNote', [event.step, event.steps_kept]));
         const redone = this.steps.get(event.step);
@@ -336,9 +392,20 @@ export class ChatView {
         this.status(t('statusRunning'), true);
         break;
       }
+      case 'consent_asked':
+        this.renderConsent(this.stepCard(event.step), event.consent);
+        this.status(t('statusWaitingAnswer'), true, true);
+        break;
+      case 'consent_answered': {
+        const box = this.openConsent(event.id);
+        if (box) showDecision(box, event.answer);
+        this.status(t('statusRunning'), true);
+        break;
+      }
       case 'task_finished':
         this.renderFinal(event);
         for (const form of this.root.querySelectorAll('.question form')) form.remove();
+        for (const box of this.root.querySelectorAll('.consent:not(.answered)')) showUnanswered(box);
         this.status(event.end.kind === 'done' ? t('statusDone') : null, false);
         break;
       default:

@@ -131,6 +131,17 @@ const live = new ChatView($('log'), {
     }
     return true;
   },
+  // A consent's answer (allow once, for the task, always, deny); the box shows the decision
+  // when the worker's consent_answered comes, which every open panel draws alike.
+  async consent(id, answer) {
+    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('../types/to-core').ConsentAnswer} */ (answer) });
+    if (reply.type === 'refused') {
+      showNotice(reply);
+      return false;
+    }
+    showNotice('');
+    return true;
+  },
   exportControl,
 });
 
@@ -586,6 +597,9 @@ function resync() {
         if (status.from + i >= sync.next) render(event);
       });
       drawWaiting();
+      // A consent the task waits for is shown with its buttons, even when the log the panel
+      // was sent no longer holds the event that asked it.
+      if (status.state?.pending_consent) live.showPendingConsent(status.state.pending_consent);
       sync.next = Math.max(sync.next, status.from + status.events.length);
       if (!status.running && running) setRunning(false);
     } else if (status.type === 'refused') {

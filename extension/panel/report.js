@@ -9,6 +9,7 @@
 import { t, formatTime, uiLanguage, coreText } from '../i18n.js';
 import { ChatView, describeEnd, usageLine } from './chat-view.js';
 import { markdownFragment } from './markdown-view.js';
+import { consentTitle, consentAct, consentReason, decisionText } from './consent-view.js';
 
 const STYLE = `
   body { font: 15px/1.5 system-ui, sans-serif; max-width: 980px; margin: 2rem auto; padding: 0 1rem; color: #1b1d21; }
@@ -19,7 +20,9 @@ const STYLE = `
   .step h3 { margin: 0 0 .25rem; font-size: .95rem; } .goal { font-weight: 600; margin: .25rem 0; }
   .eval { color: #555; font-style: italic; margin: .25rem 0; }
   ul { padding-left: 1.1rem; margin: .25rem 0; } code { font-size: .85rem; } ul.plan { list-style: none; padding: 0; font-size: .85rem; }
-  .error { color: #b3261e; } .shot { width: 100%; border: 1px solid #ccc; border-radius: 4px; }
+  .error { color: #b3261e; } .consent { border-left: 3px solid #0d8078; padding: .25rem .6rem; margin: .5rem 0; }
+  .consent.held_act, .consent.data_crossing { border-left-color: #b3261e; } .consent p { margin: .15rem 0; }
+  .consent .decision { font-weight: 600; } .shot { width: 100%; border: 1px solid #ccc; border-radius: 4px; }
   .final { background: #eef7ee; border-radius: 8px; padding: .75rem 1rem; margin-top: 1rem; }
   .final.failed { background: #fbeeee; } .final .label { font-weight: 700; }
   .markdown table { border-collapse: collapse; } .markdown td, .markdown th { border: 1px solid #ccc; padding: .2rem .4rem; }
@@ -74,6 +77,14 @@ export function sessionReportHtml(tasks, exportedAt = Date.now()) {
         const item = add(list, 'li');
         add(item, 'code', coreText({ message: action.description, locale_text: action.description_locale_text }));
         if (action.result) add(item, 'div', `${action.result.is_error ? '✗' : '✓'} ${action.result.message}`, action.result.is_error ? 'error' : undefined);
+      }
+      // What the person was asked and answered in the step.
+      for (const { consent, answer } of record.decisions ?? []) {
+        const box = add(text, 'div', undefined, `consent ${consent.kind}`);
+        add(box, 'p', consentTitle(consent.kind), 'meta');
+        add(box, 'p', consentAct(consent));
+        add(box, 'p', t('consentWhy', [consentReason(consent)]), 'meta');
+        add(box, 'p', decisionText(consent.kind, answer, consent.site), 'decision');
       }
       if (record.error) {
         add(text, 'p', coreText({ message: record.error, locale_text: record.error_locale_text }), 'error');

@@ -433,12 +433,27 @@ impl Guard {
     }
 }
 
-/// "click \"Place order\" on shop.example".
+/// "click Place order on shop.example": the act as the person reads it, without the number
+/// the model knows the element by.
 fn act_on(described: &crate::message::Said, site: &str) -> crate::message::Said {
+    let mut text = described.text.clone();
+    text.args = text.args.iter().map(|a| without_index(a)).collect();
     crate::message::Said {
-        english: format!("{} on {site}", described.english),
-        text: LocaleText::new("consent_act_on", [site]).because(described.text.clone()),
+        english: format!("{} on {site}", without_index(&described.english)),
+        text: LocaleText::new("consent_act_on", [site]).because(text),
     }
+}
+
+/// `text` without an element's number (`[12] `) where it has one.
+fn without_index(text: &str) -> String {
+    if let Some(open) = text.find('[') {
+        if let Some(close) = text[open..].find("] ").map(|c| open + c) {
+            if close > open + 1 && text[open + 1..close].bytes().all(|b| b.is_ascii_digit()) {
+                return format!("{}{}", &text[..open], &text[close + 2..]);
+            }
+        }
+    }
+    text.to_string()
 }
 
 /// The part of a URL that can carry data (its path, query and fragment), its escapes read.

@@ -1,10 +1,12 @@
 // Every state a person meets in the side panel and the options page, walked in order: idle,
-// asking, queued and pausing, ended with an answer, ended on an error, a task too long, the
-// history, a past conversation, the skill form, the first-run setup, the options page. At each
-// state `check(page, state)` runs (axe, a screenshot). Used in English and in Chinese
-// (a11y.test.mjs, a11y-zh.test.mjs); the task texts are what a person types, so they stay.
-import { runTask, runTaskToEnd, newConversation } from './harness.mjs';
+// asking, queued and pausing, ended with an answer, an order waiting for the person's yes and
+// then denied, ended on an error, a task too long, the history, a past conversation, the skill
+// form, the first-run setup, the options page. At each state `check(page, state)` runs (axe, a
+// screenshot). Used in English and in Chinese (a11y.test.mjs, a11y-zh.test.mjs); the task texts
+// are what a person types, so they stay.
+import { runTask, runTaskToEnd, newConversation, manualConsents } from './harness.mjs';
 import { answer } from './mock-llm.mjs';
+import { findIndex, stepsDone } from './state.mjs';
 
 /** Waits until the status pill says one of the messages named. */
 function pillSays(panel, names) {
@@ -44,6 +46,26 @@ export async function walkPanelStates(world, check) {
   await panel.click('#pause');
   await panel.locator('#log .final').nth(1).waitFor({ timeout: 30_000 });
   await check(panel, 'answered');
+
+  // An order held for the person's yes (tests/e2e/fixtures/consent/shop.html), then denied.
+  const shop = await h.openFixture('consent/shop.html');
+  world.setPolicy((state) => (stepsDone(state) === 0
+    ? answer('Place the order', [{ click: { index: findIndex(state, 'Place order') } }])
+    : answer('Report', [{ done: { text: 'The order was not placed.', success: false } }])));
+  await manualConsents(panel);
+  await shop.bringToFront();
+  await panel.bringToFront();
+  const finals = await panel.locator('#log .final').count();
+  await runTask(panel, 'Order the blue mug');
+  await panel.locator('#log .consent .consent-choice').first().waitFor({ timeout: 30_000 });
+  await check(panel, 'consent-asking');
+  await panel.locator('#log .consent .consent-choice[data-answer="deny"]').click();
+  await panel.locator('#log .final').nth(finals).waitFor({ timeout: 30_000 });
+  // The decision in view (the chat scrolled to the task's end).
+  await panel.locator('#log .consent.answered').last().evaluate((box) => box.scrollIntoView({ block: 'start' }));
+  await check(panel, 'consent-answered');
+  await panel.evaluate(() => { globalThis.tabwrightManualConsent = false; });
+  await shop.close();
 
   world.setPolicy(() => ({ status: 401, body: { error: { message: 'Incorrect API key provided.' } } }));
   await runTaskToEnd(panel, 'Try once more');
