@@ -499,7 +499,14 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         // The person's guard: made from the page the task starts on; a page outside the task's
         // sites (a redirect, a tab a page opened) waits for the person's yes, or is left.
         if self.guard.is_none() {
-            self.guard = Some(Guard::new(self.sites.policy, &self.sites.always, page.url(), &self.task));
+            let mut guard = Guard::new(self.sites.policy, &self.sites.always, page.url(), &self.task);
+            // The search engines `search` offers are read like the task's own sites: a query
+            // is the task's business, not another site's data.
+            use crate::actions::SearchEngine;
+            for engine in [SearchEngine::Duckduckgo, SearchEngine::Google, SearchEngine::Bing] {
+                guard.allow_reading_freely(&engine.results_url(""));
+            }
+            self.guard = Some(guard);
         }
         match self.page_allowed(n, &page, &mut record).await {
             Err(Stopped) => return (Some(record), StepEnd::End(TaskEnd::Stopped)),

@@ -177,6 +177,15 @@ impl Guard {
         })
     }
 
+    /// Lets the task read `url`'s site, and carry data to it, without asking (a search
+    /// engine): acting there still asks.
+    pub fn allow_reading_freely(&mut self, url: &str) {
+        if let Some(site) = site_of_url(url) {
+            self.scope.read.insert(site.clone());
+            self.scope.start.insert(site);
+        }
+    }
+
     /// Whether one action may run now.
     pub fn check(&self, c: &Check<'_>) -> Verdict {
         let once = |kind| c.allowed_once.contains(&kind);

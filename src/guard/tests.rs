@@ -151,6 +151,18 @@ fn a_new_site_is_asked_for_reading_and_again_for_acting() {
 }
 
 #[test]
+fn a_search_engine_is_read_freely_but_not_acted_on() {
+    let mut guard = Guard::new(SitePolicy::Ask, &[], MAIL, "");
+    guard.note_read(MAIL, "Order ACME-4471 shipped");
+    guard.allow_reading_freely("https://duckduckgo.com/?q=");
+    let search = Guarded::Open { url: "https://duckduckgo.com/?q=ACME-4471".into() };
+    assert_eq!(check(&guard, &search, None, MAIL), Verdict::Go);
+    let field = ActFacts { document_url: "https://duckduckgo.com/".into(), ..ActFacts::default() };
+    let typed = Guarded::Element { index: 1, how: ElementAct::Type, text: Some("x".into()) };
+    assert_eq!(asked(check(&guard, &typed, Some(&field), "https://duckduckgo.com/")).kind, ConsentKind::NewSite);
+}
+
+#[test]
 fn a_visit_allowed_once_is_one_visit() {
     let mut guard = Guard::new(SitePolicy::Ask, &[], MAIL, "");
     let consent = asked(guard.check_page("https://news.example/story"));
