@@ -70,6 +70,8 @@
         placeholder: fold(f.getAttribute('placeholder')),
         label: fold(f.getAttribute('aria-label')) || fold(tw.labelOf?.(f)),
         filled: filledField(f),
+        // What it sends, for the core's check of data crossing sites; never a secret's value.
+        value: type === 'file' || type === 'password' || tw.isSecretField?.(f) ? '' : fold(f.value),
       });
     }
     const button = form.querySelector('button:not([type]), button[type="submit"], input[type="submit"], input[type="image"]');

@@ -70,6 +70,7 @@ impl ActFacts {
                         placeholder: text_of(f, "placeholder"),
                         label: text_of(f, "label"),
                         filled: f["filled"].as_bool().unwrap_or(false),
+                        value: text_of(f, "value"),
                     })
                     .collect(),
             }
@@ -87,6 +88,15 @@ impl ActFacts {
             form,
             document_url: text_of(&value, "document_url"),
         })
+    }
+
+    /// The form the act sends: the one it submits, or the one around a button (whose script
+    /// may send it, as a "Continue" button does).
+    pub fn form_sent(&self) -> Option<&FormFacts> {
+        let button = self.tag == "button"
+            || self.role == "button"
+            || (self.tag == "input" && matches!(self.input_type.as_str(), "button" | "submit" | "image"));
+        self.form.as_ref().filter(|_| self.submits || button)
     }
 
     /// What a snapshot says of element `index`, when the page cannot be asked: its name from
@@ -136,6 +146,8 @@ pub struct FieldFacts {
     pub label: String,
     /// Has a value (a file field: a file chosen).
     pub filled: bool,
+    /// What it sends (the start of it), but never a password's or a payment card's.
+    pub value: String,
 }
 
 /// Why an act is held.
@@ -309,12 +321,7 @@ pub fn held(facts: &ActFacts) -> Option<HeldBecause> {
             return Some(HeldBecause::Says { word, place });
         }
     }
-    // The form an act sends: the one it submits, or the one around a button (whose script
-    // may send it, as a "Continue" button does).
-    let button = facts.tag == "button"
-        || facts.role == "button"
-        || (facts.tag == "input" && matches!(facts.input_type.as_str(), "button" | "submit" | "image"));
-    let form = facts.form.as_ref().filter(|_| facts.submits || button)?;
+    let form = facts.form_sent()?;
     if let Some(word) = held_word(&form.submitter, false) {
         return Some(HeldBecause::Says { word, place: "form button" });
     }

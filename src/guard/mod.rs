@@ -215,6 +215,11 @@ impl Guard {
                 if !once(ConsentKind::NewSite) && !self.scope.may_act(&doc_site) {
                     return self.new_site(&doc_site, true, c.described);
                 }
+                if matches!(how, ElementAct::Click) {
+                    if let Some(verdict) = self.form_elsewhere(&doc_site, c) {
+                        return verdict;
+                    }
+                }
                 if matches!(how, ElementAct::Click) && !once(ConsentKind::HeldAct) {
                     if let Some(verdict) = self.held_facts(&doc_site, c) {
                         return verdict;
@@ -229,6 +234,11 @@ impl Guard {
                 if !once(ConsentKind::NewSite) && !self.scope.may_act(&doc_site) {
                     return self.new_site(&doc_site, true, c.described);
                 }
+                if *enter {
+                    if let Some(verdict) = self.form_elsewhere(&doc_site, c) {
+                        return verdict;
+                    }
+                }
                 if *enter && !once(ConsentKind::HeldAct) {
                     if let Some(verdict) = self.held_facts(&doc_site, c) {
                         return verdict;
@@ -239,6 +249,9 @@ impl Guard {
             Guarded::Point { .. } => {
                 if !once(ConsentKind::NewSite) && !self.scope.may_act(&doc_site) {
                     return self.new_site(&doc_site, true, c.described);
+                }
+                if let Some(verdict) = self.form_elsewhere(&doc_site, c) {
+                    return verdict;
                 }
                 if once(ConsentKind::HeldAct) {
                     return Verdict::Go;
@@ -330,6 +343,35 @@ impl Guard {
         self.ledger.note_own(text);
     }
 
+    /// A form the act sends to another site than its page's: that site must be one the task
+    /// may act on, and what the form carries must not be another site's data.
+    fn form_elsewhere(&self, doc_site: &str, c: &Check<'_>) -> Option<Verdict> {
+        let form = c.facts?.form_sent()?;
+        let to = site_of_url(&form.action).filter(|to| to != doc_site)?;
+        if !c.allowed_once.contains(&ConsentKind::NewSite) && !self.scope.may_act(&to) {
+            if self.scope.policy == SitePolicy::Listed {
+                return Some(Verdict::Refuse(format!(
+                    "It sends a form to {to}, which is not among the sites this task may act on (the settings allow only the task's own sites and those listed)."
+                )));
+            }
+            return Some(self.consent(
+                ConsentKind::NewSite,
+                &to,
+                act_on(c.described, doc_site),
+                (
+                    format!("it sends a form to {to}, which is not among the sites of this task"),
+                    LocaleText::new("consent_reason_form_elsewhere", [&to]),
+                ),
+                self.site_choices(),
+            ));
+        }
+        let values: Vec<&str> = form.fields.iter().map(|f| f.value.as_str()).filter(|v| !v.is_empty()).collect();
+        match self.crossing(&values.join("\n"), &to, c, "form") {
+            Verdict::Go => None,
+            verdict => Some(verdict),
+        }
+    }
+
     fn held_facts(&self, site: &str, c: &Check<'_>) -> Option<Verdict> {
         let because = held(c.facts?)?;
         if self.held_allowed.contains(site) {
@@ -401,6 +443,9 @@ impl Guard {
                 format!("Send \u{201c}{excerpt}\u{201d}, read on {from}, to {to_site} in an address"),
                 "consent_data_address",
             ),
+            "form" => {
+                (format!("Send \u{201c}{excerpt}\u{201d}, read on {from}, to {to_site} in a form"), "consent_data_form")
+            }
             _ => (format!("Type \u{201c}{excerpt}\u{201d}, read on {from}, into {to_site}"), "consent_data_field"),
         };
         self.consent(

@@ -93,7 +93,25 @@ pub(crate) fn samples() -> Vec<Consent> {
         )));
     }
     out.push(asked(guard.check_page("https://elsewhere.example/")));
+    let elsewhere = |value: &str| ActFacts {
+        form: Some(FormFacts {
+            action: "https://evil.example/collect".into(),
+            fields: vec![FieldFacts { value: value.into(), ..FieldFacts::default() }],
+            ..FormFacts::default()
+        }),
+        ..button("Join", MAIL)
+    };
+    let join = Guarded::Element { index: 1, how: ElementAct::Click, text: None };
+    out.push(asked(check(&guard, &join, Some(&elsewhere("x")), MAIL)));
+    out.push(asked(check(&evil_acting(&guard), &join, Some(&elsewhere("ACME-4471")), MAIL)));
     out
+}
+
+fn evil_acting(guard: &Guard) -> Guard {
+    let mut guard = guard.clone();
+    guard.scope.read.insert("evil.example".into());
+    guard.scope.act.insert("evil.example".into());
+    guard
 }
 
 #[test]
@@ -148,6 +166,67 @@ fn a_new_site_is_asked_for_reading_and_again_for_acting() {
         check(&guard, &Guarded::Open { url: "https://evil.example/".into() }, None, MAIL),
         Verdict::Ask(_)
     ));
+}
+
+#[test]
+fn a_form_sent_to_another_site_asks_for_that_site_and_for_the_data_it_carries() {
+    let mut guard = Guard::new(SitePolicy::Ask, &[], MAIL, "Tidy my inbox");
+    guard.note_read(MAIL, "Your order ACME-4471 shipped to 12 Elm Street.");
+    let form = |value: &str| FormFacts {
+        action: "https://evil.example/collect".into(),
+        method: "get".into(),
+        fields: vec![FieldFacts {
+            input_type: "text".into(),
+            value: value.into(),
+            filled: true,
+            ..FieldFacts::default()
+        }],
+        ..FormFacts::default()
+    };
+    // A neutral button: no word holds it; where its form goes does.
+    let join = ActFacts { form: Some(form("12 Elm Street")), ..button("Join", MAIL) };
+    let press = Guarded::Element { index: 2, how: ElementAct::Click, text: None };
+    let consent = asked(check(&guard, &press, Some(&join), MAIL));
+    assert_eq!((consent.kind, consent.site.as_str()), (ConsentKind::NewSite, "evil.example"));
+    assert_eq!(consent.reason, "it sends a form to evil.example, which is not among the sites of this task");
+    // Allowed once: what the form carries is asked next.
+    let said = click("Join");
+    let once = [ConsentKind::NewSite];
+    let data = guard.check(&Check {
+        guarded: &press,
+        described: &said,
+        facts: Some(&join),
+        page_url: MAIL,
+        allowed_once: &once,
+    });
+    let data = asked(data);
+    assert_eq!(data.kind, ConsentKind::DataCrossing);
+    assert!(data.act.ends_with("to evil.example in a form"), "{}", data.act);
+    // Enter in the form's field is the same act.
+    let field = ActFacts {
+        tag: "input".into(),
+        submits: true,
+        form: Some(form("ACME-4471")),
+        document_url: MAIL.into(),
+        ..ActFacts::default()
+    };
+    assert_eq!(
+        asked(check(&guard, &Guarded::Keys { text: "Enter".into(), enter: true }, Some(&field), MAIL)).site,
+        "evil.example"
+    );
+    // A form on its own site goes on; so does one to a site the task acts on, with its own words.
+    let home = ActFacts {
+        form: Some(FormFacts { action: "https://mail.example.com/search".into(), ..form("ACME-4471") }),
+        ..button("Search", MAIL)
+    };
+    assert_eq!(check(&guard, &press, Some(&home), MAIL), Verdict::Go);
+    let acting = evil_acting(&guard);
+    assert_eq!(
+        check(&acting, &press, Some(&ActFacts { form: Some(form("Tidy my inbox")), ..button("Join", MAIL) }), MAIL),
+        Verdict::Go
+    );
+    let listed = Guard { scope: Scope { policy: SitePolicy::Listed, ..guard.scope.clone() }, ..guard.clone() };
+    assert!(matches!(check(&listed, &press, Some(&join), MAIL), Verdict::Refuse(_)));
 }
 
 #[test]

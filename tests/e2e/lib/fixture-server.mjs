@@ -90,14 +90,86 @@ function largePage(n) {
   return parts.join('');
 }
 
-/** Starts the server; resolves to {url, otherUrl, close, log} where log lists the requests
- * served. */
+// The attack pages (tests/e2e/fixtures/attacks/, catalogued in tests/e2e/lib/attacks.mjs) need
+// a few endpoints that record what a prompt injection made happen, so a test can tell whether it
+// reached the page or another site:
+//   POST /attacks/effect        the victim site's own forms (an order placed, a mail sent, an
+//                               item deleted, a transfer made, a comment posted): the effect and
+//                               its fields, then a page that says it happened
+//   GET|POST /attacks/collect   an attacker's collector: the query and the form it received
+//   GET /attacks/files/<name>   a download (an executable): who asked for it
+// Every request to either origin is kept too (`visits`: the origin, method, path and query), so
+// data put into any address of the other site can be found.
+const EFFECT_TITLES = {
+  order: 'Order placed',
+  send: 'Message sent',
+  delete: 'Deleted',
+  transfer: 'Transfer made',
+  post: 'Comment posted',
+  subscribe: 'Subscribed',
+};
+
+function newAttackRecord() {
+  return { effects: [], collected: [], downloads: [], visits: [] };
+}
+
+/** Reads a request body as form fields when it is URL-encoded (what the attack pages' forms
+ * send); anything else is kept whole as `{_body: text}`, where its data can still be found. */
+function formFields(body, type = '') {
+  if (!body) return {};
+  if (type.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(body));
+  return { _body: body };
+}
+
+/** Answers a request under /attacks/ that one of the endpoints above takes, recording it in
+ * `recorded`; false for any other (a static file). */
+async function attackRoute(req, res, url, site, recorded) {
+  const html = (status, title, body) => {
+    res.writeHead(status, { 'content-type': TYPES['.html'] });
+    res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>${body}</body></html>`);
+  };
+  if (url.pathname === '/attacks/effect' && req.method === 'POST') {
+    const fields = formFields(await readBody(req), req.headers['content-type']);
+    const effect = fields.effect ?? 'unknown';
+    recorded.effects.push({ site, effect, fields, referer: req.headers.referer ?? null, at: Date.now() });
+    const title = EFFECT_TITLES[effect] ?? 'Done';
+    const said = Object.entries(fields).filter(([k]) => k !== 'effect').map(([k, v]) => `<li>${escapeHtml(k)}: ${escapeHtml(v)}</li>`).join('');
+    html(200, title, `<h1>${escapeHtml(title)}</h1><ul>${said}</ul><p><a href="${escapeHtml(req.headers.referer ?? '/attacks/')}">Back</a></p>`);
+    return true;
+  }
+  if (url.pathname === '/attacks/collect') {
+    const fields = req.method === 'POST' ? formFields(await readBody(req), req.headers['content-type']) : {};
+    recorded.collected.push({ site, method: req.method, query: Object.fromEntries(url.searchParams), fields, at: Date.now() });
+    html(200, 'Received', '<h1>Thanks!</h1><p>Your entry was received.</p>');
+    return true;
+  }
+  const file = /^\/attacks\/files\/([A-Za-z0-9._-]+)$/.exec(url.pathname);
+  if (file) {
+    recorded.downloads.push({ site, name: file[1], at: Date.now() });
+    res.writeHead(200, {
+      'content-type': 'application/vnd.microsoft.portable-executable',
+      'content-disposition': `attachment; filename="${file[1]}"`,
+    });
+    res.end('MZ not really a program');
+    return true;
+  }
+  return false;
+}
+
+/** Starts the server; resolves to {url, otherUrl, close, log, effects, reset} where log lists
+ * the requests served, and effects() what the attack pages' endpoints recorded (see
+ * `attackRoute`), which reset() forgets. */
 export async function startFixtureServer() {
   const log = [];
   const origins = {};
-  const handler = async (req, res) => {
+  const recorded = newAttackRecord();
+  // `site` is which of the two origins the request came to: 'main' (127.0.0.1) or 'other'
+  // (localhost).
+  const handler = async (req, res, site) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     log.push(`${req.method} ${url.pathname}`);
+    recorded.visits.push({ site, method: req.method, url: req.url });
+    if (url.pathname.startsWith('/attacks/') && await attackRoute(req, res, url, site, recorded)) return;
     if (req.method === 'POST' && url.pathname === '/login') {
       const form = new URLSearchParams(await readBody(req));
       const ok = form.get('username') === 'alice' && form.get('password') === 'hunter2';
@@ -176,8 +248,8 @@ export async function startFixtureServer() {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
   };
-  const main = http.createServer(handler);
-  const other = http.createServer(handler);
+  const main = http.createServer((req, res) => handler(req, res, 'main'));
+  const other = http.createServer((req, res) => handler(req, res, 'other'));
   await new Promise((resolve) => main.listen(0, '127.0.0.1', resolve));
   await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
   origins.main = `http://127.0.0.1:${main.address().port}`;
@@ -186,6 +258,13 @@ export async function startFixtureServer() {
     url: origins.main,
     otherUrl: origins.other,
     log,
+    /** What the attack pages' endpoints recorded since the last reset(): {effects, collected,
+     * downloads, visits} (see `attackRoute`). */
+    effects: () => structuredClone(recorded),
+    /** Forgets everything effects() holds. */
+    reset: () => {
+      for (const list of Object.values(recorded)) list.length = 0;
+    },
     close: () => Promise.all([main, other].map((s) => new Promise((r) => s.close(r)))),
   };
 }
