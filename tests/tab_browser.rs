@@ -674,7 +674,7 @@ fn a_question_waits_for_the_persons_answer() {
     let mut sim = Sim::new(HOME, home_page());
     let mut browser = sim.browser();
     let answers = sim.host.answers();
-    assert!(!answers.deliver("too early".into()), "no question is open");
+    assert!(!answers.deliver(0, "too early".into()), "no question is open");
     let host = sim.host.clone();
     let delivered = Rc::new(Cell::new(false));
     let flag = delivered.clone();
@@ -682,13 +682,13 @@ fn a_question_waits_for_the_persons_answer() {
         .spawner()
         .spawn_local(async move {
             host.sleep(3_000).await;
-            flag.set(host.answers().deliver("blue".into()));
+            flag.set(host.answers().deliver(0, "blue".into()));
         })
         .unwrap();
     let answer = sim.run(async move { browser.ask_human("Which colour?").await });
     assert!(delivered.get());
     assert_eq!(answer.unwrap(), "blue");
-    assert!(!answers.deliver("again".into()), "the question is closed once answered");
+    assert!(!answers.deliver(0, "again".into()), "the question is closed once answered");
 }
 
 /// All child frames of a look share one budget: a frame that answers late leaves its own

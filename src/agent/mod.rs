@@ -487,13 +487,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let mut page = page;
         if n > 1 || !self.history.is_empty() {
             if let Err(blocked) = self.firewall_allows(page.url()) {
-                self.browser.leave_blocked_page().await;
-                let mut again = match self.browser.observe().await {
-                    Ok(again) => again,
-                    Err(e) => PageState::unreadable(page.tab_id, "", e.to_string()),
-                };
-                again.notice = Some(format!("{blocked} Tabwright left that page."));
-                page = again;
+                page = self.leave(&page, &blocked.to_string()).await;
             }
         }
         // The person's guard: made from the page the task starts on; a page outside the task's
@@ -511,15 +505,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         match self.page_allowed(n, &page, &mut record).await {
             Err(Stopped) => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
             Ok(Ok(())) => {}
-            Ok(Err(why)) => {
-                self.browser.leave_blocked_page().await;
-                let mut again = match self.browser.observe().await {
-                    Ok(again) => again,
-                    Err(e) => PageState::unreadable(page.tab_id, "", e.to_string()),
-                };
-                again.notice = Some(format!("{why} Tabwright left that page."));
-                page = again;
-            }
+            Ok(Err(why)) => page = self.leave(&page, &why).await,
         }
         if let Some(guard) = self.guard.as_mut() {
             page.snapshot.each_document_text(|url, text| guard.note_read(url, text));
@@ -1088,6 +1074,17 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         record.cost_usd = if before == 0 { cost } else { record.cost_usd.zip(cost).map(|(a, b)| a + b) };
         record.usage += completion.usage;
         self.usage += completion.usage;
+    }
+
+    /// Takes the task off `page` (back, or the tab closed) and looks again; the LLM hears why.
+    async fn leave(&mut self, page: &PageState, why: &str) -> PageState {
+        self.browser.leave_blocked_page().await;
+        let mut again = match self.browser.observe().await {
+            Ok(again) => again,
+            Err(e) => PageState::unreadable(page.tab_id, "", e.to_string()),
+        };
+        again.notice = Some(format!("{why} Tabwright left that page."));
+        again
     }
 
     /// Whether the task may read the page it is on (`crate::guard::Guard::check_page`): `Err`

@@ -21,7 +21,7 @@ pub fn deliver_consent(id: u32, answer: crate::guard::ConsentAnswer) -> bool {
 
 /// Hands the person's answer to the task's open question; false when none waits.
 pub fn deliver_answer(answer: String) -> bool {
-    ANSWERS.with(|answers| answers.deliver(answer))
+    ANSWERS.with(|answers| answers.deliver(0, answer))
 }
 
 #[derive(Clone, Copy, Default)]

@@ -58,49 +58,34 @@ pub enum FrameAnswer {
     Unreadable(String),
 }
 
-/// The person's answer to the task's open question: `Some(None)` while a question waits,
-/// `Some(Some(answer))` once the side panel delivered it. Shared by the task's browser, which
-/// asks, and the worker, which delivers.
-#[derive(Clone, Default)]
-pub struct Answers(Rc<RefCell<Option<Option<String>>>>);
+/// What the person answers while the task waits on them: `Some((id, None))` while the thing
+/// numbered `id` waits, `Some((id, Some(answer)))` once delivered. Shared by the task's browser,
+/// which asks and waits, and the worker, which delivers what the side panel sent.
+pub struct Waiting<T>(Rc<RefCell<Option<Open<T>>>>);
 
-impl Answers {
-    /// Hands the person's answer to the waiting question; false when none waits.
-    pub fn deliver(&self, answer: String) -> bool {
-        let mut slot = self.0.borrow_mut();
-        match &*slot {
-            Some(None) => {
-                *slot = Some(Some(answer));
-                true
-            }
-            _ => false,
-        }
-    }
+/// What waits, by its id, and the answer once given.
+type Open<T> = (u32, Option<T>);
 
-    pub(crate) fn open(&self) {
-        *self.0.borrow_mut() = Some(None);
-    }
+/// The answer to the task's open question (`ask_human`; its id is always 0).
+pub type Answers = Waiting<String>;
+/// The answer to the task's open consent (`crate::guard`).
+pub type Consents = Waiting<crate::guard::ConsentAnswer>;
 
-    pub(crate) fn answer(&self) -> Option<String> {
-        self.0.borrow().clone().flatten()
-    }
-
-    pub(crate) fn close(&self) {
-        *self.0.borrow_mut() = None;
+impl<T> Clone for Waiting<T> {
+    fn clone(&self) -> Self {
+        Waiting(self.0.clone())
     }
 }
 
-/// The person's answer to the task's open consent: `Some((id, None))` while consent `id`
-/// waits, `Some((id, Some(answer)))` once delivered. Shared like `Answers`.
-#[derive(Clone, Default)]
-pub struct Consents(Rc<RefCell<Option<OpenConsent>>>);
+impl<T> Default for Waiting<T> {
+    fn default() -> Self {
+        Waiting(Rc::default())
+    }
+}
 
-/// A consent's id and, once given, its answer.
-type OpenConsent = (u32, Option<crate::guard::ConsentAnswer>);
-
-impl Consents {
-    /// Hands the person's answer to consent `id`; false when it does not wait.
-    pub fn deliver(&self, id: u32, answer: crate::guard::ConsentAnswer) -> bool {
+impl<T: Clone> Waiting<T> {
+    /// Hands the person's answer to what waits as `id`; false when nothing does.
+    pub fn deliver(&self, id: u32, answer: T) -> bool {
         let mut slot = self.0.borrow_mut();
         match &*slot {
             Some((open, None)) if *open == id => {
@@ -115,8 +100,8 @@ impl Consents {
         *self.0.borrow_mut() = Some((id, None));
     }
 
-    pub(crate) fn answer(&self) -> Option<crate::guard::ConsentAnswer> {
-        self.0.borrow().and_then(|(_, answer)| answer)
+    pub(crate) fn answer(&self) -> Option<T> {
+        self.0.borrow().as_ref().and_then(|(_, answer)| answer.clone())
     }
 
     pub(crate) fn close(&self) {

@@ -464,6 +464,26 @@ impl<H: TabHost> TabBrowser<H> {
         }
     }
 
+    /// Waits for the person's answer to what waits as `id` in `slot` (the side panel delivers
+    /// it through the worker); the slot is closed however the wait ends (answered, or the task
+    /// stopped while waiting).
+    async fn wait_for_person<T: Clone>(&self, slot: host::Waiting<T>, id: u32) -> T {
+        struct Close<T: Clone>(host::Waiting<T>);
+        impl<T: Clone> Drop for Close<T> {
+            fn drop(&mut self) {
+                self.0.close();
+            }
+        }
+        slot.open(id);
+        let _close = Close(slot.clone());
+        loop {
+            if let Some(answer) = slot.answer() {
+                return answer;
+            }
+            self.host.sleep(ANSWER_POLL_MS).await;
+        }
+    }
+
     /// The element's frame and local index, or the error for an index that is gone.
     fn target(&self, index: u32) -> Result<crate::dom::Target, BrowserError> {
         self.stitcher.target(index).ok_or(BrowserError::ElementGone { index })
@@ -1321,41 +1341,11 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         &mut self,
         consent: &crate::guard::Consent,
     ) -> Result<crate::guard::ConsentAnswer, BrowserError> {
-        let consents = self.host.consents();
-        consents.open(consent.id);
-        // Closed however the wait ends (answered, or the task stopped while waiting).
-        struct Close(host::Consents);
-        impl Drop for Close {
-            fn drop(&mut self) {
-                self.0.close();
-            }
-        }
-        let _close = Close(consents.clone());
-        loop {
-            if let Some(answer) = consents.answer() {
-                return Ok(answer);
-            }
-            self.host.sleep(ANSWER_POLL_MS).await;
-        }
+        Ok(self.wait_for_person(self.host.consents(), consent.id).await)
     }
 
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
-        let answers = self.host.answers();
-        answers.open();
-        // Closed however the wait ends (answered, or the task stopped while waiting).
-        struct Close(host::Answers);
-        impl Drop for Close {
-            fn drop(&mut self) {
-                self.0.close();
-            }
-        }
-        let _close = Close(answers.clone());
-        loop {
-            if let Some(answer) = answers.answer() {
-                return Ok(answer);
-            }
-            self.host.sleep(ANSWER_POLL_MS).await;
-        }
+        Ok(self.wait_for_person(self.host.answers(), 0).await)
     }
 
     async fn finish(&mut self) {
