@@ -2,9 +2,9 @@
 // answer (runtime.getFrameId exists only in Firefox), and guessing by size, name or URL goes
 // wrong on real pages. So the match is made by a token nobody else can have:
 //   - a parent asks each child window it shows (postMessage "who");
-//   - the child's content script, asked by its own parent window only, gets a fresh token from
-//     the worker (a runtime message: the worker notes which frame asked, by Chrome's own
-//     account of the sender) and posts it up to the parent;
+//   - the child's content script, asked by its own parent window only, gets its frame's token
+//     from the worker (a runtime message: the worker issues one token per frame, to the frame
+//     that asked by Chrome's own account of the sender) and posts it up to the parent;
 //   - the parent takes a token only from the message whose `source` is that iframe's window —
 //     an identity, not a guess — and puts it in the frame's placeholder; the worker turns it
 //     back into the frame id it was issued to.

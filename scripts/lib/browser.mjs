@@ -18,8 +18,11 @@ export function chromiumPath() {
 /** Launches Chromium on `profileDir` with the extension loaded; resolves to
  * {context, extensionId, close}. `lang` (such as 'zh-CN') sets the browser's interface
  * language, which chrome.i18n follows (on Linux Chromium takes it from the environment).
- * `extensionDir` is the built extension to load; `args`, more Chromium flags. */
-export async function launchWithExtension(profileDir, { headless = true, lang = null, extensionDir = EXTENSION_DIR, args = [] } = {}) {
+ * `extensionDir` is the built extension to load; `extraExtensions`, more extension folders to
+ * load beside it (the id returned is still Tabwright's); `args`, more Chromium flags. */
+export async function launchWithExtension(profileDir, {
+  headless = true, lang = null, extensionDir = EXTENSION_DIR, extraExtensions = [], args = [],
+} = {}) {
   if (!existsSync(path.join(extensionDir, 'pkg', 'tabwright_bg.wasm'))) {
     throw new Error('The extension is not built: run scripts/build first.');
   }
@@ -34,7 +37,7 @@ export async function launchWithExtension(profileDir, { headless = true, lang = 
     env,
     ...(lang ? { locale: lang } : {}),
     viewport: { width: 1280, height: 900 },
-    args: [...chromiumArgs(extensionDir), ...(lang ? [`--lang=${lang}`] : []), ...args],
+    args: [...chromiumArgs([extensionDir, ...extraExtensions].join(',')), ...(lang ? [`--lang=${lang}`] : []), ...args],
   });
   return { context, extensionId: await extensionIdOf(context), close: () => context.close() };
 }
@@ -55,10 +58,11 @@ export function chromiumArgs(extensionDir) {
   ];
 }
 
-/** The extension's id, from its service worker's URL. */
-async function extensionIdOf(context) {
-  let [worker] = context.serviceWorkers();
-  if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15_000 });
+/** The id of the extension whose service worker is the file `script` (Tabwright's is the one
+ * its manifest names, boot.js), from the worker's URL. */
+export async function extensionIdOf(context, script = 'boot.js') {
+  const ours = (worker) => new URL(worker.url()).pathname === `/${script}`;
+  const worker = context.serviceWorkers().find(ours) ?? await context.waitForEvent('serviceworker', { predicate: ours, timeout: 15_000 });
   return new URL(worker.url()).host;
 }
 

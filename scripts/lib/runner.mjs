@@ -2,9 +2,16 @@
 // step as it happens, then the final answer; writes the task's history as JSON.
 //
 //   node scripts/lib/runner.mjs --task "…" [--url URL] [--out FILE] [--profile DIR] [--schema FILE]
+//                               [--confirm ask|deny|allow]
 //
 // With --schema (a JSON Schema file), the task's result is data of that shape: it is printed as
 // JSON and kept in the history's `end.data`.
+//
+// When the task asks before an act (its `consent_asked` event: a new site, an act it holds back,
+// data going from one site to another), --confirm says who answers: `allow` allows it once,
+// `deny` refuses it, and `ask` shows the act and why it was held, and reads the answer from the
+// terminal (y: once, t: for this task, a: always, when the task offers it; anything else: no).
+// The default is `ask` when stdin is a terminal, `deny` otherwise.
 //
 // LLM settings come from TABWRIGHT_LLM_PROVIDER (default openai), TABWRIGHT_LLM_BASE_URL, TABWRIGHT_LLM_MODEL, TABWRIGHT_LLM_API_KEY (and
 // TABWRIGHT_MAX_STEPS) when set; otherwise from the profile's saved options.
@@ -13,6 +20,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import readline from 'node:readline';
 import { launchWithExtension, saveSettings } from './browser.mjs';
 
 const { values: args } = parseArgs({
@@ -22,12 +30,15 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     profile: { type: 'string' },
     schema: { type: 'string' },
+    confirm: { type: 'string' },
   },
 });
-if (!args.task) {
-  console.error('usage: scripts/run --task "what to do" [--url URL] [--out history.json] [--profile DIR] [--schema result-schema.json]');
+const CONFIRM = ['ask', 'deny', 'allow'];
+if (!args.task || (args.confirm !== undefined && !CONFIRM.includes(args.confirm))) {
+  console.error('usage: scripts/run --task "what to do" [--url URL] [--out history.json] [--profile DIR] [--schema result-schema.json] [--confirm ask|deny|allow]');
   process.exit(1);
 }
+const confirm = args.confirm ?? (process.stdin.isTTY ? 'ask' : 'deny');
 let outputSchema = null;
 if (args.schema) {
   try {
@@ -53,6 +64,44 @@ function print(event) {
 }
 
 class UsageError extends Error {}
+
+// The person's answers to the task's questions before an act, one line each, from stdin.
+let answerLines = null;
+async function readAnswer(prompt) {
+  answerLines ??= readline.createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
+  process.stdout.write(prompt);
+  const { value, done } = await answerLines.next();
+  // A terminal shows what was typed; an answer from a pipe is shown here.
+  if (done || !process.stdin.isTTY) process.stdout.write(`${done ? '' : value}\n`);
+  return done ? '' : value.trim().toLowerCase();
+}
+
+const SAID = {
+  allow_once: 'allowed once',
+  allow_for_task: 'allowed for this task',
+  always: 'always allowed',
+  deny: 'denied',
+};
+
+/** The answer to one `consent_asked` event's consent, as --confirm says: given, or asked of the
+ * person at the terminal (while `keepAwake` keeps the worker busy). */
+async function decide(consent, keepAwake) {
+  const offered = (answer) => !Array.isArray(consent.choices) || consent.choices.includes(answer);
+  if (confirm === 'allow') return { answer: 'allow_once', by: '--confirm allow' };
+  if (confirm === 'deny') return { answer: 'deny', by: '--confirm deny' };
+  console.log(`  ⚑ Tabwright asks before: ${consent.act}`);
+  if (consent.reason) console.log(`    why: ${consent.reason}`);
+  const keys = ['[y] once', ...(offered('allow_for_task') ? ['[t] for this task'] : []), ...(offered('always') ? ['[a] always' + (consent.site ? ` on ${consent.site}` : '')] : [])];
+  const timer = setInterval(keepAwake, 5_000);
+  let line;
+  try {
+    line = await readAnswer(`    allow? ${keys.join(', ')}; anything else: no › `);
+  } finally {
+    clearInterval(timer);
+  }
+  const chosen = { y: 'allow_once', t: 'allow_for_task', a: 'always' }[line];
+  return { answer: chosen && offered(chosen) ? chosen : 'deny', by: 'you' };
+}
 
 const temporaryProfile = !args.profile;
 const profile = args.profile ?? mkdtempSync(path.join(os.tmpdir(), 'tabwright-run-'));
@@ -100,6 +149,12 @@ try {
       if (!status.task_id || status.task_id !== taskId || status.from !== seen) throw new Error('the service worker restarted and the task was lost');
       for (const event of status.events) {
         print(event);
+        if (event.type === 'consent_asked') {
+          const { answer, by } = await decide(event.consent, () => ask({ type: 'get_status', task_id: taskId, since: seen }).catch(() => {}));
+          const answered = await ask({ type: 'answer_consent', id: event.consent.id, answer });
+          console.log(`  ⚑ asked: ${event.consent.act} — ${SAID[answer]} by ${by}`);
+          if (answered?.type !== 'accepted') console.log(`  ✗ the answer was not taken: ${answered?.message ?? JSON.stringify(answered)}`);
+        }
         if (event.type === 'step_finished') steps.push(event.record);
         if (event.type === 'task_finished') end = event;
       }
