@@ -17,7 +17,9 @@
 //!    each (`dom::FrameSnapshot::from_json_text`: the snapshot crosses as one JSON string), stitch them (`dom::Stitcher`), draw highlights. A
 //!    page Chrome forbids (`chrome://`, the Web Store) ends the task with a clear message. A page
 //!    that cannot be read (Chrome's error page, a page too busy to answer within 15 s) is passed on
-//!    empty with a `notice` saying why, so the LLM can navigate away. With vision **on**, a
+//!    empty with a `notice` saying why, so the LLM can navigate away. A page outside the task's
+//!    sites (the guard's scope: a redirect, a tab a page opened) waits for the person's yes or is
+//!    left; what each document showed goes into the guard's ledger, under its site. With vision **on**, a
 //!    screenshot is taken too (`chrome.tabs.captureVisibleTab` when the tab is on show in its
 //!    window, so no debugging bar; the debugger otherwise); without one the step goes on, told why.
 //! 2. **Build the union** — `ActionUnion::for_page`, in two parts. *Offered* (the schema): the
@@ -60,7 +62,11 @@
 //! 6. **Act** — each action's executor, in order, with an `ActionContext` (browser, observed page,
 //!    LLM client, event sink, action options, secrets). Before it runs: the firewall checks where a
 //!    navigation-like action goes, and `<secret>name</secret>` placeholders are filled in for this
-//!    site only (the LLM's own words, kept in history, never hold a value). After: a landing on a
+//!    site only (the LLM's own words, kept in history, never hold a value); then the person's
+//!    guard (`crate::guard`, `pass_guard`): the page is asked what the element is, and an act
+//!    outside the task's sites, one that cannot be undone, or one carrying another site's text
+//!    waits for the person's yes (`consent_asked`); a "no" is the action's failed result, and
+//!    a click carries the facts it was allowed for, so the page refuses it if they changed. After: a landing on a
 //!    blocked site is left at once, and results are masked. The sequence stops after an action
 //!    that failed, changed the URL, or may change the page (`terminates_sequence`), before an
 //!    index-based action once new elements appeared, and at a pause. `done` ends the task. What
