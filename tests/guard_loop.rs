@@ -155,6 +155,10 @@ impl Browser for Pages {
         self.0.borrow_mut().expected.push(of);
     }
 
+    async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
+        Ok("My order is ACME-4471".into())
+    }
+
     async fn ask_consent(&mut self, consent: &Consent) -> Result<ConsentAnswer, BrowserError> {
         let mut world = self.0.borrow_mut();
         world.asked.push(consent.clone());
@@ -340,4 +344,25 @@ fn the_honest_task_on_the_same_pages_asks_nothing() {
     let (history, ..) = run(pages.clone(), "What does the blue kettle cost?", honest);
     assert!(pages.0.borrow().asked.is_empty());
     assert!(matches!(history.end, tabwright::agent::TaskEnd::Done { ref text, .. } if text.contains("£24.00")));
+}
+
+#[test]
+fn what_the_person_answered_is_theirs_to_send_anywhere() {
+    fn ask_then_post(state: &str, _body: &Value) -> Reply {
+        match steps_done(state) {
+            0 => output("Ask", json!([{"ask_human": {"question": "Which order is it about?"}}])),
+            1 => output("Go to the forum", json!([{"navigate": {"url": FORUM}}])),
+            2 => {
+                let field = index_of(state, "placeholder=Reply").expect("the reply field");
+                output("Post it", json!([{"input": {"index": field, "text": "My order is ACME-4471"}}]))
+            }
+            _ => output("End", json!([{"done": {"text": "Posted.", "success": true}}])),
+        }
+    }
+    let pages = Pages::at(MAIL);
+    pages.0.borrow_mut().answers = VecDeque::from([ConsentAnswer::AllowForTask, ConsentAnswer::AllowForTask]);
+    run(pages.clone(), "Ask me which order, then post it on the forum thread", ask_then_post);
+    let world = pages.0.borrow();
+    assert_eq!(world.typed, [(FORUM.to_string(), "My order is ACME-4471".to_string())]);
+    assert!(world.asked.iter().all(|c| c.kind == ConsentKind::NewSite), "{:?}", world.asked);
 }

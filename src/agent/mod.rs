@@ -790,9 +790,15 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                     }
                 },
             };
-            // What an action read from the page (an extraction, matches) is the page's site's.
-            if let (Some(detail), Some(guard)) = (&result.detail, self.guard.as_mut()) {
-                guard.note_read(page.url(), detail);
+            // What an action read from the page (an extraction, matches) is the page's site's;
+            // what the person answered is theirs, free to go anywhere.
+            if let Some(guard) = self.guard.as_mut() {
+                if let Some(detail) = &result.detail {
+                    guard.note_read(page.url(), detail);
+                }
+                if name == "ask_human" && !result.is_error {
+                    guard.note_own(&result.message);
+                }
             }
             let done = result.done.clone();
             let stop_here = result.is_error || terminates || result.navigated_to.is_some();
