@@ -205,10 +205,15 @@ pub struct Agent<B, T, E, C> {
     /// The person's guard over the task (`crate::guard`): made at the first step, from the
     /// page the task starts on; a restored task gets its saved one.
     guard: Option<Guard>,
-    /// Keeps the guard's state for a restarted worker, as JSON text, after each step.
-    guard_keeper: Option<Box<dyn Fn(String)>>,
+    /// Keeps the guard's state for a restarted worker after each step (`guard::Kept`).
+    guard_keeper: Option<Box<dyn Fn(crate::guard::Kept)>>,
+    /// The step after which the guard was last kept whole.
+    guard_kept_whole_at: u32,
 }
 
+/// The guard is kept whole at least every this many steps (and what the ledger added since,
+/// after each of the others): a long task's ledger of 256 KB is not written out every step.
+const GUARD_WHOLE_EVERY: u32 = 20;
 /// How long a vision screenshot may take before the step goes on without it.
 const SCREENSHOT_MS: u32 = 10_000;
 /// After summarising old steps failed, this many steps pass before it is tried again.
@@ -278,6 +283,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             sites: settings.sites,
             guard: None,
             guard_keeper: None,
+            guard_kept_whole_at: 0,
         }
     }
 
@@ -288,8 +294,9 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self
     }
 
-    /// Hands the guard's state, as JSON text, to `keep` after each step, for a restarted worker.
-    pub fn keeping_guard(mut self, keep: impl Fn(String) + 'static) -> Self {
+    /// Hands the guard's state to `keep` after each step, for a restarted worker: whole every
+    /// few steps and after each answer, else only what the ledger added since.
+    pub fn keeping_guard(mut self, keep: impl Fn(crate::guard::Kept) + 'static) -> Self {
         self.guard_keeper = Some(Box::new(keep));
         self
     }
@@ -424,7 +431,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
             self.events.emit(AgentEvent::StepStarted { v: V, step: n, max_steps: self.limits.max_steps });
             let (record, end) = self.step(n).await;
-            self.keep_guard();
+            self.keep_guard(n >= self.guard_kept_whole_at + GUARD_WHOLE_EVERY);
             if let Some(record) = record {
                 let record = self.redacted(record);
                 failures = if record.failed() { failures + 1 } else { 0 };
@@ -1215,16 +1222,22 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             answer,
         });
         record.decisions.push(Decision { consent, answer });
-        self.keep_guard();
+        self.keep_guard(true);
         Ok(answer)
     }
 
-    /// Hands the guard's state to the keeper (a restarted worker reads it).
-    fn keep_guard(&self) {
-        if let (Some(keep), Some(guard)) = (&self.guard_keeper, &self.guard) {
+    /// Hands the guard's state to the keeper (a restarted worker reads it): `whole`, or what
+    /// the ledger added since it was last kept whole.
+    fn keep_guard(&mut self, whole: bool) {
+        let (Some(keep), Some(guard)) = (&self.guard_keeper, self.guard.as_mut()) else { return };
+        if whole {
+            guard.ledger.saved_whole();
             if let Ok(text) = serde_json::to_string(guard) {
-                keep(text);
+                keep(crate::guard::Kept::Whole(text));
             }
+            self.guard_kept_whole_at = self.history.last().map_or(0, |r| r.step);
+        } else {
+            keep(crate::guard::Kept::Added(guard.ledger.added_text()));
         }
     }
 

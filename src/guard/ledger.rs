@@ -97,6 +97,18 @@ pub struct Ledger {
     /// Pieces of all sites together.
     #[serde(skip)]
     total: usize,
+    /// The pieces added since the ledger was last saved whole, by site, oldest first: saved
+    /// after each step on their own, a small text where the whole ledger is up to 256 KB.
+    #[serde(skip)]
+    since_saved: Vec<(String, Vec<u32>)>,
+}
+
+/// The pieces one site showed since the last whole save, as saved.
+#[derive(Serialize)]
+struct Added<'a> {
+    site: &'a str,
+    #[serde(serialize_with = "packed_vec")]
+    pieces: &'a [u32],
 }
 
 fn packed_vec<S: serde::Serializer>(pieces: &[u32], s: S) -> Result<S::Ok, S::Error> {
@@ -176,6 +188,11 @@ impl Ledger {
         if site.is_empty() || text.trim().is_empty() {
             return;
         }
+        self.add_pieces(site, &pieces(text));
+    }
+
+    /// Adds pieces `site` showed (read from a text, or from what a saved task had noted).
+    pub fn add_pieces(&mut self, site: &str, new: &[u32]) {
         let at = match self.sites.iter().position(|s| s.site == site) {
             Some(at) => {
                 // Read again: now the most recent.
@@ -192,11 +209,20 @@ impl Ledger {
                 self.sites.len() - 1
             }
         };
-        let mut added = 0;
-        for piece in pieces(text) {
-            added += usize::from(self.sites[at].add(piece));
+        let mut added = Vec::new();
+        for &piece in new {
+            if self.sites[at].add(piece) {
+                added.push(piece);
+            }
         }
-        self.total += added;
+        self.total += added.len();
+        // Kept apart too until the next whole save (`since_saved`).
+        if !added.is_empty() {
+            match self.since_saved.last_mut() {
+                Some((last, pieces)) if last == site => pieces.extend(added),
+                _ => self.since_saved.push((site.to_string(), added)),
+            }
+        }
         // Over the bound: the oldest pieces of the site read longest ago go first.
         while self.total > MAX_PIECES {
             let Some(oldest) = self.sites.first_mut() else { break };
@@ -252,7 +278,7 @@ impl Ledger {
         }
         let own = Vec::from(packed::read(value["own"].as_str()?)?);
         let keep = sites.len().saturating_sub(MAX_SITES);
-        Some(Ledger { sites: sites.split_off(keep), own, total: 0 }.restored())
+        Some(Ledger { sites: sites.split_off(keep), own, total: 0, since_saved: Vec::new() }.restored())
     }
 
     /// After reading a saved ledger: the look-up sets again.
@@ -262,6 +288,29 @@ impl Ledger {
         }
         self.total = self.sites.iter().map(|s| s.pieces.len()).sum();
         self
+    }
+
+    /// The pieces added since the ledger was last saved whole, as JSON text (read back by
+    /// `add_saved`).
+    pub fn added_text(&self) -> String {
+        let added: Vec<Added<'_>> = self.since_saved.iter().map(|(site, pieces)| Added { site, pieces }).collect();
+        serde_json::to_string(&added).unwrap_or_default()
+    }
+
+    /// The ledger was saved whole: nothing is added since.
+    pub fn saved_whole(&mut self) {
+        self.since_saved.clear();
+    }
+
+    /// Adds what `added_text` wrote (a saved task's pieces since its last whole save).
+    pub fn add_saved(&mut self, added: &serde_json::Value) {
+        for entry in added.as_array().into_iter().flatten() {
+            if let (Some(site), Some(pieces)) =
+                (entry["site"].as_str(), entry["pieces"].as_str().and_then(packed::read))
+            {
+                self.add_pieces(site, &Vec::from(pieces));
+            }
+        }
     }
 
     /// The sites it remembers, read longest ago first.
@@ -338,6 +387,7 @@ mod tests {
         // The newest pieces are kept.
         let last = format!("w{} w{} w{}", MAX_PIECES * 2 - 3, MAX_PIECES * 2 - 2, MAX_PIECES * 2 - 1);
         assert!(ledger.crossing(&last, "other.example", &[]).is_some());
+        ledger.saved_whole();
         let text = serde_json::to_string(&ledger).unwrap();
         assert!(text.len() < MAX_PIECES * 6, "{} bytes saved", text.len());
         let read = Ledger::from_value(&crate::json::from_text(&text).unwrap()).unwrap();
@@ -348,5 +398,22 @@ mod tests {
         let small = Ledger::from_value(&serde_json::to_value(&small).unwrap()).unwrap();
         assert_eq!(Ledger::from_value(&serde_json::json!({"sites": [{"site": "a", "pieces": "!"}], "own": ""})), None);
         assert!(small.crossing("code X18-000018", "x.example", &[]).is_some());
+    }
+
+    #[test]
+    fn what_was_added_since_the_last_whole_save_is_saved_apart_and_read_back() {
+        let mut ledger = Ledger::default();
+        ledger.note("a.example", "Order ACME-4471 shipped");
+        ledger.saved_whole();
+        let whole = serde_json::to_value(&ledger).unwrap();
+        ledger.note("b.example", "Ticket TK-88120 opened");
+        ledger.note("a.example", "Order ACME-4471 shipped");
+        let added = ledger.added_text();
+        assert!(added.contains("b.example") && !added.contains("a.example"), "only what is new: {added}");
+        let mut read = Ledger::from_value(&whole).unwrap();
+        assert!(read.crossing("TK-88120", "x.example", &[]).is_none());
+        read.add_saved(&crate::json::from_text(&added).unwrap());
+        assert_eq!(read.crossing("TK-88120", "x.example", &[]).map(|c| c.from_site), Some("b.example".into()));
+        assert!(read.crossing("ACME-4471", "x.example", &[]).is_some());
     }
 }

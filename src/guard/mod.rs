@@ -95,6 +95,14 @@ pub struct Decision {
     pub answer: ConsentAnswer,
 }
 
+/// The guard's state as kept for a restarted worker: whole (every few steps, and after each
+/// answer), or only the ledger's pieces added since (after every other step), each as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kept {
+    Whole(String),
+    Added(String),
+}
+
 /// What an action does, as far as the guard is concerned (`Action::guarded`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Guarded {

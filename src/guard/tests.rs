@@ -356,6 +356,7 @@ fn the_guard_survives_a_restart_as_it_was() {
     guard.note_read(MAIL, "Order ACME-4471 shipped");
     guard.held_allowed.insert("shop.example".into());
     guard.last_id = 7;
+    guard.ledger.saved_whole();
     let text = serde_json::to_string(&guard).unwrap();
     let read = Guard::from_value(&crate::json::from_text(&text).unwrap()).unwrap();
     assert_eq!(Guard::from_value(&serde_json::json!({"scope": {}})), None);

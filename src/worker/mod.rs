@@ -667,11 +667,20 @@ impl<H: WorkerHost> TaskHost<H> {
             // The guard's state, for a restarted worker: written once the running work waits
             // (writes of one key come down to the newest).
             let (host, task_id) = (host.clone(), saved.task_id.clone());
-            agent = agent.keeping_guard(move |guard| {
+            agent = agent.keeping_guard(move |kept| {
                 let (writer, task_id) = (host.clone(), task_id.clone());
                 host.spawn(Box::pin(async move {
-                    let text = move || Ok(saved::guard_text(&task_id, &guard));
-                    writer.write_saved(saved::GUARD_KEY.into(), Box::new(text)).await
+                    // Whole: what was added before is in it, so the added pieces start again.
+                    let (key, text, added) = match kept {
+                        crate::guard::Kept::Whole(text) => (saved::GUARD_KEY, text, Some("[]".to_string())),
+                        crate::guard::Kept::Added(text) => (saved::GUARD_ADDED_KEY, text, None),
+                    };
+                    let id = task_id.clone();
+                    writer.write_saved(key.into(), Box::new(move || Ok(saved::guard_text(&id, &text)))).await;
+                    if let Some(none) = added {
+                        let text = move || Ok(saved::guard_text(&task_id, &none));
+                        writer.write_saved(saved::GUARD_ADDED_KEY.into(), Box::new(text)).await;
+                    }
                 }));
             });
         }

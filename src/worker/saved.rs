@@ -14,6 +14,8 @@ pub const SAVED_TASK_KEY: &str = "task";
 pub const EVENTS_PER_PAGE: usize = 8;
 /// The running task's guard (`crate::guard::Guard`), with its task's id.
 pub const GUARD_KEY: &str = "task_guard";
+/// What the guard's ledger added since it was saved whole under `GUARD_KEY`.
+pub const GUARD_ADDED_KEY: &str = "task_guard_added";
 
 /// The guard's JSON text `guard` as saved under `GUARD_KEY`, naming its task.
 pub fn guard_text(task_id: &str, guard: &str) -> String {
@@ -88,6 +90,12 @@ impl SavedTask {
             let kept: serde_json::Value = crate::json::from_text(&raw).unwrap_or_default();
             if kept["task_id"].as_str() == Some(saved.task_id.as_str()) {
                 saved.guard = crate::guard::Guard::from_value(&kept["guard"]);
+            }
+        }
+        if let (Some(guard), Ok(Some(raw))) = (saved.guard.as_mut(), items(GUARD_ADDED_KEY)) {
+            let kept: serde_json::Value = crate::json::from_text(&raw).unwrap_or_default();
+            if kept["task_id"].as_str() == Some(saved.task_id.as_str()) {
+                guard.ledger.add_saved(&kept["guard"]);
             }
         }
         Some(saved)
@@ -193,3 +201,37 @@ pub fn trim_log(events: &mut [AgentEvent], from: usize) -> usize {
 
 /// A question, an answer or an old summary far behind keeps this many characters.
 const KEPT_TEXT_CHARS: usize = 300;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_saved_task_reads_its_guard_whole_and_what_was_added_since_and_no_other_tasks() {
+        let mut guard =
+            crate::guard::Guard::new(crate::guard::SitePolicy::Ask, &[], "https://mail.example/", "Sort it");
+        guard.note_read("https://mail.example/", "Order ACME-4471 shipped");
+        guard.ledger.saved_whole();
+        let whole = serde_json::to_string(&guard).unwrap();
+        guard.note_read("https://tickets.example/", "Ticket TK-88120 opened");
+        let added = guard.ledger.added_text();
+        let task = r#"{"task_id": "t-1", "task": "Sort it", "start_tab": 1, "output_schema": null}"#;
+        let mut items = BTreeMap::from([
+            (SAVED_TASK_KEY.to_string(), task.to_string()),
+            (GUARD_KEY.to_string(), guard_text("t-1", &whole)),
+            (GUARD_ADDED_KEY.to_string(), guard_text("t-1", &added)),
+        ]);
+        let read = |items: &BTreeMap<String, String>| {
+            let items = items.clone();
+            let items: SavedItems = Box::new(move |key: &str| Ok(items.get(key).cloned()));
+            SavedTask::read(&items).unwrap().guard
+        };
+        let restored = read(&items).expect("the guard is read");
+        assert!(restored.ledger.crossing("ACME-4471", "x.example", &[]).is_some(), "saved whole");
+        assert!(restored.ledger.crossing("TK-88120", "x.example", &[]).is_some(), "added since");
+        // Another task's guard is not this one's.
+        items.insert(GUARD_KEY.to_string(), guard_text("t-0", &whole));
+        assert!(read(&items).is_none());
+    }
+}
