@@ -1162,9 +1162,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             },
             None => None,
         };
-        let mut once = Vec::new();
-        // Each kind of consent is asked at most once per action: a scope, a held act, a crossing.
-        for _ in 0..4 {
+        // The consents given once for this action, by kind and site: each is asked at most once.
+        let mut once: Vec<(crate::guard::ConsentKind, String)> = Vec::new();
+        // The most an action can be asked: the site it reads, the site it acts on, the site its
+        // form goes to, a held act, data crossing.
+        for _ in 0..6 {
             let Some(guard) = self.guard.as_ref() else { break };
             let check =
                 Check { guarded, described: said, facts: facts.as_ref(), page_url: page.url(), allowed_once: &once };
@@ -1188,11 +1190,15 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                             consent.act, consent.reason
                         )));
                     }
-                    once.push(consent.kind);
+                    once.push((consent.kind, consent.site.clone()));
                 }
             }
         }
-        Ok(Ok(()))
+        // Never let an act through for having been asked about too often.
+        Ok(Err(
+            "This act needed more of the person's answers than one act can ask; it was not done. Try it another way."
+                .into(),
+        ))
     }
 
     /// Shows a consent to the person and waits for the answer; the task's events and the

@@ -160,7 +160,8 @@ pub struct Check<'a> {
     pub described: &'a crate::message::Said,
     pub facts: Option<&'a ActFacts>,
     pub page_url: &'a str,
-    pub allowed_once: &'a [ConsentKind],
+    /// The consents (kind and site) the person gave once for this very action.
+    pub allowed_once: &'a [(ConsentKind, String)],
 }
 
 impl Guard {
@@ -196,17 +197,17 @@ impl Guard {
 
     /// Whether one action may run now.
     pub fn check(&self, c: &Check<'_>) -> Verdict {
-        let once = |kind| c.allowed_once.contains(&kind);
+        let once = |kind: ConsentKind, site: &str| c.allowed_once.iter().any(|(k, s)| *k == kind && s == site);
         let page_site = site_of_url(c.page_url).unwrap_or_default();
         let doc_site = c.facts.and_then(|f| site_of_url(&f.document_url)).unwrap_or_else(|| page_site.clone());
         match c.guarded {
             Guarded::Read => Verdict::Go,
             Guarded::Open { url } => {
                 let Some(site) = site_of_url(url) else { return Verdict::Go };
-                if !once(ConsentKind::NewSite) && !self.scope.may_read(&site) {
+                if !once(ConsentKind::NewSite, &site) && !self.scope.may_read(&site) {
                     return self.new_site(&site, false, c.described);
                 }
-                if let Some(file) = risky_download(url).filter(|_| !once(ConsentKind::HeldAct)) {
+                if let Some(file) = risky_download(url).filter(|_| !once(ConsentKind::HeldAct, &site)) {
                     return self.held_act(&site, c.described, &HeldBecause::Download { file });
                 }
                 self.crossing(&url_data(url), &site, c, "address")
@@ -215,12 +216,12 @@ impl Guard {
                 // A link to another site is read there, not acted on.
                 if let Some(facts) = c.facts.filter(|f| *how == ElementAct::Click && !f.href.is_empty() && !f.submits) {
                     if let Some(site) = site_of_url(&facts.href).filter(|s| *s != doc_site) {
-                        if !once(ConsentKind::NewSite) && !self.scope.may_read(&site) {
+                        if !once(ConsentKind::NewSite, &site) && !self.scope.may_read(&site) {
                             return self.new_site(&site, false, c.described);
                         }
                     }
                 }
-                if !once(ConsentKind::NewSite) && !self.scope.may_act(&doc_site) {
+                if !once(ConsentKind::NewSite, &doc_site) && !self.scope.may_act(&doc_site) {
                     return self.new_site(&doc_site, true, c.described);
                 }
                 if matches!(how, ElementAct::Click) {
@@ -228,7 +229,7 @@ impl Guard {
                         return verdict;
                     }
                 }
-                if matches!(how, ElementAct::Click) && !once(ConsentKind::HeldAct) {
+                if matches!(how, ElementAct::Click) && !once(ConsentKind::HeldAct, &doc_site) {
                     if let Some(verdict) = self.held_facts(&doc_site, c) {
                         return verdict;
                     }
@@ -239,7 +240,7 @@ impl Guard {
                 }
             }
             Guarded::Keys { text, enter } => {
-                if !once(ConsentKind::NewSite) && !self.scope.may_act(&doc_site) {
+                if !once(ConsentKind::NewSite, &doc_site) && !self.scope.may_act(&doc_site) {
                     return self.new_site(&doc_site, true, c.described);
                 }
                 if *enter {
@@ -247,7 +248,7 @@ impl Guard {
                         return verdict;
                     }
                 }
-                if *enter && !once(ConsentKind::HeldAct) {
+                if *enter && !once(ConsentKind::HeldAct, &doc_site) {
                     if let Some(verdict) = self.held_facts(&doc_site, c) {
                         return verdict;
                     }
@@ -255,22 +256,22 @@ impl Guard {
                 self.crossing(text, &doc_site, c, "field")
             }
             Guarded::Point { .. } => {
-                if !once(ConsentKind::NewSite) && !self.scope.may_act(&doc_site) {
+                if !once(ConsentKind::NewSite, &doc_site) && !self.scope.may_act(&doc_site) {
                     return self.new_site(&doc_site, true, c.described);
                 }
                 if let Some(verdict) = self.form_elsewhere(&doc_site, c) {
                     return verdict;
                 }
-                if once(ConsentKind::HeldAct) {
+                if once(ConsentKind::HeldAct, &doc_site) {
                     return Verdict::Go;
                 }
                 self.held_facts(&doc_site, c).unwrap_or(Verdict::Go)
             }
             Guarded::Script => {
-                if !once(ConsentKind::NewSite) && !self.scope.may_act(&page_site) {
+                if !once(ConsentKind::NewSite, &page_site) && !self.scope.may_act(&page_site) {
                     return self.new_site(&page_site, true, c.described);
                 }
-                if once(ConsentKind::HeldAct) || self.held_allowed.contains(&page_site) {
+                if once(ConsentKind::HeldAct, &page_site) || self.held_allowed.contains(&page_site) {
                     return Verdict::Go;
                 }
                 self.consent(
@@ -356,7 +357,8 @@ impl Guard {
     fn form_elsewhere(&self, doc_site: &str, c: &Check<'_>) -> Option<Verdict> {
         let form = c.facts?.form_sent()?;
         let to = site_of_url(&form.action).filter(|to| to != doc_site)?;
-        if !c.allowed_once.contains(&ConsentKind::NewSite) && !self.scope.may_act(&to) {
+        let once = c.allowed_once.iter().any(|(k, s)| *k == ConsentKind::NewSite && *s == to);
+        if !once && !self.scope.may_act(&to) {
             if self.scope.policy == SitePolicy::Listed {
                 return Some(Verdict::Refuse(format!(
                     "It sends a form to {to}, which is not among the sites this task may act on (the settings allow only the task's own sites and those listed)."
@@ -439,7 +441,8 @@ impl Guard {
     }
 
     fn crossing(&self, text: &str, to_site: &str, c: &Check<'_>, into: &str) -> Verdict {
-        if c.allowed_once.contains(&ConsentKind::DataCrossing) || crate::safety::only_placeholders(text) {
+        let once = c.allowed_once.iter().any(|(k, s)| *k == ConsentKind::DataCrossing && s == to_site);
+        if once || crate::safety::only_placeholders(text) {
             return Verdict::Go;
         }
         let free: Vec<String> = self.scope.start.iter().cloned().collect();

@@ -191,7 +191,7 @@ fn a_form_sent_to_another_site_asks_for_that_site_and_for_the_data_it_carries() 
     assert_eq!(consent.reason, "it sends a form to evil.example, which is not among the sites of this task");
     // Allowed once: what the form carries is asked next.
     let said = click("Join");
-    let once = [ConsentKind::NewSite];
+    let once = [(ConsentKind::NewSite, "evil.example".to_string())];
     let data = guard.check(&Check {
         guarded: &press,
         described: &said,
@@ -239,6 +239,41 @@ fn a_search_engine_is_read_freely_but_not_acted_on() {
     let field = ActFacts { document_url: "https://duckduckgo.com/".into(), ..ActFacts::default() };
     let typed = Guarded::Element { index: 1, how: ElementAct::Type, text: Some("x".into()) };
     assert_eq!(asked(check(&guard, &typed, Some(&field), "https://duckduckgo.com/")).kind, ConsentKind::NewSite);
+}
+
+#[test]
+fn a_yes_once_is_for_its_site_and_its_kind_only() {
+    let mut guard = Guard::new(SitePolicy::Ask, &[], MAIL, "");
+    guard.scope.visiting = Some("news.example".into());
+    let page = "https://news.example/story";
+    let link = ActFacts {
+        tag: "a".into(),
+        name: "More".into(),
+        href: "https://evil.example/".into(),
+        document_url: page.into(),
+        ..ActFacts::default()
+    };
+    let follow = Guarded::Element { index: 1, how: ElementAct::Click, text: None };
+    let said = click("More");
+    let ask = |once: &[(ConsentKind, String)]| {
+        guard.check(&Check {
+            guarded: &follow,
+            described: &said,
+            facts: Some(&link),
+            page_url: page,
+            allowed_once: once,
+        })
+    };
+    // Reading the link's site, then acting on the page it is on: two questions, each its own.
+    assert_eq!(asked(ask(&[])).site, "evil.example");
+    let read_once = [(ConsentKind::NewSite, "evil.example".to_string())];
+    let act = asked(ask(&read_once));
+    assert_eq!(
+        (act.site.as_str(), act.reason.as_str()),
+        ("news.example", "this task may read news.example but not act on it")
+    );
+    let both = [read_once[0].clone(), (ConsentKind::NewSite, "news.example".to_string())];
+    assert_eq!(ask(&both), Verdict::Go);
 }
 
 #[test]
