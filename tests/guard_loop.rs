@@ -145,6 +145,7 @@ impl Browser for Pages {
                 method: "post".into(),
                 submitter: "Place order".into(),
                 fields: Vec::new(),
+                more_fields: 0,
             }),
             document_url: snapshot.url.clone(),
             ..ActFacts::default()

@@ -8,20 +8,19 @@
   const tw = (globalThis.tabwright ??= {});
 
   const MAX_NAME = 200;
+  // A field's value is sent whole up to this, for the core's check of data crossing sites.
+  const MAX_VALUE = 4_000;
   const MAX_FIELDS = 100;
-  const fold = (text) => String(text ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
+  // Characters a page can put inside a word to break it for a check, invisible to a person.
+  const INVISIBLE = /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]/g;
+  const fold = (text, max = MAX_NAME) => String(text ?? '').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim().slice(0, max);
   const TEXT_ENTRY = new Set(['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number', 'date', 'datetime-local', 'month', 'week', 'time']);
 
-  /** The name a person or a screen reader is given for `el`. */
+  /** The name a screen reader is given for `el` (`aria-labelledby`, then `aria-label`, then its
+   * `<label>`s, through text.js's `labelOf`); else what it shows. The text it shows is sent too
+   * (`text`): a page may name an element one thing and show another. */
   function accessibleName(el) {
-    const by = el.getAttribute('aria-labelledby');
-    if (by) {
-      const scope = el.getRootNode();
-      const named = by.split(/\s+/).map((id) => scope.getElementById?.(id) ?? document.getElementById(id)).filter(Boolean);
-      const text = fold(named.map((n) => n.innerText || n.textContent).join(' '));
-      if (text) return text;
-    }
-    const label = fold(el.getAttribute('aria-label')) || fold(tw.labelOf?.(el));
+    const label = fold(tw.labelOf?.(el)) || fold(el.getAttribute('aria-label'));
     if (label) return label;
     if (el instanceof HTMLInputElement && (el.type === 'submit' || el.type === 'button' || el.type === 'reset')) return fold(el.value);
     if (el instanceof HTMLInputElement && el.type === 'image') return fold(el.alt);
@@ -56,10 +55,15 @@
     return f.value !== '';
   }
 
+  /** A field whose kind alone holds the form (a password, a file, a payment card): listed
+   * first, so no number of fields in front of it can push it out of the list. */
+  const telling = (f) => f instanceof HTMLInputElement && (f.type === 'password' || f.type === 'file' || tw.isSecretField?.(f));
+
   function formFacts(form, submitter) {
     const fields = [];
-    for (const f of [...form.elements].slice(0, MAX_FIELDS)) {
-      if (!(f instanceof HTMLInputElement || f instanceof HTMLSelectElement || f instanceof HTMLTextAreaElement)) continue;
+    const all = [...form.elements].filter((f) => f instanceof HTMLInputElement || f instanceof HTMLSelectElement || f instanceof HTMLTextAreaElement);
+    const listed = [...all.filter(telling), ...all.filter((f) => !telling(f))].slice(0, MAX_FIELDS);
+    for (const f of listed) {
       const type = f instanceof HTMLInputElement ? f.type : '';
       fields.push({
         tag: f.localName,
@@ -71,7 +75,7 @@
         label: fold(f.getAttribute('aria-label')) || fold(tw.labelOf?.(f)),
         filled: filledField(f),
         // What it sends, for the core's check of data crossing sites; never a secret's value.
-        value: type === 'file' || type === 'password' || tw.isSecretField?.(f) ? '' : fold(f.value),
+        value: type === 'file' || type === 'password' || tw.isSecretField?.(f) ? '' : fold(f.value, MAX_VALUE),
       });
     }
     const button = form.querySelector('button:not([type]), button[type="submit"], input[type="submit"], input[type="image"]');
@@ -80,6 +84,8 @@
       method: (submitter?.getAttribute?.('formmethod') || form.getAttribute('method') || 'get').toLowerCase(),
       submitter: button ? accessibleName(button) : '',
       fields,
+      // Fields left out of the list: the core holds a form it could not see whole.
+      more_fields: all.length - listed.length,
     };
   }
 
@@ -93,6 +99,7 @@
       role: el.getAttribute('role') || '',
       type: el instanceof HTMLInputElement || el instanceof HTMLButtonElement ? el.type : (el.getAttribute('type') || ''),
       name: accessibleName(el),
+      text: fold(el.innerText || el.textContent),
       value: el instanceof HTMLButtonElement || (el instanceof HTMLInputElement && !tw.isSecretField?.(el) && el.type !== 'password') ? fold(el.value) : '',
       title: fold(el.getAttribute('title')),
       href: (el instanceof HTMLAnchorElement || el instanceof HTMLAreaElement) && el.href ? el.href : '',
@@ -135,7 +142,12 @@
    * event) has its entries taken out and the page's loading stopped. Returns `end()`, which
    * says what was stopped. */
   tw.guardSubmissions = function guardSubmissions(el, expect) {
-    const own = el.form ?? el.closest?.('form') ?? null;
+    // The element's own form was checked only if the act sends it, as the core counts that
+    // (src/guard/held.rs `form_sent`): a submit, or a button whose script may send it.
+    const facts = tw.actFacts(el);
+    const button = facts.tag === 'button' || facts.role === 'button'
+      || (facts.tag === 'input' && ['button', 'submit', 'image'].includes(facts.type));
+    const own = facts.submits || button ? (el.form ?? el.closest?.('form') ?? null) : null;
     const stopped = [];
     const allowed = (form) => form === own && tw.factsUnchanged(el, expect);
     const onSubmit = (event) => {

@@ -718,9 +718,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             // What the person's guard checks: the action as the model wrote it (a secret's
             // placeholder, not its value).
             let guarded = action.guarded(&self.options);
-            let typed_secret =
-                matches!(action, Action::Input(_)) && params.to_string().to_ascii_lowercase().contains("<secret>");
-            let said = action.describe(page);
+            let typed_secret = matches!(action, Action::Input(_)) && names_a_secret(&params);
+            // The act as the person reads it: the description already worked out for the panel.
+            let said = match &description_locale_text {
+                Some(text) => crate::message::Said { english: description.clone(), text: text.clone() },
+                None => action.describe(page),
+            };
             // Before it runs: the secrets it names, then the firewall (where a navigation-like
             // action would go, with its secrets in). Either can refuse it, as the action's
             // failed result. A skill's steps fill in secrets each as it runs, on its site.
@@ -1274,7 +1277,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             return Ok(action);
         }
         let params = action.params_value();
-        if !params.to_string().to_ascii_lowercase().contains("<secret>") {
+        if !names_a_secret(&params) {
             return Ok(action);
         }
         // A script runs in the page's own world, where the page can read anything it is given.
@@ -1300,6 +1303,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
         Ok(filled)
     }
+}
+
+/// Whether an action's parameters name a secret (`<secret>name</secret>`, in any case).
+fn names_a_secret(params: &serde_json::Value) -> bool {
+    params.to_string().to_ascii_lowercase().contains("<secret>")
 }
 
 /// How long an action may run, in milliseconds: the limit, five times that for actions that

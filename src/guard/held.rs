@@ -20,8 +20,10 @@ pub struct ActFacts {
     /// The `type` of an input or a button.
     #[serde(rename = "type")]
     pub input_type: String,
-    /// The accessible name, as a person or a screen reader gets it.
+    /// The accessible name, as a screen reader gets it.
     pub name: String,
+    /// The text it shows, which a page may make say something else than its name.
+    pub text: String,
     /// A button's or a submit input's value.
     pub value: String,
     pub title: String,
@@ -56,6 +58,7 @@ impl ActFacts {
                 action: text_of(form, "action"),
                 method: text_of(form, "method"),
                 submitter: text_of(form, "submitter"),
+                more_fields: u32::try_from(form["more_fields"].as_u64().unwrap_or(0)).unwrap_or(u32::MAX),
                 fields: form["fields"]
                     .as_array()
                     .into_iter()
@@ -80,6 +83,7 @@ impl ActFacts {
             role: text_of(&value, "role"),
             input_type: text_of(&value, "type"),
             name: text_of(&value, "name"),
+            text: text_of(&value, "text"),
             value: text_of(&value, "value"),
             title: text_of(&value, "title"),
             href: text_of(&value, "href"),
@@ -113,6 +117,7 @@ impl ActFacts {
             role: attribute("role"),
             input_type: attribute("type"),
             name,
+            text: e.text.clone(),
             value: attribute("value"),
             title: attribute("title"),
             href: attribute("href"),
@@ -130,8 +135,10 @@ pub struct FormFacts {
     pub method: String,
     /// The name of the button that submits it by default (Enter in a field).
     pub submitter: String,
-    /// Its fields (the first hundred).
+    /// Its fields (the first hundred; passwords, files and payment cards first).
     pub fields: Vec<FieldFacts>,
+    /// Fields left out of `fields`: a form too large to be seen whole is held.
+    pub more_fields: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -161,6 +168,8 @@ pub enum HeldBecause {
     Payment,
     /// It submits a form with files chosen.
     Files,
+    /// It submits a form of more fields than are checked.
+    LargeForm { fields: u32 },
     /// It downloads `file`, an executable or an archive.
     Download { file: String },
 }
@@ -173,6 +182,7 @@ impl HeldBecause {
             HeldBecause::Password => "it sends a form with a password".into(),
             HeldBecause::Payment => "it sends a form with payment-card fields".into(),
             HeldBecause::Files => "it sends a form with files".into(),
+            HeldBecause::LargeForm { fields } => format!("it sends a form of {fields} fields, too many to check"),
             HeldBecause::Download { file } => format!("it downloads {file}, a program or an archive"),
         }
     }
@@ -185,6 +195,7 @@ impl HeldBecause {
             HeldBecause::Password => L::plain("held_password"),
             HeldBecause::Payment => L::plain("held_payment"),
             HeldBecause::Files => L::plain("held_files"),
+            HeldBecause::LargeForm { fields } => L::new("held_large_form", [fields]),
             HeldBecause::Download { file } => L::new("held_download", [file]),
         }
     }
@@ -224,7 +235,7 @@ fn folded(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push(' ');
     let mut previous_lower = false;
-    for c in text.chars() {
+    for c in text.chars().filter(|c| !invisible(*c)) {
         if c.is_alphanumeric() {
             if c.is_uppercase() && previous_lower {
                 out.push(' ');
@@ -244,6 +255,13 @@ fn folded(text: &str) -> String {
     out
 }
 
+/// Characters a page can put inside a word to break it for a check, invisible to a person
+/// (soft hyphen, zero-width and joining marks, direction marks, variation selectors): read as
+/// nothing, not as a break between words.
+fn invisible(c: char) -> bool {
+    matches!(c as u32, 0xAD | 0x34F | 0x61C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0)
+}
+
 /// The first held word `text` says, if any: English words whole, Chinese ones as written.
 pub fn held_word(text: &str, link: bool) -> Option<String> {
     if text.trim().is_empty() {
@@ -255,6 +273,7 @@ pub fn held_word(text: &str, link: bool) -> Option<String> {
     if let Some(word) = lists(&words.en).find(|w| english.contains(&folded(w))) {
         return Some(word.clone());
     }
+    let text: String = text.chars().filter(|c| !invisible(*c)).collect();
     lists(&words.zh).find(|w| text.contains(w.as_str())).cloned()
 }
 
@@ -316,7 +335,9 @@ pub fn held(facts: &ActFacts) -> Option<HeldBecause> {
             return Some(HeldBecause::Download { file });
         }
     }
-    for (place, text) in [("name", &facts.name), ("value", &facts.value), ("title", &facts.title)] {
+    for (place, text) in
+        [("name", &facts.name), ("text", &facts.text), ("value", &facts.value), ("title", &facts.title)]
+    {
         if let Some(word) = held_word(text, link) {
             return Some(HeldBecause::Says { word, place });
         }
@@ -329,6 +350,10 @@ pub fn held(facts: &ActFacts) -> Option<HeldBecause> {
     let action_path = action_path.find('/').map_or("", |at| &action_path[at..]);
     if let Some(word) = held_word(action_path, false) {
         return Some(HeldBecause::Says { word, place: "form action" });
+    }
+    if form.more_fields > 0 {
+        let fields = u32::try_from(form.fields.len()).unwrap_or(u32::MAX).saturating_add(form.more_fields);
+        return Some(HeldBecause::LargeForm { fields });
     }
     let filled = || form.fields.iter().filter(|f| f.filled);
     if filled().any(|f| f.input_type == "password") {
@@ -441,7 +466,7 @@ mod tests {
     }
 
     fn form(action: &str, fields: Vec<FieldFacts>) -> FormFacts {
-        FormFacts { action: action.into(), method: "post".into(), submitter: "Go".into(), fields }
+        FormFacts { action: action.into(), method: "post".into(), submitter: "Go".into(), fields, more_fields: 0 }
     }
 
     fn field(input_type: &str, filled: bool) -> FieldFacts {
@@ -512,6 +537,20 @@ mod tests {
         assert_eq!((odd.tag.as_str(), odd.name.as_str(), odd.submits, odd.form), ("", "", false, None));
         assert!(ActFacts::from_json_text("[1]").is_err());
         assert!(ActFacts::from_json_text("{").is_err());
+    }
+
+    #[test]
+    fn what_a_page_hides_from_the_check_is_held_all_the_same() {
+        // Named one thing, showing another.
+        let shown = ActFacts { name: "View details".into(), text: "Place order".into(), ..button("") };
+        assert_eq!(held(&shown), Some(HeldBecause::Says { word: "place order".into(), place: "text" }));
+        // Invisible characters inside the words.
+        assert!(held(&button("Pl\u{200b}ace or\u{00ad}der")).is_some());
+        assert!(held(&button("提\u{200d}交订单")).is_some());
+        // A form with more fields than are listed.
+        let big = FormFacts { more_fields: 400, ..form("https://x.example/f", vec![field("text", true)]) };
+        let go = ActFacts { submits: true, form: Some(big), ..button("Go") };
+        assert_eq!(held(&go), Some(HeldBecause::LargeForm { fields: 401 }));
     }
 
     #[test]

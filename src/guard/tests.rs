@@ -61,9 +61,11 @@ pub(crate) fn samples() -> Vec<Consent> {
             MAIL,
         )));
     }
-    for facts in
-        [ActFacts { value: "Pay".into(), ..button("", MAIL) }, ActFacts { title: "Delete".into(), ..button("", MAIL) }]
-    {
+    for facts in [
+        ActFacts { value: "Pay".into(), ..button("", MAIL) },
+        ActFacts { title: "Delete".into(), ..button("", MAIL) },
+        ActFacts { text: "Buy now".into(), ..button("Details", MAIL) },
+    ] {
         out.push(asked(check(
             &guard,
             &Guarded::Element { index: 1, how: ElementAct::Click, text: None },
@@ -73,7 +75,13 @@ pub(crate) fn samples() -> Vec<Consent> {
     }
     let form = |fields: Vec<FieldFacts>, action: &str, submitter: &str| ActFacts {
         submits: true,
-        form: Some(FormFacts { action: action.into(), method: "post".into(), submitter: submitter.into(), fields }),
+        form: Some(FormFacts {
+            action: action.into(),
+            method: "post".into(),
+            submitter: submitter.into(),
+            fields,
+            more_fields: 0,
+        }),
         ..button("Go", MAIL)
     };
     let field = |t: &str| FieldFacts { input_type: t.into(), filled: true, ..FieldFacts::default() };
@@ -84,6 +92,10 @@ pub(crate) fn samples() -> Vec<Consent> {
         form(vec![field("file")], "https://mail.example.com/f", "Go"),
         form(vec![], "https://mail.example.com/checkout", "Go"),
         form(vec![], "https://mail.example.com/f", "Send"),
+        ActFacts {
+            form: Some(FormFacts { more_fields: 300, ..FormFacts::default() }),
+            ..form(vec![], "https://mail.example.com/f", "Go")
+        },
     ] {
         out.push(asked(check(
             &guard,
