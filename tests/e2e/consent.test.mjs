@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startWithMockLlm, runTask, newConversation, manualConsents, OUTPUT_DIR } from './lib/harness.mjs';
+import { startWithMockLlm, runTask, newConversation, manualConsents, OUTPUT_DIR, until } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { findIndex, stepsDone } from './lib/state.mjs';
 import { seriousViolations } from './lib/axe.mjs';
@@ -61,16 +61,6 @@ async function shopAndPanel() {
 /** The badge text of the toolbar button, as an extension page reads it. */
 const badgeOf = (page) => page.evaluate(() => chrome.action.getBadgeText({}));
 
-/** Waits until `read()` resolves to `want` (5 s at most); resolves to the last value read. */
-async function until(read, want, ms = 5_000) {
-  let value;
-  for (let waited = 0; waited <= ms; waited += 50) {
-    value = await read();
-    if (value === want) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return value;
-}
 
 test('an order waits in the panel with what it is and why; nothing reaches the page, and Deny goes back to the model', async () => {
   const states = [];
@@ -161,13 +151,13 @@ test('with the panel closed the toolbar badge says a task waits; a panel opened 
   assert.equal(await badgeOf(page), '', 'no badge before anything is asked');
 
   release();
-  assert.equal(await until(() => badgeOf(page), '!', 30_000), '!', 'the badge says the task waits');
+  assert.equal(await until(() => badgeOf(page), (v) => v === '!', 30_000), '!', 'the badge says the task waits');
   const waiting = 'Tabwright is waiting for your answer';
-  assert.equal(await until(() => page.evaluate(() => chrome.action.getTitle({})), waiting), waiting);
+  assert.equal(await until(() => page.evaluate(() => chrome.action.getTitle({})), (v) => v === waiting), waiting);
   // The badge and the notification are made one after the other: the notification may come a
   // moment after the badge.
   const notified = () => page.evaluate(async () => 'tabwright-waiting' in await chrome.notifications.getAll());
-  assert.equal(await until(notified, true), true, 'a notification says so too');
+  assert.equal(await until(notified, (v) => v === true), true, 'a notification says so too');
   assert.equal(await shop.locator('#status').innerText(), NO_ORDER);
 
   const reopened = await h.openPanel();
@@ -177,10 +167,10 @@ test('with the panel closed the toolbar badge says a task waits; a panel opened 
   assert.match(await box.locator('.consent-act').innerText(), /Place order/);
   assert.equal(await reopened.locator('#status').innerText(), 'Waiting for your answer');
   await box.getByRole('button', { name: 'Allow', exact: true }).click();
-  assert.equal(await until(() => badgeOf(page), ''), '', 'the answer takes the badge away');
+  assert.equal(await until(() => badgeOf(page), (v) => v === ''), '', 'the answer takes the badge away');
   const notifications = () => page.evaluate(async () => Object.keys(await chrome.notifications.getAll()).length);
-  assert.equal(await until(notifications, 0), 0, 'and the notification');
-  assert.equal(await until(() => page.evaluate(() => chrome.action.getTitle({})), 'Open Tabwright'), 'Open Tabwright');
+  assert.equal(await until(notifications, (v) => v === 0), 0, 'and the notification');
+  assert.equal(await until(() => page.evaluate(() => chrome.action.getTitle({})), (v) => v === 'Open Tabwright'), 'Open Tabwright');
   await reopened.locator('#log .final').last().waitFor({ timeout: 30_000 });
   assert.match(await shop.locator('#status').innerText(), ORDERED);
   await reopened.close();
@@ -203,15 +193,15 @@ test('a question asked with the panel closed shows "?" on the toolbar button unt
   const page = await h.context.newPage();
   await page.goto(`chrome-extension://${h.extensionId}/options/options.html`);
   release();
-  assert.equal(await until(() => badgeOf(page), '?', 30_000), '?');
+  assert.equal(await until(() => badgeOf(page), (v) => v === '?', 30_000), '?');
   // The badge and the notification are made one after the other: the notification may come a
   // moment after the badge.
   const notified = () => page.evaluate(async () => 'tabwright-waiting' in await chrome.notifications.getAll());
-  assert.equal(await until(notified, true), true, 'a notification says so too');
+  assert.equal(await until(notified, (v) => v === true), true, 'a notification says so too');
   const reopened = await h.openPanel();
   await reopened.fill('#log .question textarea', 'Blue');
   await reopened.press('#log .question textarea', 'Enter');
-  assert.equal(await until(() => badgeOf(page), ''), '', 'the answer takes the badge away');
+  assert.equal(await until(() => badgeOf(page), (v) => v === ''), '', 'the answer takes the badge away');
   await reopened.locator('#log .final').last().waitFor({ timeout: 30_000 });
   await reopened.close();
   await page.close();

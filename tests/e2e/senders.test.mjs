@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startWithMockLlm, runTask, newConversation, manualConsents } from './lib/harness.mjs';
+import { startWithMockLlm, runTask, newConversation, manualConsents, until } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
 import { pageOf } from './lib/observe.mjs';
 import { findIndex } from './lib/state.mjs';
@@ -44,12 +44,11 @@ after(async () => {
   await world?.close();
 });
 
-async function until(what, check, timeout = 15_000) {
-  for (const started = Date.now(); ; await new Promise((r) => setTimeout(r, 100))) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() - started > timeout) throw new Error(`timed out waiting for ${what}`);
-  }
+/** `check()`'s first truthy value, within `timeout` ms; throws naming `what` otherwise. */
+async function waitFor(what, check, timeout = 15_000) {
+  const value = await until(check, Boolean, timeout);
+  if (!value) throw new Error(`timed out waiting for ${what}`);
+  return value;
 }
 
 /** Everything the hostile extension has recorded so far. */
@@ -58,7 +57,7 @@ const storedTries = () => hostilePage.evaluate(async () => (await chrome.storage
 /** The tries recorded from a place whose description matches `from`, once there are at least
  * `count` of them. */
 async function triesFrom(from, count) {
-  return until(`${count} tries from ${from}`, async () => {
+  return waitFor(`${count} tries from ${from}`, async () => {
     const tries = (await storedTries()).filter((t) => from.test(t.from));
     return tries.length >= count ? tries : null;
   });
@@ -113,7 +112,7 @@ async function hostileRound(page, label, { consent = 1, child = true } = {}) {
   const fromWorker = await hostilePage.evaluate((run) => chrome.runtime.sendMessage(run), { run: h.extensionId, from: `worker, ${label}`, consent });
   const fromPage = await hostilePage.evaluate(({ id, from, consent }) => hostileTries(id, from, consent), { id: h.extensionId, from: `hostile page, ${label}`, consent });
   const site = new URL(page.url()).origin;
-  const content = await until(`the content scripts' tries (${label})`, async () => {
+  const content = await waitFor(`the content scripts' tries (${label})`, async () => {
     const tries = (await storedTries()).slice(before).filter((t) => /on command$/.test(t.from));
     const inTop = tries.filter((t) => t.from.includes(`top frame ${site}`));
     const inChild = tries.filter((t) => t.from.includes('child frame http://localhost'));

@@ -157,6 +157,16 @@ export async function startWithMockLlm(fallback, harnessOptions = {}) {
   };
 }
 
+/** Reads `read()` every 50 ms until `done(value)` holds or `timeout` ms pass; resolves to the
+ * last value read, for the caller to assert. */
+export async function until(read, done = Boolean, timeout = 5_000) {
+  let value;
+  for (const started = Date.now(); ; await new Promise((r) => setTimeout(r, 50))) {
+    value = await read();
+    if (done(value) || Date.now() - started > timeout) return value;
+  }
+}
+
 /** Types a task into the panel and presses Enter, as a person would. */
 export async function runTask(panel, task) {
   await panel.fill('#task', task);
