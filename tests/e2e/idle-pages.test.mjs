@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startObserver } from './lib/observe.mjs';
+import { pageAt } from './lib/harness.mjs';
 
 let o;
 
@@ -130,7 +131,7 @@ test('a task puts its scripts in its own tab only, and when it ends every page i
     // not the task's tab, and go.
     const url = `${o.h.fixtures.url}/shadow-dom.html`;
     await o.panel.evaluate((u) => chrome.windows.create({ url: u }), url);
-    const other = await o.h.context.waitForEvent('page', { predicate: (p) => p.url() === url, timeout: 10_000 });
+    const other = await pageAt(o.h.context, url);
     await other.waitForLoadState('load');
     await other.waitForFunction(() => !EventTarget.prototype[Symbol.for('tabwright.page-listeners')], null, { timeout: 10_000 });
     const seen = await footprint(other);
