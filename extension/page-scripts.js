@@ -41,6 +41,7 @@ export const PAGE_SCRIPTS = [
       'content/indexer.js',
       'content/highlight.js',
       'content/act-facts.js',
+      'content/pointer.js',
       'content/executor.js',
       'content/page-tools.js',
       'content/main.js',

@@ -107,6 +107,9 @@ pub struct ActionEffect {
     /// Set when the action's tab closed itself (a popup done with its work) and the task moved
     /// to another of its tabs.
     pub tab_closed_to: Option<TabInfo>,
+    /// Set when a click changed nothing a person would see, even as a real mouse click: no
+    /// navigation, no tab, nothing on the page beyond its own hover and focus styling.
+    pub unchanged: bool,
 }
 
 /// One key press for `send_keys`, as the debugger's `Input.dispatchKeyEvent` needs it.

@@ -366,6 +366,16 @@ impl PanelReply {
 /// step, so a pasted book would fill every request (and its bill) until the task ends.
 pub const TASK_MAX_CHARS: usize = 20_000;
 
+/// The real (debugger) click the worker made on a dropdown, as the content script asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RealClickMade {
+    /// On the control: its list should be open now.
+    Opened,
+    /// On the option: the control should show it.
+    Chose,
+}
+
 /// Requests the worker sends to the content script of one frame. Indices are the frame's own
 /// (local) indices.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -462,14 +472,25 @@ pub enum ContentRequest {
         v: u32,
         text: String,
     },
+    /// The options of a dropdown, opened with a person's click when closed. The reply may ask
+    /// for a real click first (`{real_click: "open"}`: a script's click showed no options);
+    /// `then` says the worker made it.
     DropdownOptions {
         v: u32,
         index: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        then: Option<RealClickMade>,
     },
+    /// Choose the option `text` of a dropdown, opening it with a person's click. The reply may
+    /// ask for a real click first: on the control (`{real_click: "open"}`), or on the option at
+    /// a point (`{real_click: "option", x, y, text}`, `text` the option's own); `then` says the
+    /// worker made it, and the next answer is the choice or why it did not take.
     SelectOption {
         v: u32,
         index: u32,
         text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        then: Option<RealClickMade>,
     },
     SearchPage {
         v: u32,
@@ -489,10 +510,14 @@ pub enum ContentRequest {
         v: u32,
     },
     /// Whether the page reacted late to the last script click on this element (which at first
-    /// showed no effect); asked before repeating it as a trusted click.
+    /// showed no effect); asked before repeating it as a trusted click, and after it. With
+    /// `again`, the element is watched afresh from then on, so the answer after the trusted
+    /// click says whether that one changed anything.
     LateClickEffect {
         v: u32,
         index: u32,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        again: bool,
     },
     /// Go back (-1) or forward (1) in the tab's history, as the page's own `history.go`: unlike
     /// the browser's back button, it does not skip pages that were left without a user gesture

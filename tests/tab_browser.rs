@@ -17,7 +17,7 @@ use std::rc::Rc;
 use std::task::{Poll, Waker};
 use tabwright::agent::Clock;
 use tabwright::browser::{Browser, BrowserError};
-use tabwright::protocol::{ContentReply, ContentRequest};
+use tabwright::protocol::{ContentReply, ContentRequest, RealClickMade};
 use tabwright::settings::PageOptions;
 use tabwright::tabs::host::{Answers, FrameAnswer, Later, Tab, TabChange, TabHost};
 use tabwright::tabs::TabBrowser;
@@ -37,6 +37,10 @@ enum OnClick {
     /// The page ignores script clicks (it checks `isTrusted`); a trusted click at the element
     /// navigates to the URL. `covered`: another element covers it everywhere.
     TrustedOnly { to: String, covered: bool },
+    /// The page ignores script clicks; a trusted click changes it in place (a list opens).
+    TrustedOnlyInPlace,
+    /// Nothing comes of any click: neither a script's nor a real one.
+    Inert,
 }
 
 #[derive(Default)]
@@ -71,6 +75,12 @@ struct BrowserState {
     /// The element a trusted click would land on next (from the last `point` asked), and
     /// where it goes.
     trusted_target: Option<String>,
+    /// Whether the next trusted click changes the page in place, and whether one did since the
+    /// content script last began watching (what `late_click_effect` answers).
+    trusted_changes_in_place: bool,
+    /// The dropdown opens, and takes a choice, only with real clicks.
+    stubborn_dropdown: bool,
+    changed_in_place: bool,
     /// The top frame has no content script until the scripts are injected (a tab that
     /// predates the task).
     scripts_missing: bool,
@@ -224,7 +234,14 @@ impl ScriptedBrowser {
                 );
                 reply(json!({"x": 40.0, "y": 60.0, "covered": covered}))
             }
-            ContentRequest::LateClickEffect { .. } => reply(json!({"effect": false})),
+            ContentRequest::LateClickEffect { again, .. } => {
+                let mut s = self.state.borrow_mut();
+                let effect = s.changed_in_place;
+                if *again {
+                    s.changed_in_place = false;
+                }
+                reply(json!({"effect": effect}))
+            }
             ContentRequest::Click { index, .. } => {
                 let action = self.state.borrow().on_click.get(&(url.clone(), *index)).cloned();
                 match action {
@@ -250,6 +267,11 @@ impl ScriptedBrowser {
                         self.state.borrow_mut().trusted_target = Some(to);
                         reply(json!({"effect": false}))
                     }
+                    Some(OnClick::TrustedOnlyInPlace) => {
+                        self.state.borrow_mut().trusted_changes_in_place = true;
+                        reply(json!({"effect": false}))
+                    }
+                    Some(OnClick::Inert) => reply(json!({"effect": false})),
                     Some(OnClick::CloseTab) => {
                         // The tab goes, and the channel to its page with it (see `ask_frame`).
                         self.state.borrow_mut().tabs.remove(&tab);
@@ -259,6 +281,14 @@ impl ScriptedBrowser {
                 }
             }
             ContentRequest::ElementsAdded { .. } => reply(json!({"added": false})),
+            ContentRequest::SelectOption { text, then, .. } if self.state.borrow().stubborn_dropdown => match then {
+                // Opened by no script's click; its option takes no script's click either.
+                None => reply(json!({"real_click": "open"})),
+                Some(RealClickMade::Opened) => {
+                    reply(json!({"real_click": "option", "x": 10.0, "y": 20.0, "text": "Porto"}))
+                }
+                Some(RealClickMade::Chose) => reply(json!({"selected": text})),
+            },
             _ => reply(json!({})),
         })
     }
@@ -405,6 +435,9 @@ impl TabHost for ScriptedBrowser {
             let point = (params["x"].as_f64().unwrap_or(-1.0), params["y"].as_f64().unwrap_or(-1.0));
             self.state.borrow_mut().trusted_clicks.push(point);
             let target = self.state.borrow_mut().trusted_target.take();
+            let mut s = self.state.borrow_mut();
+            s.changed_in_place |= std::mem::take(&mut s.trusted_changes_in_place);
+            drop(s);
             if let Some(to) = target {
                 self.load(tab, &to, 200.0);
             }
@@ -837,6 +870,38 @@ fn a_click_the_page_ignores_is_made_again_as_a_person_would_unless_something_cam
     assert!(requested.host.state.borrow().trusted_clicks.is_empty(), "its work is not done twice");
 }
 
+/// A real click that changed the page in place worked; one after which nothing changed at all
+/// says so (`unchanged`), whether it followed a script click or came first.
+#[test]
+fn a_real_click_that_changed_nothing_is_told_apart_from_one_that_worked() {
+    let click = |on_click: OnClick, trusted: bool| {
+        let mut sim = Sim::new(HOME, home_page());
+        sim.host.state.borrow_mut().trusted_changes_in_place = matches!(on_click, OnClick::TrustedOnlyInPlace);
+        sim.host.state.borrow_mut().on_click.insert((HOME.into(), 1), on_click);
+        let mut browser = sim.browser();
+        let effect = sim.run(async move {
+            browser.observe().await.unwrap();
+            if trusted {
+                browser.click_trusted(1).await
+            } else {
+                browser.click(1).await
+            }
+        });
+        let clicks = sim.host.state.borrow().trusted_clicks.len();
+        (effect.unwrap(), clicks)
+    };
+    let (worked, clicks) = click(OnClick::TrustedOnlyInPlace, false);
+    assert!(worked.trusted_fallback && !worked.unchanged, "{worked:?}");
+    assert_eq!(clicks, 1);
+    let (nothing, clicks) = click(OnClick::Inert, false);
+    assert!(nothing.trusted_fallback && nothing.unchanged, "{nothing:?}");
+    assert_eq!(clicks, 1, "one real click, not more");
+    let (repeated, _) = click(OnClick::Inert, true);
+    assert!(repeated.trusted && repeated.unchanged, "{repeated:?}");
+    let (repeated, _) = click(OnClick::TrustedOnlyInPlace, true);
+    assert!(repeated.trusted && !repeated.unchanged, "{repeated:?}");
+}
+
 #[test]
 fn a_tab_without_the_scripts_gets_them_and_is_read() {
     let mut sim = Sim::new(HOME, home_page());
@@ -1127,4 +1192,43 @@ fn the_markdown_converter_is_put_into_the_page_before_it_is_asked_and_a_page_tha
     assert!(matches!(hung, BrowserError::Timeout { seconds: 15, .. }), "{hung:?}");
     assert!((15_000.0..16_000.0).contains(&sim.now()), "waited its limit: {} ms", sim.now());
     assert!(sent(&sim, "markdown").is_empty());
+}
+
+/// Keys go one at a time: between two keys the page is let draw a frame (a type-ahead list
+/// redraws after each key), and after the last one nothing is waited for but the settling.
+#[test]
+fn each_key_waits_for_the_page_to_catch_up_with_the_last() {
+    let mut sim = Sim::new(HOME, home_page());
+    let mut browser = sim.browser();
+    let keys = tabwright::actions::keys::parse_keys("p o ArrowDown Enter").unwrap();
+    let sent = sim.run(async move { browser.send_keys(&keys).await });
+    assert!(sent.is_ok(), "{sent:?}");
+    let commands = sim.host.state.borrow().commands.clone();
+    let order: Vec<&str> = commands
+        .iter()
+        .filter(|c| *c == "Input.dispatchKeyEvent" || *c == "Runtime.evaluate")
+        .map(|c| if c == "Runtime.evaluate" { "wait" } else { "key" })
+        .collect();
+    // Each key is a down and an up.
+    assert_eq!(order, ["key", "key", "wait", "key", "key", "wait", "key", "key", "wait", "key", "key"], "{commands:?}");
+}
+
+/// A dropdown no script's click opens, whose option takes no script's click either, is opened
+/// and chosen with real clicks where the page says, and the choice is the option's own text.
+#[test]
+fn a_dropdown_that_takes_only_real_clicks_is_opened_and_chosen_with_them() {
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().stubborn_dropdown = true;
+    let mut browser = sim.browser();
+    let chosen = sim.run(async move {
+        browser.observe().await.unwrap();
+        browser.select_option(1, "porto").await
+    });
+    let (text, _) = chosen.unwrap();
+    assert_eq!(text, "Porto");
+    assert_eq!(
+        sim.host.state.borrow().trusted_clicks,
+        vec![(40.0, 60.0), (10.0, 20.0)],
+        "the control where the page said, then the option"
+    );
 }

@@ -112,7 +112,78 @@
 
   // --- Did the click do anything? ----------------------------------------------------------
 
-  const OBSERVED = { subtree: true, childList: true, attributes: true, characterData: true };
+  const OBSERVED = { subtree: true, childList: true, attributes: true, characterData: true, attributeOldValue: true };
+
+  // --- What a person would call a result -----------------------------------------------------
+  //
+  // A click's own consequences are not the page's answer to it: the hover and focus styling it
+  // leaves (a focused ring, a highlighted option, `aria-activedescendant` on a combobox, a
+  // ripple drawn under the press) change the DOM of nearly every component library, so a click
+  // that did nothing else would otherwise count as working, and the real click that might have
+  // worked would never follow. So changes of attributes that can be styling are judged by their
+  // net change when the page has settled (a class added on press and taken off on release is no
+  // change), and a net change that only adds or removes hover, focus, highlight or ripple classes
+  // (or `data-focus`, `data-hover`, `data-active`, `data-pressed`…) is not an effect.
+
+  /** Class words that name an interaction state rather than a result. */
+  const STATE_WORD = /focus|hover|ripple|highlight/i;
+  /** Attributes whose change is never a result: where keyboard focus is shown to be. */
+  const NEVER_A_RESULT = new Set(['aria-activedescendant', 'tabindex']);
+
+  /** A ripple a press draws (MUI's TouchRipple and its kind), or what is inside one. */
+  function inRipple(node) {
+    const el = node.nodeType === Node.ELEMENT_NODE ? node : node.parentElement;
+    return !!el?.closest?.('[class*="ripple" i]');
+  }
+
+  /** Attributes judged by their net change: the ones hover, focus and press styling use. */
+  const judgedLater = (name) => name === 'class' || name === 'style' || name.startsWith('data-');
+
+  /** Whether the net change of attribute `name` from `old` to `now` is interaction styling. */
+  function stylingOnly(target, name, old, now) {
+    if (inRipple(target)) return true;
+    if (name.startsWith('data-') && /focus|hover|active|press/i.test(name)) return true;
+    if (name !== 'class' && !name.startsWith('data-')) return false;
+    const before = new Set(String(old ?? '').split(/\s+/).filter(Boolean));
+    const after = new Set(String(now ?? '').split(/\s+/).filter(Boolean));
+    const changed = [...before].filter((w) => !after.has(w)).concat([...after].filter((w) => !before.has(w)));
+    return changed.length > 0 && changed.every((w) => STATE_WORD.test(w));
+  }
+
+  /** Sorts mutation records: `note()` for those that are a result at once; attribute changes
+   * that may be styling are kept (their first old value) in `pending`, judged by `netChange`. */
+  function sortRecords(records, pending, note) {
+    for (const record of records) {
+      if (!byPage(record)) continue;
+      if (record.type === 'attributes') {
+        const name = record.attributeName ?? '';
+        if (NEVER_A_RESULT.has(name)) continue;
+        if (judgedLater(name)) {
+          let olds = pending.get(record.target);
+          if (!olds) pending.set(record.target, (olds = new Map()));
+          if (!olds.has(name)) olds.set(name, record.oldValue);
+          continue;
+        }
+        note();
+        return;
+      }
+      if (record.type === 'childList' && [...record.addedNodes, ...record.removedNodes].every(inRipple)) continue;
+      note();
+      return;
+    }
+  }
+
+  /** Whether an attribute kept in `pending` ends changed, beyond interaction styling. */
+  function netChange(pending) {
+    for (const [target, olds] of pending) {
+      if (!target.isConnected) continue;
+      for (const [name, old] of olds) {
+        const now = target.getAttribute(name);
+        if (now !== old && !stylingOnly(target, name, old, now)) return true;
+      }
+    }
+    return false;
+  }
   const PAGE_EVENTS = ['beforeunload', 'pagehide', 'submit', 'hashchange', 'popstate'];
 
   /** The document and the shadow roots where a click's effect may show: those around the
@@ -169,14 +240,27 @@
   function stateChanged(before, el) {
     const { control } = before;
     const active = deepActive();
-    // Focus landing on the clicked element (the click sequence focuses it) is not an effect.
-    const focusMoved = active !== before.active && !(active && tw.flatContains(el, active));
+    // Focus landing on the clicked element or around it (a press focuses the nearest focusable
+    // element), or leaving for nowhere, is the click's own doing, not an effect.
+    const focusMoved = active !== before.active && active !== null && active !== document.body
+      && !tw.flatContains(el, active) && !tw.flatContains(active, el);
+    // A caret in a field a person can type into is what they see of a click on it, whether
+    // it moved there or was there already (a person clicks into a field to type).
+    const caret = takesTyping(active) && (active !== before.active || tw.flatContains(el, active));
     return location.href !== before.url
       || focusMoved
+      || caret
       || control.checked !== before.checked
       || (before.value !== undefined && control.value !== before.value)
       || scrollX !== before.scroll[0] || scrollY !== before.scroll[1]
       || before.openers.some(([n, open]) => n.open !== open);
+  }
+
+  /** Whether `el` is a field a person types into (a caret shows when it has focus). */
+  function takesTyping(el) {
+    if (el instanceof HTMLInputElement) return !CLICKED_INPUTS.has(el.type) && !['file', 'range', 'color'].includes(el.type) && !el.readOnly;
+    if (el instanceof HTMLTextAreaElement) return !el.readOnly;
+    return el instanceof HTMLElement && el.isContentEditable;
   }
 
   /** An animation frame, or a short timeout when frames do not come (a hidden tab). */
@@ -209,15 +293,16 @@
       announce();
       wake?.();
     };
-    const observer = new MutationObserver((records) => {
-      if (records.some(byPage)) note();
-    });
+    /** @type {Map<Element, Map<string, string | null>>} */
+    const pending = new Map();
+    const take = (records) => sortRecords(records, pending, note);
+    const observer = new MutationObserver(take);
     for (const root of treesAround(el)) observer.observe(root, OBSERVED);
     for (const type of PAGE_EVENTS) addEventListener(type, note, true);
     const navigation = globalThis.navigation;
     navigation?.addEventListener?.('navigate', note);
     const stop = () => {
-      if (observer.takeRecords().some(byPage)) note();
+      take(observer.takeRecords());
       observer.disconnect();
       for (const type of PAGE_EVENTS) removeEventListener(type, note, true);
       navigation?.removeEventListener?.('navigate', note);
@@ -230,7 +315,7 @@
       /** Runs `fn` and disregards the DOM changes made meanwhile: the page reacting to focus
        * (a focused style, a menu closing on blur) rather than to the click. */
       ignoring(fn) {
-        if (observer.takeRecords().some(byPage)) note();
+        take(observer.takeRecords());
         try {
           fn();
         } finally {
@@ -239,18 +324,19 @@
       },
       /** Whether anything changed since watching began; stops watching. */
       check() {
-        const changed = seen || observer.takeRecords().some(byPage) || stateChanged(before, el);
         stop();
-        return changed;
+        return seen || netChange(pending) || stateChanged(before, el);
       },
       /** Waits for the page to react and tells whether it did. */
       async settle() {
         try {
           // A click handled at once has changed the page already: no frame need come first.
-          if (!seen && observer.takeRecords().some(byPage)) note();
+          if (!seen) take(observer.takeRecords());
           if (!seen) await Promise.race([firstEffect, nextFrame().then(nextFrame)]);
           const deadline = performance.now() + EFFECT_WAIT_MS;
-          while (!seen && !stateChanged(before, el) && performance.now() < deadline) {
+          const answered = () => seen || netChange(pending) || stateChanged(before, el);
+          while (!answered() && performance.now() < deadline) {
+            take(observer.takeRecords());
             await new Promise((resolve) => {
               wake = resolve;
               setTimeout(resolve, Math.min(20, Math.max(0, deadline - performance.now())));
@@ -259,26 +345,26 @@
         } finally {
           stop();
         }
-        return seen || stateChanged(before, el);
+        return seen || netChange(pending) || stateChanged(before, el);
       },
     };
   }
 
-  /** The event sequence of a person's click, aimed at the element's centre. `focusing` runs
-   * the focus step, so a caller can tell its consequences apart. */
-  function dispatchClick(el, focusing = (fn) => fn()) {
-    const r = el.getBoundingClientRect();
-    const at = {
-      bubbles: true, cancelable: true, composed: true, view: window, button: 0,
-      clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
-    };
-    const pointer = { ...at, pointerType: 'mouse', isPrimary: true };
-    el.dispatchEvent(new PointerEvent('pointerdown', { ...pointer, buttons: 1 }));
-    el.dispatchEvent(new MouseEvent('mousedown', { ...at, buttons: 1 }));
-    if (typeof el.focus === 'function') focusing(() => el.focus({ preventScroll: true }));
-    el.dispatchEvent(new PointerEvent('pointerup', pointer));
-    el.dispatchEvent(new MouseEvent('mouseup', at));
-    el.click(); // dispatches `click` and runs the element's activation (links, submit buttons)
+  /** A person's click on `el` (pointer.js), aimed at the middle of its box. `watching` runs
+   * once the pointer is there and the page has answered its arrival (a frame, when it entered
+   * something new): what the hover changes is not the click's effect. `focusing` runs the
+   * focus change, so a caller can tell its consequences apart.
+   * @param {Element} el
+   * @param {{ watching?: () => void, focusing?: (fn: () => void) => void }} [hooks] */
+  async function clickAsPerson(el, { watching, focusing } = {}) {
+    const [x, y] = tw.middleOf(el);
+    return tw.personClick(el, x, y, {
+      moved: async (entered) => {
+        if (entered) await nextFrame();
+        watching?.();
+      },
+      focusing,
+    });
   }
 
   /** After a click that showed no effect, the page is watched on: a slow handler (one that
@@ -290,7 +376,7 @@
     return { ok: false, code: 'changed', message: 'it changed after Tabwright checked it (its name, value, link or form is no longer what was checked); look at the page again before acting on it' };
   }
 
-  tw.click = function click(index, expect) {
+  tw.click = async function click(index, expect) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (!tw.factsUnchanged(el, expect)) return changed();
@@ -301,39 +387,51 @@
     tw.lateClick?.watch.check();
     tw.lateClick = null;
     bringIntoView(el);
-    const watch = watchEffects(el);
     // A checked click sends no form but the one checked, as it was checked.
     const guard = typeof expect === 'string' ? tw.guardSubmissions(el, expect) : null;
+    /** @type {ReturnType<typeof watchEffects> | null} */
+    let watch = null;
     try {
-      dispatchClick(el, (fn) => watch.ignoring(fn));
+      await clickAsPerson(el, {
+        watching: () => { watch = watchEffects(el); },
+        focusing: (fn) => (watch ? watch.ignoring(fn) : fn()),
+      });
     } catch (error) {
-      watch.settle();
+      watch?.settle();
       guard?.end();
       throw error;
     }
-    return watch.settle().then((effect) => {
-      const stopped = guard?.end() ?? [];
-      if (stopped.length) {
-        return { ok: false, code: 'form_stopped', message: `the page tried to send another form than the one checked (to ${stopped[0].slice(0, 200)}) after the click; Tabwright stopped it. Act on that form's own button, so it can be checked` };
-      }
-      if (!effect) {
-        const late = { index, watch: watchEffects(el) };
-        tw.lateClick = late;
-        setTimeout(() => {
-          if (tw.lateClick === late) late.watch.check();
-        }, LATE_EFFECT_WATCH_MS);
-      }
-      return { ok: true, result: { effect, navigating: watch.leaving } };
-    });
+    watch ??= watchEffects(el);
+    const effect = await watch.settle();
+    const stopped = guard?.end() ?? [];
+    if (stopped.length) {
+      return { ok: false, code: 'form_stopped', message: `the page tried to send another form than the one checked (to ${stopped[0].slice(0, 200)}) after the click; Tabwright stopped it. Act on that form's own button, so it can be checked` };
+    }
+    if (!effect) watchLate(index, el);
+    return { ok: true, result: { effect, navigating: watch.leaving } };
   };
+
+  /** Keeps watching `el` after a click on `index` that showed no effect (lateClickEffect). */
+  function watchLate(index, el) {
+    const late = { index, watch: watchEffects(el) };
+    tw.lateClick = late;
+    setTimeout(() => {
+      if (tw.lateClick === late) late.watch.check();
+    }, LATE_EFFECT_WATCH_MS);
+  }
 
   /** Whether the page reacted late to the last click on `index` that showed no effect at
    * first. Asked just before a trusted retry. */
-  tw.lateClickEffect = function lateClickEffect(index) {
+  tw.lateClickEffect = function lateClickEffect(index, again = false) {
     const late = tw.lateClick;
     tw.lateClick = null;
-    if (!late || late.index !== index) return { ok: true, result: { effect: false } };
-    return { ok: true, result: { effect: late.watch.check() } };
+    const effect = !!late && late.index === index && late.watch.check();
+    // Asked before a real click on it: what that click does is watched from now on.
+    if (again) {
+      const el = tw.elementAt(index);
+      if (el) watchLate(index, el);
+    }
+    return { ok: true, result: { effect } };
   };
 
   // --- Typing ------------------------------------------------------------------------------
@@ -549,6 +647,16 @@
     return el.getAttribute('role') === 'combobox' || (popup !== null && popup !== 'false' && popup !== 'dialog');
   }
 
+  /** Whether a person would take `el` for a dropdown worth opening: one that says so in ARIA,
+   * or a custom select that says nothing (a read-only field, or a box whose own class, or its
+   * parent's, names a select, dropdown, combo box or picker). */
+  function mayOpen(el) {
+    if (opensList(el)) return true;
+    if (el instanceof HTMLInputElement && el.readOnly) return true;
+    const named = (n) => /select|dropdown|combo|picker|listbox/i.test(n?.getAttribute?.('class') ?? '');
+    return named(el) || named(el.parentElement);
+  }
+
   /** The ARIA listbox behind an element, when a person can see it: the element itself, the
    * one it sits in (an option's index was given), or the one it controls, owns or contains
    * (in its own tree scope, so a web component's list is found). Null when there is none. */
@@ -605,36 +713,56 @@
   // How long an opened list may take to show its options (a menu that grows in).
   const LIST_OPEN_MS = 600;
 
-  /** Opens the list behind `el` with a person's click and waits (briefly) for its options to
-   * show and its opening animation to end. Returns the elements the page added meanwhile (a
-   * list rendered in a portal is among them). */
-  async function openList(el) {
+  /** Starts noting the elements the page adds (in the document and the shadow roots around
+   * `el`): a list opened in a portal is among them. */
+  function noteAdditions(el) {
+    /** @type {Element[]} */
     const added = [];
-    const observer = new MutationObserver((records) => {
-      for (const record of records) for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) added.push(node);
-    });
+    const keep = (records) => {
+      for (const record of records) for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) added.push(/** @type {Element} */ (node));
+    };
+    const observer = new MutationObserver(keep);
     observer.observe(document, { childList: true, subtree: true });
-    const roots = new Set();
-    for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) roots.add(root);
-    for (const root of roots) observer.observe(root, { childList: true, subtree: true });
+    for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) {
+      observer.observe(root, { childList: true, subtree: true });
+    }
+    return {
+      el,
+      added,
+      take: () => keep(observer.takeRecords()),
+      stop: () => observer.disconnect(),
+    };
+  }
+
+  /** Waits (briefly) for the options of the list behind `el` to show, and for its opening
+   * animation to end; returns what the page added meanwhile. */
+  async function listShown(el, notes) {
+    const deadline = performance.now() + LIST_OPEN_MS;
+    while (performance.now() < deadline) {
+      await nextFrame();
+      notes.take();
+      if (visibleOptions(el, notes.added).options.length) break;
+    }
+    await animationsEnded(LIST_OPEN_MS);
+    notes.take();
+    return notes.added;
+  }
+
+  /** Additions still being noted for a control whose list a real click of the worker's is to
+   * open (`openedOptions` asked for it); taken by the next request about that control. */
+  let awaitingRealOpen = null;
+
+  /** Opens the list behind `el` with a person's click and waits (briefly) for its options to
+   * show. Returns the elements the page added meanwhile. */
+  async function openList(el) {
+    const notes = noteAdditions(el);
     try {
       bringIntoView(el);
-      dispatchClick(el);
-      const take = () => {
-        for (const record of observer.takeRecords()) for (const node of record.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) added.push(node);
-      };
-      const deadline = performance.now() + LIST_OPEN_MS;
-      while (performance.now() < deadline) {
-        await nextFrame();
-        take();
-        if (visibleOptions(el, added).options.length) break;
-      }
-      await animationsEnded(LIST_OPEN_MS);
-      take();
+      await clickAsPerson(el);
+      return await listShown(el, notes);
     } finally {
-      observer.disconnect();
+      notes.stop();
     }
-    return added;
   }
 
   /** The options a person can see for `el`: its ARIA listbox's, else (after `opened`, what a
@@ -688,7 +816,7 @@
    * the small box around it (where libraries show the chosen option), or the option says it is
    * selected. */
   function showsChoice(el, option, text) {
-    if (option.getAttribute('aria-selected') === 'true' && option.isConnected) return true;
+    if (option?.getAttribute('aria-selected') === 'true' && option.isConnected) return true;
     const wanted = text.toLowerCase();
     const says = (node) => node && typeof node.value === 'string' && node.value.toLowerCase().includes(wanted);
     if (says(el)) return true;
@@ -697,7 +825,7 @@
       if (says(node)) return true;
       const words = fold(node.textContent);
       if (words.length > 300) break;
-      if (words.toLowerCase().includes(wanted) && !(node.contains(option) || tw.flatContains(node, option))) return true;
+      if (words.toLowerCase().includes(wanted) && !(option && (node.contains(option) || tw.flatContains(node, option)))) return true;
     }
     return false;
   }
@@ -714,27 +842,56 @@
     });
   }
 
-  tw.dropdownOptions = async function dropdownOptions(index) {
+  /** The options a person sees for `el`, opening it first as a person would when it is closed:
+   * a person's click, then (`then === 'opened'`) a real one made by the worker when the
+   * script's showed none. Returns {found} or a reply: the real click asked for, or why not. */
+  async function openedOptions(el, then) {
+    let found = visibleOptions(el);
+    if (found.options.length) return { found };
+    const waiting = awaitingRealOpen;
+    awaitingRealOpen = null;
+    waiting?.stop();
+    if (then === 'opened') {
+      // The worker's real click opened it: its list shows within a moment, among what the page
+      // added since the script's click was tried.
+      const notes = waiting?.el === el ? waiting : noteAdditions(el);
+      try {
+        found = visibleOptions(el, await listShown(el, notes));
+      } finally {
+        notes.stop();
+      }
+      if (found.options.length) return { found };
+      return { reply: unsuitable('no options showed when it was opened, even with a real click; click it, then read or click the options on the page') };
+    }
+    if (!mayOpen(el)) return { reply: unsuitable(NOT_A_DROPDOWN) };
+    found = visibleOptions(el, await openList(el));
+    if (found.options.length) return { found };
+    // A script's click showed nothing: a person's real click is asked of the worker, and what
+    // the page adds is noted from now on.
+    awaitingRealOpen = noteAdditions(el);
+    setTimeout(() => {
+      if (awaitingRealOpen?.el === el) {
+        awaitingRealOpen.stop();
+        awaitingRealOpen = null;
+      }
+    }, 20_000);
+    return { reply: { ok: true, result: { real_click: 'open' } } };
+  }
+
+  tw.dropdownOptions = async function dropdownOptions(index, then) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el instanceof HTMLSelectElement) {
       return { ok: true, result: { kind: 'select', multiple: el.multiple, options: selectOptions(el).map(({ entry }) => entry) } };
     }
-    let found = visibleOptions(el);
-    let opened = false;
-    if (!found.options.length) {
-      if (!opensList(el)) return unsuitable(NOT_A_DROPDOWN);
-      found = visibleOptions(el, await openList(el));
-      opened = true;
-    }
-    if (!found.options.length) {
-      return unsuitable('no options showed when it was opened; click it, and read or click the options on the page');
-    }
+    const wasOpen = visibleOptions(el).options.length > 0;
+    const { found, reply } = await openedOptions(el, then);
+    if (reply) return reply;
     return {
       ok: true,
       result: {
         kind: 'aria',
-        opened,
+        opened: !wasOpen,
         multiple: found.listbox?.getAttribute?.('aria-multiselectable') === 'true',
         options: optionEntries(found.listbox, found.options).map(({ entry }) => entry),
       },
@@ -784,30 +941,46 @@
     return { ok: true, result };
   }
 
-  tw.selectOption = async function selectOption(index, text) {
+  /** Waits a few frames for the control `el` to show `text` as its choice. */
+  async function choiceShown(el, option, text) {
+    for (let waited = 0; waited < 8 && !showsChoice(el, option, text); waited++) await nextFrame();
+    return showsChoice(el, option, text);
+  }
+
+  /** The reply once the control shows the choice: the closing list is let finish first. */
+  async function chose(text, value) {
+    // The list closes on the next frame, often with an animation (MUI's menu, Shoelace's
+    // popup): the next look waits for it, so the form is not shown still covered.
+    await nextFrame();
+    await animationsEnded(LIST_OPEN_MS);
+    return { ok: true, result: { selected: text, value } };
+  }
+
+  tw.selectOption = async function selectOption(index, text, then) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el instanceof HTMLSelectElement) return chooseInSelect(el, text);
-    let found = visibleOptions(el);
-    if (!found.options.length) {
-      if (!opensList(el)) return unsuitable(NOT_A_DROPDOWN);
-      found = visibleOptions(el, await openList(el));
+    if (then === 'chose') {
+      // The worker clicked the option for real (`text` is the option's own).
+      if (await choiceShown(el, null, text)) return chose(text, undefined);
+      return unsuitable(`the option ${JSON.stringify(text)} was clicked, even with a real click, but the control does not show it as chosen; look at the page, and click the option itself if it is still open`);
     }
-    if (!found.options.length) return unsuitable('no options showed when it was opened; click it, then click the option on the page');
+    const { found, reply } = await openedOptions(el, then);
+    if (reply) return reply;
     const { found: chosen, why } = pick(optionEntries(found.listbox, found.options), text);
     if (!chosen) return unsuitable(why);
     const { entry, option } = chosen;
     if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
     bringIntoView(option);
-    dispatchClick(option);
-    for (let waited = 0; waited < 8 && !showsChoice(el, option, entry.text); waited++) await nextFrame();
-    if (!showsChoice(el, option, entry.text)) {
-      return unsuitable(`the option ${JSON.stringify(entry.text)} was clicked, but the control does not show it as chosen; look at the page, and click the option itself if it is still open`);
+    await clickAsPerson(option);
+    if (await choiceShown(el, option, entry.text)) return chose(entry.text, entry.value);
+    // The option took no script's click: a person's real click on it is asked of the worker,
+    // where it is now (the list still open).
+    if (option.isConnected && shown(option)) {
+      bringIntoView(option);
+      const [x, y] = tw.middleOf(option);
+      return { ok: true, result: { real_click: 'option', x, y, text: entry.text } };
     }
-    // The list closes on the next frame, often with an animation (MUI's menu, Shoelace's
-    // popup): the next look waits for it, so the form is not shown still covered.
-    await nextFrame();
-    await animationsEnded(LIST_OPEN_MS);
-    return { ok: true, result: { selected: entry.text, value: entry.value } };
+    return unsuitable(`the option ${JSON.stringify(entry.text)} was clicked, but the control does not show it as chosen; look at the page, and click the option itself if it is still open`);
   };
 })();

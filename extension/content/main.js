@@ -194,8 +194,8 @@
       case 'point': return tw.point(message.index, message.expect ?? undefined);
       case 'act_facts': return tw.actFactsFor(message.index ?? null, message.point ?? null);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
-      case 'dropdown_options': return tw.dropdownOptions(message.index);
-      case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''));
+      case 'dropdown_options': return tw.dropdownOptions(message.index, message.then);
+      case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''), message.then);
       case 'drag': return tw.drag(message.index, Number.isInteger(message.to_index) ? message.to_index : null,
         Array.isArray(message.to_point) ? message.to_point.map(Number) : null);
       case 'upload': return tw.upload(message.index, String(message.name ?? ''), String(message.mime ?? ''), String(message.data ?? ''));
@@ -203,7 +203,7 @@
       case 'find_text': return tw.findText(String(message.text ?? ''));
       case 'search_page': return tw.searchPage(message.pattern, message.regex === true, message.max_matches, message.context);
       case 'elements_added': return tw.elementsAdded();
-      case 'late_click_effect': return tw.lateClickEffect(message.index);
+      case 'late_click_effect': return tw.lateClickEffect(message.index, message.again === true);
       case 'network': return { ok: true, result: networkState() };
       case 'history_go': history.go(message.delta === 1 ? 1 : -1); return { ok: true };
       case 'markdown': return tw.markdown ? tw.markdown() : { ok: false, code: 'unsuitable', message: 'the markdown converter is not loaded' };

@@ -337,12 +337,14 @@ export type ContentRequest =
       type: 'dropdown_options';
       v: number;
       index: number;
+      then?: RealClickMade | null;
     }
   | {
       type: 'select_option';
       v: number;
       index: number;
       text: string;
+      then?: RealClickMade | null;
     }
   | {
       type: 'search_page';
@@ -364,6 +366,7 @@ export type ContentRequest =
       type: 'late_click_effect';
       v: number;
       index: number;
+      again?: boolean;
     }
   | {
       type: 'history_go';
@@ -374,6 +377,13 @@ export type ContentRequest =
       type: 'markdown';
       v: number;
     };
+/**
+ * The real (debugger) click the worker made on a dropdown, as the content script asked.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "RealClickMade".
+ */
+export type RealClickMade = 'opened' | 'chose';
 
 /**
  * Generated from the Rust types by tests/js_types.rs; do not edit.

@@ -281,6 +281,13 @@ impl ActionResult {
                 " with a real mouse click, as it was clicked in a recent step too (a page can answer a script's click as if it worked and still ignore it)",
             );
         }
+        if effect.unchanged {
+            // Not a success: the model must not take it for one and go on as if it had worked.
+            self.message.push_str(
+                ", but nothing on the page changed: no navigation, nothing shown, hidden or changed beyond its hover and focus styling. Look at the page again: the element may do nothing, need something else first, or not be the one meant",
+            );
+            self.is_error = true;
+        }
         if let Some(tab) = &effect.tab_closed_to {
             self.message.push_str(&format!(
                 "; the tab closed itself, so the current tab is now tab {} at {}",

@@ -17,6 +17,12 @@ const COMMAND_TIMEOUT_MS: u32 = 15_000;
 /// `evaluate` scripts may run this long.
 const SCRIPT_TIMEOUT_MS: u32 = 10_000;
 
+/// The script `page_caught_up` runs in the page: it resolves after the page's next animation
+/// frame and the tasks that frame queued, or after 100 ms when no frame comes (a tab in the
+/// background draws none). It calls only the page's timers.
+const PAGE_CAUGHT_UP: &str = "new Promise((done) => { const late = setTimeout(done, 100); \
+     requestAnimationFrame(() => setTimeout(() => { clearTimeout(late); done(); }, 0)); })";
+
 pub struct Debugger<H> {
     host: H,
     attached: BTreeSet<i32>,
@@ -119,10 +125,16 @@ impl<H: TabHost> Debugger<H> {
         Ok(())
     }
 
-    /// Presses each key (with its modifiers held) into whatever has focus.
+    /// Presses each key (with its modifiers held) into whatever has focus, one at a time: the
+    /// next goes only once the page has handled the last and drawn what it changed (one frame
+    /// of the page, `PAGE_CAUGHT_UP`), as a person's next key comes. A type-ahead list filters
+    /// and redraws after each key; an arrow sent before the list is drawn moves nothing.
     pub async fn press_keys(&mut self, tab_id: i32, keys: &[KeyPress]) -> Result<(), BrowserError> {
         let what = "Pressing keys";
-        for key in keys {
+        for (n, key) in keys.iter().enumerate() {
+            if n > 0 {
+                self.page_caught_up(tab_id).await;
+            }
             let held = modifier_keys(key.modifiers);
             for (name, code, key_code, _) in &held {
                 let down = serde_json::json!({"type": "rawKeyDown", "key": name, "code": code, "windowsVirtualKeyCode": key_code, "modifiers": key.modifiers});
@@ -156,6 +168,19 @@ impl<H: TabHost> Debugger<H> {
             }
         }
         Ok(())
+    }
+
+    /// Waits until the page has drawn a frame since the last input and run what it queued then
+    /// (a framework's render). A page that cannot be asked (it is navigating away after the
+    /// last key) is not waited for: the next key goes to whatever has focus then.
+    async fn page_caught_up(&mut self, tab_id: i32) {
+        let params = serde_json::json!({
+            "expression": PAGE_CAUGHT_UP,
+            "awaitPromise": true,
+            "returnByValue": true,
+            "silent": true,
+        });
+        let _ = self.command(tab_id, "Pressing keys", "Runtime.evaluate", params).await;
     }
 
     /// A PNG of the visible part of the tab.

@@ -90,7 +90,7 @@ use crate::browser::{
     PageState, Screenshot, ScrollOutcome, TabInfo, TaskFile, UploadOutcome, UploadTarget,
 };
 use crate::dom::{ChildFrame, FrameSet, FrameSnapshot, FrameWaits, Snapshot, Stitcher};
-use crate::protocol::{ContentReply, ContentRequest, ReadAfter, ScreenRegion, PROTOCOL_VERSION};
+use crate::protocol::{ContentReply, ContentRequest, ReadAfter, RealClickMade, ScreenRegion, PROTOCOL_VERSION};
 use crate::settings::PageOptions;
 use crate::web::{is_blank_page, is_restricted};
 use debugger::Debugger;
@@ -525,6 +525,34 @@ impl<H: TabHost> TabBrowser<H> {
             moved.map_err(|reason| BrowserError::Navigation { url: "the page in the tab's history".into(), reason })?;
         }
         self.settle(&before, NAVIGATION_START_MS).await
+    }
+
+    /// Whether the page changed since the element's content script began watching it (after a
+    /// script click that showed nothing, or when `again` armed it); with `again`, it watches
+    /// afresh from now. A frame that cannot be asked (it went away) counts as changed.
+    async fn late_click_effect(&mut self, index: u32, again: bool) -> bool {
+        let asked = self
+            .ask_element(index, |local| ContentRequest::LateClickEffect { v: PROTOCOL_VERSION, index: local, again })
+            .await;
+        asked.map_or(true, |reply| reply["effect"].as_bool() != Some(false))
+    }
+
+    /// Whether a real click on `index` changed nothing a person would see: no navigation, no
+    /// tab opened or closed, and nothing on its page beyond hover and focus styling.
+    async fn changed_nothing(&mut self, index: u32, effect: &ActionEffect) -> bool {
+        effect.navigated_to.is_none()
+            && effect.opened_tab.is_none()
+            && effect.tab_closed_to.is_none()
+            && !self.late_click_effect(index, false).await
+    }
+
+    /// Opens a dropdown a script's click did not open, with a real click on it. None when the
+    /// debugger cannot be used here (the person closed its bar).
+    async fn open_for_real(&mut self, index: u32) -> Option<()> {
+        if !self.debugger.available(self.tab_id) {
+            return None;
+        }
+        self.trusted_click(index).await.ok()
     }
 
     /// A trusted click on the element: scrolled into view by its content script, clicked at
@@ -1083,11 +1111,8 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         if self.network_state().await.is_some_and(|(_, last_request)| last_request >= self.action_started) {
             return Ok(effect);
         }
-        let late = self
-            .ask_element(index, |local| ContentRequest::LateClickEffect { v: PROTOCOL_VERSION, index: local })
-            .await
-            .unwrap_or_default();
-        if late["effect"].as_bool() == Some(true) {
+        // Asked again, the element is watched afresh: what the real click does is seen.
+        if self.late_click_effect(index, true).await {
             return Ok(effect);
         }
         if !self.debugger.available(self.tab_id) {
@@ -1097,7 +1122,8 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         self.expected = expect.map(|facts| (index, facts));
         self.trusted_click(index).await?;
         let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
-        Ok(ActionEffect { trusted_fallback: true, ..effect })
+        let unchanged = self.changed_nothing(index, &effect).await;
+        Ok(ActionEffect { trusted_fallback: true, unchanged, ..effect })
     }
 
     async fn drag_and_drop(&mut self, index: u32, to: DropPoint) -> Result<DragOutcome, BrowserError> {
@@ -1157,9 +1183,12 @@ impl<H: TabHost> Browser for TabBrowser<H> {
             return Err(BrowserError::Unsupported("click with trusted input once the debugging bar was closed"));
         }
         let before = self.before_action().await?;
+        // Watched from now on, so the answer says whether the real click changed anything.
+        self.late_click_effect(index, true).await;
         self.trusted_click(index).await?;
         let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
-        Ok(ActionEffect { trusted: true, ..effect })
+        let unchanged = self.changed_nothing(index, &effect).await;
+        Ok(ActionEffect { trusted: true, unchanged, ..effect })
     }
 
     async fn click_at(&mut self, x: f64, y: f64) -> Result<ActionEffect, BrowserError> {
@@ -1209,21 +1238,46 @@ impl<H: TabHost> Browser for TabBrowser<H> {
     }
 
     async fn dropdown_options(&mut self, index: u32) -> Result<Vec<DropdownOption>, BrowserError> {
-        let result = self
-            .ask_element(index, |local| ContentRequest::DropdownOptions { v: PROTOCOL_VERSION, index: local })
-            .await?;
+        let ask = |then| move |local| ContentRequest::DropdownOptions { v: PROTOCOL_VERSION, index: local, then };
+        let mut result = self.ask_element(index, ask(None)).await?;
+        if result["real_click"].as_str() == Some("open") {
+            result = match self.open_for_real(index).await {
+                Some(()) => self.ask_element(index, ask(Some(RealClickMade::Opened))).await?,
+                None => return Err(no_options_shown(index)),
+            };
+        }
         parse_result(result["options"].clone(), "dropdown options")
     }
 
     async fn select_option(&mut self, index: u32, text: &str) -> Result<(String, ActionEffect), BrowserError> {
         let before = self.before_action().await?;
-        let result = self
-            .ask_element(index, |local| ContentRequest::SelectOption {
-                v: PROTOCOL_VERSION,
-                index: local,
-                text: text.into(),
-            })
-            .await?;
+        let ask = |text: String, then| {
+            move |local| ContentRequest::SelectOption { v: PROTOCOL_VERSION, index: local, text: text.clone(), then }
+        };
+        let mut result = self.ask_element(index, ask(text.into(), None)).await?;
+        // A control a script's click did not open: a person's real click opens it.
+        if result["real_click"].as_str() == Some("open") {
+            if self.open_for_real(index).await.is_none() {
+                return Err(no_options_shown(index));
+            }
+            result = self.ask_element(index, ask(text.into(), Some(RealClickMade::Opened))).await?;
+        }
+        // An option that took no script's click: a real click on it, where the page said it is.
+        if result["real_click"].as_str() == Some("option") {
+            let option = result["text"].as_str().unwrap_or(text).to_string();
+            let target = self.target(index)?;
+            let (Some(x), Some(y)) = (result["x"].as_f64(), result["y"].as_f64()) else {
+                return Err(BrowserError::ContentScript { reason: "the option's place was not given".into() });
+            };
+            if !self.debugger.available(self.tab_id) {
+                return Err(BrowserError::ElementUnsuitable {
+                    index,
+                    reason: format!("the option {option:?} took no script's click, and a real one needs the debugging bar, which was closed; click the option on the page"),
+                });
+            }
+            self.debugger.click_at(self.tab_id, x + target.offset.0, y + target.offset.1).await?;
+            result = self.ask_element(index, ask(option, Some(RealClickMade::Chose))).await?;
+        }
         let chosen = result["selected"].as_str().unwrap_or(text).to_string();
         let effect = self.settle(&before, NAVIGATION_GRACE_MS).await?;
         Ok((chosen, effect))
@@ -1359,5 +1413,13 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         }
         self.debugger.release_all().await;
         self.host.close_content_ports();
+    }
+}
+
+/// The refusal for a dropdown whose list no click showed.
+fn no_options_shown(index: u32) -> BrowserError {
+    BrowserError::ElementUnsuitable {
+        index,
+        reason: "no options showed when it was opened, and a real click could not be made (the debugging bar was closed); click it, then click the option on the page".into(),
     }
 }
