@@ -182,3 +182,26 @@ test('keys go one at a time, each after the page drew what the last one changed:
   assert.equal(await page.locator('#chosen').innerText(), 'Portimão', `the field says ${await page.locator('#town').inputValue()}; told: ${toldOf(states[1])}`);
   await page.close();
 });
+
+test('select_dropdown opens a select that opens on focus with a press, and one that takes only real presses with real clicks, and says Chose only when the control shows it', async () => {
+  const page = await o.open('hands/stubborn-selects.html');
+  const states = [];
+  o.setPolicy((state) => {
+    states.push(state);
+    if (states.length === 1) return answer('Choose the colour', [{ select_dropdown: { index: mustFind(state, /label=Colour/, 'Colour'), text: 'Blue' } }]);
+    if (states.length === 2) return answer('Choose the size', [{ select_dropdown: { index: mustFind(state, /label=Size/, 'Size'), text: 'Large' } }]);
+    return done();
+  });
+  try {
+    await o.run(page, 'Choose blue, large');
+  } finally {
+    o.setPolicy(null);
+  }
+  assert.equal(await page.locator('#saved').innerText(), 'Chosen: colour=Blue, size=Large');
+  assert.match(toldOf(states[1]), /Blue/);
+  assert.doesNotMatch(toldOf(states[1]), /no options|not a dropdown|does not show/);
+  assert.match(toldOf(states[2]), /Large/);
+  assert.doesNotMatch(toldOf(states[2]), /no options|not a dropdown|does not show/);
+  assert.equal(states.length, 3);
+  await page.close();
+});
