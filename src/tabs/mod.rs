@@ -18,8 +18,10 @@
 //! # How actions run
 //!
 //! - **In the page** (content-script messages, addressed to the element's own frame by its local
-//!   index): click (scroll into view, the pointer/mouse sequence, `click()`; the reply says whether
-//!   anything observable happened), type (native value setter + `input`/`change`, so React sees it;
+//!   index): click (scroll into view, then the events Chrome makes for a real mouse: the
+//!   pointer's way there from where it last was, the press, focus only where Chrome puts it, the
+//!   release and the click — `extension/content/pointer.js`; the reply says whether anything a
+//!   person would see happened: hover and focus styling does not count), type (native value setter + `input`/`change`, so React sees it;
 //!   `execCommand('insertText')` for contenteditable), scroll, find text, dropdown options and
 //!   choice (a `<select>`: native setter + events; a combobox or listbox button of a component
 //!   library: its ARIA listbox when a person can see it — an accessibility list kept at 0 × 0, as
@@ -27,7 +29,8 @@
 //!   from what the click added (role `option`, or marked selected, or named option or item); the
 //!   options of a web component are read in the flat tree, slotted ones included; the choice is a
 //!   click on the option, confirmed by the control showing it, and the closing list is let finish
-//!   before the answer), drags (`drag_and_drop`, to an element or a point: pointer and
+//!   before the answer; a control a script's click does not open is opened with a real click,
+//!   and an option that takes no script's click gets a real one where the page says it is), drags (`drag_and_drop`, to an element or a point: pointer and
 //!   mouse events in twelve steps a frame apart, and the HTML5 drag events with one
 //!   `dataTransfer` when the element is draggable once pressed — SortableJS and native drop areas
 //!   follow those, dnd-kit the pointer events), files (`upload_file`: the bytes, read by the worker from
@@ -38,13 +41,16 @@
 //!   its GFM plugin, injected only when `extract` runs), history (`history.go`, which unlike the
 //!   browser's buttons does not skip pages left by a script click).
 //! - **Trusted, through the debugger** (`debugger.rs`): key presses
-//!   (`Input.dispatchKeyEvent`: script key events do not submit forms), clicks at a point, and the
+//!   (`Input.dispatchKeyEvent`: script key events do not submit forms; one at a time, each after
+//!   the page drew a frame since the last), clicks at a point, and the
 //!   fallback for pages that check `isTrusted`. The fallback runs only when the script click showed
 //!   nothing at all: no DOM, focus, value, scroll or URL change within a moment, no new tab, no
 //!   navigation, no network request since the click, and no late change while the network settled
 //!   (the content script keeps watching) — a slow handler must not run twice. The content script
 //!   then reports an uncovered point of the element and the debugger clicks it; an element covered
-//!   everywhere is refused rather than clicking whatever covers it. Also screenshots (`Page.captureScreenshot`) and `evaluate` (`Runtime.evaluate`).
+//!   everywhere is refused rather than clicking whatever covers it. The element is watched
+//!   through the real click too, and a real click after which nothing changed says so
+//!   (`ActionEffect::unchanged`: the step does not report it as a success). Also screenshots (`Page.captureScreenshot`) and `evaluate` (`Runtime.evaluate`).
 //!   The debugger is attached on first need and detached when the task ends; "another debugger is
 //!   attached", pages Chrome will not debug, and the user closing the debugging bar
 //!   (`canceled_by_user`, after which the task does not re-attach) are typed errors.
