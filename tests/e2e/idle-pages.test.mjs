@@ -130,8 +130,9 @@ test('a task puts its scripts in its own tab only, and when it ends every page i
     // A page opened meanwhile in another window: the registered scripts arrive, see that it is
     // not the task's tab, and go.
     const url = `${o.h.fixtures.url}/shadow-dom.html`;
+    const besides = new Set(o.h.context.pages());
     await o.panel.evaluate((u) => chrome.windows.create({ url: u }), url);
-    const other = await pageAt(o.h.context, url);
+    const other = await pageAt(o.h.context, url, { besides });
     await other.waitForLoadState('load');
     await other.waitForFunction(() => !EventTarget.prototype[Symbol.for('tabwright.page-listeners')], null, { timeout: 10_000 });
     const seen = await footprint(other);

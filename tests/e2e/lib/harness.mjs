@@ -78,11 +78,12 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
  * own (see the harness's openPanel). */
 export async function openPanelIn(context, extensionId) {
   const url = `chrome-extension://${extensionId}/panel/panel.html`;
+  const before = new Set(context.pages());
   const anyPage = context.pages()[0] ?? await context.newPage();
   const cdp = await context.newCDPSession(anyPage);
   await cdp.send('Target.createTarget', { url, newWindow: true });
   await cdp.detach();
-  const panel = await pageAt(context, url);
+  const panel = await pageAt(context, url, { besides: before });
   await panel.waitForLoadState('domcontentloaded');
   await panel.setViewportSize({ width: 420, height: 800 });
   await allowConsentsFrom(panel);
@@ -166,11 +167,12 @@ export async function until(read, done = Boolean, timeout = 5_000) {
   }
 }
 
-/** The page of `context` at `url`, once there is one. Read from the context's pages, not its
- * 'page' event: a tab opened by the browser itself is announced while it still shows
- * about:blank, so a test waiting for the event with its address could wait forever. */
-export async function pageAt(context, url, timeout = 10_000) {
-  const found = await until(() => context.pages().find((p) => p.url() === url), Boolean, timeout);
+/** The page of `context` at `url`, once there is one (other than the pages in `besides`: those
+ * open before it was asked for). Read from the context's pages, not its 'page' event: a tab
+ * opened by the browser itself is announced while it still shows about:blank, so a test
+ * waiting for the event with its address could wait forever. */
+export async function pageAt(context, url, { besides = new Set(), timeout = 10_000 } = {}) {
+  const found = await until(() => context.pages().find((p) => !besides.has(p) && p.url() === url), Boolean, timeout);
   if (!found) throw new Error(`no page at ${url} within ${timeout} ms; open: ${context.pages().map((p) => p.url()).join(', ')}`);
   return found;
 }
