@@ -662,7 +662,9 @@
    * (in its own tree scope, so a web component's list is found). Null when there is none. */
   function listboxOf(el) {
     const role = el.getAttribute('role');
-    const visible = (box) => (box && shown(box) ? box : null);
+    // A list whose own box is flat while its options show (Material Web's menu draws the items
+    // outside a listbox of no height) is as visible as its options.
+    const visible = (box) => (box && (shown(box) || optionsUnder(box, isAriaOption).length) ? box : null);
     if (role === 'listbox') return visible(el);
     if (role === 'option') return visible(el.closest('[role=listbox]'));
     if (!opensList(el)) return null;
@@ -786,6 +788,24 @@
     return { listbox, options: [] };
   }
 
+  /** The words of `el` as a person reads them: in the flat tree, so an option that shows its
+   * words through a slot (a web component's item with its text in the light DOM) has them. */
+  function flatText(el) {
+    if (!el.shadowRoot && !el.querySelector('slot')) return el.textContent ?? '';
+    let words = '';
+    const visit = (node, depth) => {
+      if (depth > 30 || words.length > 1000) return;
+      if (node.nodeType === Node.TEXT_NODE) {
+        words += ` ${node.textContent}`;
+        return;
+      }
+      if (node.nodeName === 'STYLE' || node.nodeName === 'SCRIPT') return;
+      for (const child of tw.renderedChildren(node)) visit(child, depth + 1);
+    };
+    visit(el, 0);
+    return words;
+  }
+
   /** A group's name: its label, or the text of the element its aria-labelledby names. */
   function groupName(group) {
     const label = group.getAttribute('aria-label');
@@ -797,7 +817,7 @@
 
   function optionEntries(listbox, options) {
     return options.map((option, index) => {
-      const text = fold(option.getAttribute('label') || option.textContent);
+      const text = fold(option.getAttribute('label') || flatText(option));
       const entry = {
         index,
         text,

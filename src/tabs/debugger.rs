@@ -17,7 +17,18 @@ const COMMAND_TIMEOUT_MS: u32 = 15_000;
 /// `evaluate` scripts may run this long.
 const SCRIPT_TIMEOUT_MS: u32 = 10_000;
 
-/// The script `page_caught_up` runs in the page: it resolves after the page's next animation
+/// The script `page_caught_up` runs in the page after typed words, before a key that acts on
+/// them: it resolves once 400 ms have passed (a person's look at what the typing did) and the
+/// page's DOM has not changed for 150 ms, or after 1.5 s whatever the page does.
+const PAGE_QUIET: &str = "new Promise((done) => { const start = performance.now(); let last = start; \
+     const seen = new MutationObserver(() => { last = performance.now(); }); \
+     seen.observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); \
+     const look = () => { const now = performance.now(); \
+       if ((now - start >= 400 && now - last >= 150) || now - start >= 1500) { seen.disconnect(); done(); } \
+       else { setTimeout(look, 50); } }; \
+     setTimeout(look, 50); })";
+
+/// The script `page_caught_up` runs in the page between keys: it resolves after the page's next animation
 /// frame and the tasks that frame queued, or after 100 ms when no frame comes (a tab in the
 /// background draws none). It calls only the page's timers.
 const PAGE_CAUGHT_UP: &str = "new Promise((done) => { const late = setTimeout(done, 100); \
@@ -128,12 +139,20 @@ impl<H: TabHost> Debugger<H> {
     /// Presses each key (with its modifiers held) into whatever has focus, one at a time: the
     /// next goes only once the page has handled the last and drawn what it changed (one frame
     /// of the page, `PAGE_CAUGHT_UP`), as a person's next key comes. A type-ahead list filters
-    /// and redraws after each key; an arrow sent before the list is drawn moves nothing.
+    /// and redraws after each key; an arrow sent before the list is drawn moves nothing. After
+    /// typed words, the key that acts on them waits for the page to go quiet (`PAGE_QUIET`): a
+    /// list that filters a moment after the typing stops (Tom Select's 300 ms), or a select
+    /// that takes Enter as more typing for 200 ms (Angular Material's), gets it as a person's
+    /// Enter comes, after a look at the list.
     pub async fn press_keys(&mut self, tab_id: i32, keys: &[KeyPress]) -> Result<(), BrowserError> {
         let what = "Pressing keys";
         for (n, key) in keys.iter().enumerate() {
             if n > 0 {
-                self.page_caught_up(tab_id).await;
+                let typed = |k: &KeyPress| k.text.as_deref().is_some_and(|t| t != "\r");
+                // Words typed, then a key that acts on them (Enter, an arrow, Tab): a person
+                // looks at what the page made of the words first.
+                let script = if typed(&keys[n - 1]) && !typed(key) { PAGE_QUIET } else { PAGE_CAUGHT_UP };
+                self.page_caught_up(tab_id, script).await;
             }
             let held = modifier_keys(key.modifiers);
             for (name, code, key_code, _) in &held {
@@ -171,11 +190,11 @@ impl<H: TabHost> Debugger<H> {
     }
 
     /// Waits until the page has drawn a frame since the last input and run what it queued then
-    /// (a framework's render). A page that cannot be asked (it is navigating away after the
+    /// (a framework's render), or (`PAGE_QUIET`) has had a person's pause and gone quiet. A page that cannot be asked (it is navigating away after the
     /// last key) is not waited for: the next key goes to whatever has focus then.
-    async fn page_caught_up(&mut self, tab_id: i32) {
+    async fn page_caught_up(&mut self, tab_id: i32, script: &str) {
         let params = serde_json::json!({
-            "expression": PAGE_CAUGHT_UP,
+            "expression": script,
             "awaitPromise": true,
             "returnByValue": true,
             "silent": true,
