@@ -82,6 +82,9 @@ async function chooseAndSave(name, ready, task, steps, expected) {
   try {
     const states = await play(page, task, steps, 'Saved:');
     assert.equal(await savedText(page), expected);
+    // The direct path and no more: one call per step, and one to finish (no waiting for a list
+    // to close, no Escape, no second try).
+    assert.ok(states.length <= steps.length + 1, `${states.length} model calls for ${steps.length} steps:\n${states.map(pageOf).join('\n---\n')}`);
     return states;
   } finally {
     await page.close();
