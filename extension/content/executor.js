@@ -676,7 +676,18 @@
       const box = target.getAttribute('role') === 'listbox' ? target : target.querySelector('[role=listbox]');
       if (visible(box)) return box;
     }
-    return visible(el.querySelector('[role=listbox]'));
+    // A control may hold a list that only shows its current choice (Choices.js keeps the
+    // chosen item in a listbox of its own, before the one to choose from): the list to choose
+    // from is one that offers something else.
+    const inside = [...el.querySelectorAll('[role=listbox]')].filter((box) => visible(box));
+    return inside.find((box) => offersChoice(box)) ?? null;
+  }
+
+  /** Whether a list offers more than the choice already made: two options or more, or one
+   * not selected. */
+  function offersChoice(box) {
+    const options = optionsUnder(box, isAriaOption);
+    return options.length > 1 || (options.length === 1 && options[0].getAttribute('aria-selected') !== 'true');
   }
 
   /** The options inside `root` in the flat tree, as a person sees them: slotted options of a

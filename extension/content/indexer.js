@@ -12,7 +12,10 @@
 //     frame's own snapshot.
 // Text inside an indexed element belongs to it, except the text of its indexed descendants. An element
 // inside an indexed one gets its own index only when it is a distinct interaction (a 'strong'
-// classification): a link inside a clickable card does, a span inside a link does not.
+// classification): a link inside a clickable card does, a span inside a link does not. A
+// container that only listens for the separate items inside it (a suggestion list, a row of
+// actions: interactive.js, separateItems) is listed as those items. Pictures name the control
+// they are in (text.js, iconName).
 //
 // Indices are stable: an element keeps its number while it stays in the document; numbers not
 // in this document's previous snapshot are marked new. The format (version 3) is documented in
@@ -29,6 +32,11 @@
   // An element listed for a click listener alone that holds this many controls is a container
   // listening for them (event delegation), not a control.
   const DELEGATION_MIN = 2;
+  // A container of separate items is smaller than this share of the viewport: a larger one is
+  // a part of the page, whose blocks are not choices.
+  const SMALL_AREA = 0.5;
+  // An element's `icon` names at most this many pictures.
+  const MAX_ICONS = 3;
   const { ELEMENT_NODE, TEXT_NODE } = Node;
   // Bounds the core also enforces; staying inside them keeps one odd page from being refused.
   const MAX_NODES = 150_000;
@@ -272,18 +280,31 @@
     return entry;
   }
 
+  /** Adds the name of an icon (text.js, iconName) to an entry's `icon`: what its pictures show,
+   * which the core says when nothing else names it. */
+  function addIcon(entry, name) {
+    const attrs = (entry.attrs ??= {});
+    const known = attrs.icon ? attrs.icon.split(', ') : [];
+    if (known.length < MAX_ICONS && !known.includes(name)) attrs.icon = [...known, name].join(', ');
+  }
+
   /** An svg is not walked into, but it can be a control itself (an icon button), and its label
-   * names the control it sits in. */
+   * (or, without one, the icon it draws) names the control it sits in. */
   function walkSvg(el, up, ctx) {
     const style = getComputedStyle(el);
     if (style.display === 'none') return;
     const label = el.getAttribute('aria-label') || el.querySelector('title')?.textContent || '';
-    const kind = tw.classify(el, style.cursor, up.cursor, ctx.listeners.has(el));
+    const kind = tw.classify(el, style.cursor, up.cursor, ctx.listeners.has(el), ctx.items.has(el));
+    let named = null;
     if (kind === 'strong' || (kind === 'weak' && !up.owner)) {
-      const entry = addElement(el, el.getBoundingClientRect(), null, up, ctx);
-      if (entry) tw.appendText(entry, label);
+      named = addElement(el, el.getBoundingClientRect(), null, up, ctx);
     } else if (up.owner && isRendered(el, ctx)) {
-      tw.appendText(up.owner, label);
+      named = up.owner;
+    }
+    if (named && label.trim()) tw.appendText(named, label);
+    else if (named) {
+      const icon = tw.iconName(el);
+      if (icon) addIcon(named, icon);
     }
     ctx.lastText = null;
   }
@@ -341,18 +362,35 @@
     const cursor = style.cursor;
     const overflowY = style.overflowY;
     const listened = ctx.listeners.has(el);
-    const kind = tw.classify(el, cursor, up.cursor, listened);
+    const isItem = ctx.items.has(el);
+    const kind = tw.classify(el, cursor, up.cursor, listened, isItem);
     // An element whose only sign is a click listener may be a control, or the container a
     // script listens on for all the items inside it (event delegation: SortableJS's list,
     // React's root). Until its content is walked it owns nothing: its items are looked for
     // inside it and its words kept as free text; then it is taken out if it holds several
-    // controls, or else takes its words back (`listenerOnlyWalked`).
-    const listenerOnly = kind === 'strong' && listened && tw.classify(el, cursor, up.cursor, false) === null;
+    // controls, or else takes its words back (`delegatorWalked`).
+    const listenerOnly = kind === 'strong' && listened && !isItem && tw.classify(el, cursor, up.cursor, false) === null;
     const scroll = el !== ctx.pageScroller ? tw.scrollOf(el, overflowY) : null;
     const at = ctx.nodes.length;
     const indexedBefore = ctx.indexed.length;
     const entry = kind === 'strong' || (kind === 'weak' && !up.owner) || scroll ? addElement(el, box, scroll, up, ctx) : null;
-    const owns = entry && kind && !listenerOnly;
+    // A container listed for a listener, focus or cursor of its own whose content is separate
+    // items alike (interactive.js, separateItems: a suggestion list, a row of actions) is
+    // where the page listens for them: the items are listed, each a control, and the container
+    // is taken out once they are (`delegatorWalked`). Not for one most of a screen large (a
+    // page section).
+    const items = entry && kind && !isItem && box.width * box.height < SMALL_AREA * innerWidth * innerHeight
+      ? tw.separateItems(el) : null;
+    if (items) for (const item of items) ctx.items.add(item);
+    const owns = entry && kind && !listenerOnly && !items;
+    if (entry && kind) {
+      if (tw.isDragSource(el, cursor, up.cursor, isItem)) (entry.attrs ??= {}).draggable = 'true';
+      const icon = tw.iconName(el);
+      if (icon) addIcon(entry, icon);
+    } else if (up.owner) {
+      const icon = tw.iconName(el);
+      if (icon && isRendered(el, ctx)) addIcon(up.owner, icon);
+    }
     const contents = display === 'contents';
     const below = {
       depth: entry ? up.depth + 1 : up.depth,
@@ -373,21 +411,36 @@
       if (type === ELEMENT_NODE) walk(child, below, level + 1, ctx);
       else if (type === TEXT_NODE) addText(child, below, ctx);
     }
-    if (entry && listenerOnly) listenerOnlyWalked(entry, at, ctx.indexed.length - indexedBefore - 1, ctx);
+    const held = ctx.indexed.length - indexedBefore - 1;
+    if (entry && (listenerOnly || items)) delegatorWalked(entry, at, held, items ? 1 : DELEGATION_MIN, ctx);
+    if (entry && kind && !entry.text) {
+      if (held > 0) {
+        // Without words, around other controls: its pictures are theirs (a select's arrow
+        // beside its field), and it is only their wrapper (dom::stitch folds it).
+        if (entry.attrs?.icon) delete entry.attrs.icon;
+        if (entry.attrs && !Object.keys(entry.attrs).length) delete entry.attrs;
+      } else if (!entry.attrs?.icon) {
+        // Nothing inside names it: the picture it has for a background may.
+        const background = /url\(["']?([^"')]+)/.exec(style.backgroundImage)?.[1];
+        const icon = background ? tw.iconFromFile(background) : '';
+        if (icon) addIcon(entry, icon);
+      }
+    }
     if (entry) ctx.openText = null;
   }
 
-  /** An entry listed for a click listener alone (at `at`), once its content is walked: when it
-   * holds two controls or more, it is the container a script listens on for them, not a
-   * control of its own, and is taken out (what it held moves up a level); otherwise it is the
-   * control, and the free text inside it becomes its words, as any control's words are. A
-   * container that scrolls stays listed, without words. */
-  function listenerOnlyWalked(entry, at, held, ctx) {
+  /** An entry that may be the container a script listens on for the controls inside it (at
+   * `at`: listed for a click listener alone, or made of separate items), once its content is
+   * walked: when it holds `min` controls or more, it is that container, not a control of its
+   * own, and is taken out (what it held moves up a level); otherwise it is the control, and the
+   * free text inside it becomes its words, as any control's words are. A container that scrolls
+   * stays listed, without words. */
+  function delegatorWalked(entry, at, held, min, ctx) {
     const nodes = ctx.nodes;
     if (nodes[at] !== entry) return;
     let end = at + 1;
     while (end < nodes.length && nodes[end].d > entry.d) end++;
-    if (held >= DELEGATION_MIN) {
+    if (held >= min) {
       if (entry.scroll) return;
       for (let i = at + 1; i < end; i++) nodes[i].d -= 1;
       nodes.splice(at, 1);
@@ -425,6 +478,7 @@
       textParents: new Map(),
       rendered: new Map(),
       transparent: new Set(), // elements listed though transparent (onScreen)
+      items: new Set(), // separate items of the containers listed in their place (separateItems)
       openText: null,
       lastText: null, // where the last text went: {target, block, spaced}, to join inline pieces
       pageScroller: scroller,

@@ -6,6 +6,20 @@
 // another element): three combo boxes of one form would all read `<input role=combobox>`.
 // So the name those give it is sent as `label` (the element's own `aria-label` and `title`
 // are sent as themselves; the core shows each name once).
+//
+// What a person sees that no attribute says:
+//   - a control drawn only as an icon is named by its picture (`iconName`, sent as `icon`,
+//     shown by the core only when the control has no other name): the symbol an SVG `<use>`s
+//     (`#icon-trash` → trash), Font Awesome's `data-icon` on the SVGs it draws, an icon set's
+//     class (`fa-trash`, `fa-solid fa-star`, `icon-star`, `glyphicon-star`, `bi-star`,
+//     `mdi-star`, `ui-icon-trash`…), an image's file name when it has no alt
+//     (`/img/trash-can.png` → trash can). An `<svg>`'s `<title>` and `aria-label`, and a
+//     ligature icon font's text (`material-icons`), are words already.
+//   - a read-only field is sent as `readonly`: a person clicks it (it opens a calendar, a
+//     list), and typing into it does nothing;
+//   - a combo box shows its value where its library draws it (`shownValue`): react-select
+//     and Ant Design put the chosen option in an element beside the input, whose own value is
+//     empty; that text is sent as the input's `value`.
 (() => {
   const tw = (globalThis.tabwright ??= {});
 
@@ -67,6 +81,144 @@
     return '';
   };
 
+  // --- Icons ---------------------------------------------------------------------------------
+
+  // An icon set's class: the set's prefix (longest first), then the icon's name: `fa-trash`,
+  // `bi-star`, `icon-tabler-trash`… Looked for in the whole class attribute at once.
+  const ICON_CLASS = new RegExp(`(?:^|\\s)(?:${[
+    'icon-tabler', 'glyphicon', 'dashicons', 'octicon', 'codicon', 'icofont', 'anticon', 'tabler-icon',
+    'ui-icon', 'el-icon', 'ion-md', 'ion-ios', 'feather', 'lucide', 'iconoir', 'icons', 'icon', 'ion', 'mdi', 'lni', 'bxs',
+    'bxl', 'bx', 'ico', 'uil', 'fa[srlbdt]?', 'la[srb]?', 'bi', 'ti', 'ri', 'oi', 'ph', 'gg',
+  ].join('|')})-([a-z][a-z0-9_-]*)(?=\\s|$)`, 'gi');
+  // Words in icon classes that say how an icon is drawn (Font Awesome's style, size and
+  // animation classes share its prefix), not what it shows, nor an icon at all.
+  const ICON_STYLE = /^(?:solid|regular|light|thin|duotone|brands|sharp|classic|fw|xs|sm|lg|xl|2xs|2xl|\d+x|\d+px|spin|spin-pulse|spin-reverse|pulse|beat|beat-fade|fade|bounce|flip|shake|border|inverse|stack|stack-\dx|li|ul|pull-(?:left|right|start|end)|rotate-[\w-]+|flip-[\w-]+|swap-opacity|layers(?:-[\w-]+)?|width-[\w-]+|dark|light|inactive|white|large|small|button|btn|link|wrapper|wrap|container|holder|box|only|left|right|text|label|size-[\w-]+)$/i;
+  // Endings that say the icon's style: `star-o`, `star-fill`, `trash-line`.
+  const STYLE_ENDING = /-(?:o|fill|filled|line|outline|outlined|alt|solid|regular|round|rounded|sharp|two-tone)$/i;
+  // Words of a file or symbol name that name no picture.
+  const NAME_NOISE = /^(?:icons?|ico|ic|img|image|images|btn|button|sprites?|svg|symbol|glyph|assets?|static|\d+(?:px|x)?|\d*x\d+|@?\dx|[0-9a-f]{6,})$/i;
+
+  /** Words of a file or symbol name (`trash-can`, `ic_delete_24px`, `iconTrash`): dashes,
+   * underscores and case changes apart, noise out; empty when none is a word of three letters. */
+  function nameWords(name) {
+    const words = name.replace(STYLE_ENDING, '').replace(/([a-z])([A-Z])/g, '$1 $2').split(/[\s\-_.]+/)
+      .filter((w) => w && !NAME_NOISE.test(w));
+    if (!words.some((w) => /^\p{L}{3,}$/u.test(w)) || words.length > 4) return '';
+    return words.join(' ').toLowerCase();
+  }
+
+  /** The icon an icon set's class names, or ''. */
+  function iconFromClasses(el) {
+    const classes = el.getAttribute('class');
+    if (!classes || !classes.includes('-')) return '';
+    for (const [, name] of classes.matchAll(ICON_CLASS)) {
+      if (ICON_STYLE.test(name)) continue;
+      const words = name.replace(STYLE_ENDING, '').replace(/[-_]+/g, ' ').trim().toLowerCase();
+      if (words) return words;
+    }
+    return '';
+  }
+
+  /** The name of the picture an image file shows, from its file name (shared with indexer.js,
+   * for a control drawn with a background picture). */
+  tw.iconFromFile = iconFromFile;
+  function iconFromFile(src) {
+    if (!src || /^data:/i.test(src)) return '';
+    const file = src.split(/[?#]/)[0].split('/').pop() ?? '';
+    let base = file.replace(/\.[a-z0-9]{2,5}$/i, '');
+    try {
+      base = decodeURIComponent(base);
+    } catch {
+      // a file name that is not URI-encoded text
+    }
+    return nameWords(base);
+  }
+
+  /** What an icon shows, in words, from what draws it (see the top of the file); '' when it is
+   * not an icon or says it some other way. */
+  tw.iconName = function iconName(el) {
+    const tag = el.localName;
+    if (tag === 'img') return el.getAttribute('alt') ? '' : iconFromFile(el.getAttribute('src') ?? '');
+    if (tag === 'svg') {
+      const drawn = el.getAttribute('data-icon');
+      if (drawn) return drawn.replace(/[-_]+/g, ' ');
+      const use = el.querySelector('use');
+      const ref = use?.getAttribute('href') || use?.getAttribute('xlink:href') || '';
+      const symbol = ref.includes('#') ? ref.slice(ref.indexOf('#') + 1) : '';
+      if (symbol) {
+        const titled = ref.startsWith('#') ? fold(el.getRootNode().getElementById?.(symbol)?.querySelector('title')?.textContent) : '';
+        const named = titled || nameWords(symbol.replace(/^(?:icons?|ic|i|svg|sprite|glyph)[-_]/i, ''));
+        if (named) return named;
+      }
+    }
+    return iconFromClasses(el);
+  };
+
+  // --- Attributes ----------------------------------------------------------------------------
+
+  // Fields a person could type into, were they not read-only.
+  const TEXT_FIELDS = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number', 'date', 'datetime-local', 'month', 'week', 'time']);
+
+  /** Whether a field takes no typing: `readonly`, or `aria-readonly` on a custom one. */
+  function isReadOnly(el, tag) {
+    if (tag === 'textarea' || (tag === 'input' && TEXT_FIELDS.has(el.type))) return el.readOnly;
+    return el.getAttribute('aria-readonly') === 'true';
+  }
+
+  // A combo box's shown value is looked for this many containers up from it, and is at most
+  // this long.
+  const SHOWN_VALUE_LEVELS = 4;
+  const MAX_SHOWN_VALUE = 80;
+  const OTHER_CONTROLS = 'input, select, textarea, button, label, [role=combobox], [role=listbox]';
+
+  /** Whether `el` is a combo box: its role, or the marks of one (a list it fills, a popup). */
+  function isComboBox(el) {
+    const role = el.getAttribute('role');
+    return role === 'combobox' || el.hasAttribute('aria-autocomplete') || el.hasAttribute('list')
+      || ['listbox', 'true', 'menu'].includes(el.getAttribute('aria-haspopup') ?? '');
+  }
+
+  /** The words `container` shows a person besides the control `el` and what names it: its
+   * text, without the control, labels, placeholders (an element whose class says so), keyboard
+   * hints, announcements for screen readers (live regions, and text in a box of a pixel or
+   * less) and hidden text. */
+  function shownText(container, el, skip) {
+    const parts = [];
+    const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
+    for (let node = /** @type {Text | null} */ (walker.nextNode()); node; node = /** @type {Text | null} */ (walker.nextNode())) {
+      const parent = node.parentElement;
+      if (!parent || !/\S/.test(node.data)) continue;
+      if (el.contains(node) || skip.some((s) => s.contains(node))) continue;
+      const hidden = parent.closest('label, kbd, [aria-live], [role=status], [role=log], [aria-hidden=true], [class*=placeholder i]');
+      if (hidden && container.contains(hidden)) continue;
+      const box = parent.getBoundingClientRect();
+      if (box.width <= 1 || box.height <= 1 || !tw.isRendered(parent)) continue;
+      parts.push(node.data);
+      if (parts.join(' ').length > MAX_SHOWN_VALUE * 2) break;
+    }
+    return fold(parts.join(' '));
+  }
+
+  /** The value a combo box whose own value is empty shows a person: the text of the smallest
+   * container around it, a few levels up, that holds it and short text besides (not its label
+   * or placeholder); '' when there is none before the container holds another control. */
+  function shownValue(el) {
+    const label = tw.labelOf(el);
+    const skip = (el.getAttribute('aria-labelledby') ?? '').split(/\s+/).filter(Boolean)
+      .map((id) => el.getRootNode().getElementById?.(id)).filter(Boolean);
+    let container = el.parentElement;
+    for (let level = 0; container && level < SHOWN_VALUE_LEVELS; level++, container = container.parentElement) {
+      const others = [...container.querySelectorAll(OTHER_CONTROLS)].filter((c) => c !== el && !c.contains(el));
+      if (others.length) return '';
+      const text = shownText(container, el, skip);
+      if (!/[\p{L}\p{N}]/u.test(text)) continue; // nothing, or a clear button's ×
+      const placeholder = fold(el.getAttribute('placeholder'));
+      if (text.length > MAX_SHOWN_VALUE || text === label || text === placeholder) return '';
+      return text;
+    }
+    return '';
+  }
+
   tw.attributesOf = function attributesOf(el) {
     const out = {};
     const names = el.getAttributeNames();
@@ -80,7 +232,12 @@
     if ((tag === 'input' || tag === 'textarea') && !secret) {
       if (el.type === 'checkbox' || el.type === 'radio') out.checked = String(el.checked);
       else if (el.value) out.value = clip(el.value);
+      else if (tag === 'input' && isComboBox(el)) {
+        const shown = shownValue(el);
+        if (shown) out.value = clip(shown);
+      }
     }
+    if (isReadOnly(el, tag)) out.readonly = 'true';
     if (el instanceof HTMLSelectElement && !secret && el.selectedOptions.length) {
       out.value = clip(el.selectedOptions[0].textContent.replace(/\s+/g, ' ').trim());
     }

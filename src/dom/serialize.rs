@@ -26,7 +26,13 @@
 //!   elsewhere. The element keeps the whole address: a click acts on the link itself;
 //! - what the tag already says is left out: a `role` the tag has anyway, a `type` that is the
 //!   default (`text` for an input, any for a button but `reset`), `aria-checked` beside
-//!   `checked`, `aria-haspopup=false`.
+//!   `checked`, `aria-haspopup=false`;
+//! - a control drawn only as a picture is named by what the picture shows (`icon=trash`, from
+//!   the icon's class, the symbol an SVG uses or an image's file name: see
+//!   extension/content/text.js), only when it has no other name: beside words it adds nothing;
+//! - what a person does with it differently is said in one word: `readonly` (a field to click,
+//!   not to type into: it opens a calendar or a list) and `draggable` (made to be dragged: the
+//!   items of a sortable list).
 
 use super::{Element, Node, Snapshot};
 use std::fmt::Write;
@@ -50,6 +56,7 @@ const SHOWN_ATTRIBUTES: &[&str] = &[
     "placeholder",
     "title",
     "alt",
+    "icon",
     "value",
     "href",
     "aria-expanded",
@@ -58,8 +65,14 @@ const SHOWN_ATTRIBUTES: &[&str] = &[
     "checked",
     "selected",
     "disabled",
+    "readonly",
     "contenteditable",
+    "draggable",
 ];
+
+/// Attributes that are a state, said by their name alone when it holds (`readonly`), and not at
+/// all otherwise.
+const FLAGS: &[&str] = &["readonly", "draggable"];
 
 /// The ARIA role an element has without saying so: a `role` attribute equal to it adds nothing.
 fn implicit_role(el: &Element) -> Option<&'static str> {
@@ -195,6 +208,8 @@ fn element_line_at(el: &Element, page_url: &str) -> String {
             "placeholder" => placeholder.clone(),
             "title" => title.clone(),
             "alt" => alt.clone(),
+            // What its picture shows names a control that has no other name.
+            "icon" if named => None,
             "href" if named => None,
             "href" => {
                 el.attributes.get("href").and_then(|h| short_href(h, page_url)).map(|h| untrusted(&h, MAX_HREF_CHARS))
@@ -212,7 +227,11 @@ fn element_line_at(el: &Element, page_url: &str) -> String {
             other => el.attributes.get(other).map(|v| untrusted(v, MAX_ATTR_CHARS)),
         };
         let Some(value) = value else { continue };
-        if value.is_empty() || value.contains(' ') || value.contains('\'') {
+        if FLAGS.contains(name) {
+            if value.eq_ignore_ascii_case("true") {
+                let _ = write!(line, " {name}");
+            }
+        } else if value.is_empty() || value.contains(' ') || value.contains('\'') {
             let _ = write!(line, " {name}='{}'", value.replace('\'', "\\'"));
         } else {
             let _ = write!(line, " {name}={value}");
@@ -456,6 +475,42 @@ mod tests {
         assert!(text.contains("[6]<a href=/relative/path>"), "{text}");
         let cut = text.lines().find(|l| l.starts_with("[7]")).unwrap();
         assert!(cut.ends_with("…>") && cut.chars().count() < 70, "a long address is cut: {cut}");
+    }
+
+    #[test]
+    fn a_control_drawn_as_a_picture_is_named_by_it_only_when_nothing_else_names_it() {
+        let line = |tag, attrs: &[(&str, &str)], text| element_line(&el(1, tag, attrs, text, false));
+        assert_eq!(line("span", &[("icon", "trash")], ""), "[1]<span icon=trash>");
+        assert_eq!(line("button", &[("icon", "trash can")], ""), "[1]<button icon='trash can'>");
+        // Words, a label or a title name it already.
+        assert_eq!(line("button", &[("icon", "trash")], "Delete"), "[1]<button>Delete");
+        assert_eq!(
+            line("button", &[("icon", "trash"), ("title", "Delete draft")], ""),
+            "[1]<button title='Delete draft'>"
+        );
+        assert_eq!(
+            line("button", &[("icon", "star"), ("aria-label", "Favourite")], ""),
+            "[1]<button aria-label=Favourite>"
+        );
+        assert_eq!(line("input", &[("icon", "search"), ("label", "Search")], ""), "[1]<input label=Search>");
+        // A link drawn as an icon says the picture and where it goes.
+        assert_eq!(line("a", &[("icon", "cart"), ("href", "/cart")], ""), "[1]<a icon=cart href=/cart>");
+    }
+
+    #[test]
+    fn readonly_and_draggable_are_said_by_their_name_alone() {
+        let line = |tag, attrs: &[(&str, &str)], text| element_line(&el(1, tag, attrs, text, false));
+        assert_eq!(
+            line("input", &[("label", "Departure date"), ("readonly", "true")], ""),
+            "[1]<input label='Departure date' readonly>"
+        );
+        assert_eq!(line("li", &[("draggable", "true")], "Buy milk"), "[1]<li draggable>Buy milk");
+        assert_eq!(line("div", &[("draggable", "false"), ("readonly", "false")], "Card"), "[1]<div>Card");
+        // The value a combo box shows, beside its label.
+        assert_eq!(
+            line("input", &[("role", "combobox"), ("label", "Destination city"), ("value", "Porto")], ""),
+            "[1]<input role=combobox label='Destination city' value=Porto>"
+        );
     }
 
     #[test]

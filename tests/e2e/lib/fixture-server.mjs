@@ -12,7 +12,7 @@
 // {{OTHER_ORIGIN}} and {{MAIN_ORIGIN}} are replaced by the two origins.
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
-import { readdirSync } from 'node:fs';
+import { readdirSync, existsSync } from 'node:fs';
 import { brotliDecompress } from 'node:zlib';
 import { promisify } from 'node:util';
 import path from 'node:path';
@@ -23,27 +23,68 @@ const REAL_PAGES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..',
 const unbrotli = promisify(brotliDecompress);
 const WIDGETS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'widgets');
 
-// Pages built from real component libraries (tests/e2e/widgets/<name>.jsx), bundled at test
-// time with esbuild from the npm packages in package-lock.json, once per server: served at
-// /widgets/<name>.js (and the CSS they import at /widgets/<name>.css).
+// Pages built from real component libraries (tests/e2e/widgets/<name>.jsx, .js or .svelte),
+// bundled at test time with esbuild from the npm packages in package-lock.json, once per server:
+// served at /widgets/<name>.js (and the CSS they import at /widgets/<name>.css). A .svelte page
+// is a component mounted into the shell's #root: Svelte pages are written as components, and
+// the compiler (esbuild-svelte) is loaded only for them. Vue pages are plain .js with render
+// functions (Vue's runtime-only build has no template compiler), and an Angular page is .js
+// calling its decorators as functions (its JIT compiler links the libraries' partial
+// declarations in the page), so neither needs a compiler of its own here.
+const WIDGET_SOURCES = ['.jsx', '.js', '.svelte'];
 const bundles = new Map();
 async function bundleWidget(name) {
-  if (!bundles.has(name)) {
-    const { build } = await import('esbuild');
-    bundles.set(name, build({
-      entryPoints: [path.join(WIDGETS, `${name}.jsx`)],
-      bundle: true,
-      write: false,
-      outdir: '/widgets',
-      format: 'iife',
-      jsx: 'automatic',
-      minify: true,
-      logLevel: 'silent',
-      define: { 'process.env.NODE_ENV': '"production"' },
-      loader: { '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty', '.svg': 'dataurl' },
-    }).then((result) => Object.fromEntries(result.outputFiles.map((f) => [path.extname(f.path), f.contents]))));
-  }
+  if (!bundles.has(name)) bundles.set(name, buildWidget(name));
   return bundles.get(name);
+}
+
+/** The first source of page `name` among WIDGET_SOURCES that exists. */
+function widgetSource(name) {
+  const found = WIDGET_SOURCES.map((ext) => path.join(WIDGETS, `${name}${ext}`)).find((file) => existsSync(file));
+  if (!found) throw new Error(`no page source for ${name}`);
+  return found;
+}
+
+async function buildWidget(name) {
+  const { build } = await import('esbuild');
+  const source = widgetSource(name);
+  const svelte = source.endsWith('.svelte');
+  const options = {
+    entryPoints: [source],
+    bundle: true,
+    write: false,
+    outdir: '/widgets',
+    format: 'iife',
+    jsx: 'automatic',
+    minify: true,
+    logLevel: 'silent',
+    define: {
+      'process.env.NODE_ENV': '"production"',
+      // Vue's bundler build asks for these flags to be set at build time.
+      __VUE_OPTIONS_API__: 'true',
+      __VUE_PROD_DEVTOOLS__: 'false',
+      __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
+    },
+    loader: { '.woff': 'empty', '.woff2': 'empty', '.ttf': 'empty', '.svg': 'dataurl', '.png': 'dataurl', '.gif': 'dataurl' },
+  };
+  if (svelte) {
+    const { default: sveltePlugin } = await import('esbuild-svelte');
+    const component = JSON.stringify(source);
+    delete options.entryPoints;
+    options.stdin = {
+      contents: `import { mount } from 'svelte';\nimport Page from ${component};\nmount(Page, { target: document.getElementById('root') });\n`,
+      resolveDir: WIDGETS,
+      sourcefile: `${name}-mount.js`,
+      loader: 'js',
+    };
+    options.outdir = undefined;
+    options.outfile = `/widgets/${name}.js`;
+    options.mainFields = ['svelte', 'browser', 'module', 'main'];
+    options.conditions = ['svelte', 'browser'];
+    options.plugins = [sveltePlugin({ compilerOptions: { css: 'injected' } })];
+  }
+  const result = await build(options);
+  return Object.fromEntries(result.outputFiles.map((f) => [path.extname(f.path), f.contents]));
 }
 
 /** The names of the saved real pages (`www.cnn.com.html`…), served at /real/<name>. */
@@ -182,6 +223,7 @@ export async function startFixtureServer() {
       res.end(largePage(Math.min(Number(url.searchParams.get('n') ?? 1000), 200_000)));
       return;
     }
+    if (url.pathname.startsWith('/npm/') && await npmRoute(url, res)) return;
     if (VENDOR[url.pathname]) {
       res.writeHead(200, { 'content-type': TYPES['.js'] });
       res.end(await readFile(path.join(NODE_MODULES, VENDOR[url.pathname])));
@@ -267,4 +309,27 @@ export async function startFixtureServer() {
     },
     close: () => Promise.all([main, other].map((s) => new Promise((r) => s.close(r)))),
   };
+}
+
+// Files of the npm packages in package-lock.json, as a page of the jQuery era loads its
+// libraries: /npm/<package>/<path> (a scoped package as /npm/@scope/name/<path>) serves
+// node_modules/<package>/<path>, so a fixture names jQuery UI's script and theme or Font
+// Awesome's style sheet and its fonts (which it finds next to it) as a site would.
+const NPM_TYPES = {
+  '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml',
+  '.png': 'image/png', '.gif': 'image/gif', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf',
+};
+
+/** Answers a request under /npm/ with the package file it names; false when there is none. */
+async function npmRoute(url, res) {
+  const file = path.normalize(path.join(NODE_MODULES, decodeURIComponent(url.pathname.slice('/npm/'.length))));
+  if (!file.startsWith(NODE_MODULES + path.sep)) return false;
+  try {
+    const data = await readFile(file);
+    res.writeHead(200, { 'content-type': NPM_TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    res.end(data);
+    return true;
+  } catch {
+    return false;
+  }
 }
