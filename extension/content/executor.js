@@ -667,9 +667,12 @@
     const visible = (box) => (box && (shown(box) || optionsUnder(box, isAriaOption).length) ? box : null);
     if (role === 'listbox') return visible(el);
     if (role === 'option') return visible(el.closest('[role=listbox]'));
-    if (!opensList(el)) return null;
-    const scope = el.getRootNode();
-    const ids = `${el.getAttribute('aria-controls') ?? ''} ${el.getAttribute('aria-owns') ?? ''}`.split(/\s+/).filter(Boolean);
+    // A box a person clicks that holds the combo box the page made invisible (Element Plus)
+    // opens that combo box's list.
+    const control = opensList(el) ? el : el.querySelector('[role=combobox]');
+    if (!control) return null;
+    const scope = control.getRootNode();
+    const ids = `${control.getAttribute('aria-controls') ?? ''} ${control.getAttribute('aria-owns') ?? ''}`.split(/\s+/).filter(Boolean);
     for (const id of ids) {
       const target = scope.getElementById?.(id) ?? document.getElementById(id);
       if (!target) continue;

@@ -573,6 +573,8 @@
   tw.snapshot = async function snapshot({
     viewportExpansion = 0, screen = null, worker = null, painted = false, readingAhead = false,
   } = {}) {
+    // What is read once per snapshot (text.js: the labels of a page by the ids they name).
+    tw.snapshotCount = (tw.snapshotCount ?? 0) + 1;
     // Just after an action here the page is still reacting: frameworks run their effects after
     // painting (React), and a menu starts closing then (Shoelace). So it is given a paint
     // first, unless the caller waited for one (`painted`).

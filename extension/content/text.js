@@ -62,24 +62,88 @@
       const scope = el.getRootNode();
       const parts = by.split(/\s+/).filter(Boolean).map((id) => {
         const named = scope.getElementById?.(id) ?? document.getElementById(id);
-        // An element naming itself among others (MUI's select) adds its own text, not a label.
-        return named && named !== el ? namingText(named) : '';
+        // An element naming itself (MUI's select), or by a part of itself (Select2 names its
+        // box by the value shown inside it), adds its own text, not a label.
+        return named && named !== el && !el.contains(named) ? namingText(named) : '';
       });
       const name = fold(parts.join(' '));
       if (name) return name;
     }
     if (fold(el.getAttribute('aria-label'))) return '';
-    if (LABELABLE.has(el.localName) && el.labels?.length) {
-      const names = [...el.labels].map((label) => {
-        // The label's words without those of the control inside it (its value, its options).
-        const copy = label.cloneNode(true);
-        for (const inner of copy.querySelectorAll('input, select, textarea, button')) inner.remove();
-        return fold(copy.textContent);
-      });
-      return fold(names.join(' '));
+    if (LABELABLE.has(el.localName)) return el.labels?.length ? labelsText([...el.labels]) : '';
+    // A `<label for>` aimed at an element HTML does not label (jQuery UI points the page's
+    // label at its own `<span role=combobox>`): a person still reads it as that control's.
+    const aimed = el.id ? labelsFor(el.getRootNode()).get(el.id) : undefined;
+    if (aimed) return labelsText(aimed);
+    // A custom control drawn in place of a native one the page labelled and the library hid
+    // (Select2 and Choices.js hide the `<select>` and show their own box): the label is its.
+    if (isCustomControl(el)) {
+      const replaced = replacedControl(el);
+      if (replaced) return labelsText([...replaced.labels]);
     }
     return '';
   };
+
+  /** The words of `labels` without those of the controls inside them (a value, options). */
+  function labelsText(labels) {
+    const names = labels.map((label) => {
+      const copy = label.cloneNode(true);
+      for (const inner of copy.querySelectorAll('input, select, textarea, button')) inner.remove();
+      return fold(copy.textContent);
+    });
+    return fold(names.join(' '));
+  }
+
+  // The `<label for>`s of a tree scope by the id they name, read once per snapshot.
+  let labelsForSnapshot = -1;
+  /** @type {WeakMap<Node, Map<string, HTMLLabelElement[]>>} */
+  let labelsByScope = new WeakMap();
+
+  /** The `<label for=…>`s of `scope` (a document or shadow root), by the id they name. */
+  function labelsFor(scope) {
+    if (labelsForSnapshot !== tw.snapshotCount) {
+      labelsForSnapshot = tw.snapshotCount;
+      labelsByScope = new WeakMap();
+    }
+    let byId = labelsByScope.get(scope);
+    if (!byId) {
+      byId = new Map();
+      for (const label of /** @type {ParentNode} */ (scope).querySelectorAll?.('label[for]') ?? []) {
+        const id = label.getAttribute('for');
+        if (id) byId.set(id, [...(byId.get(id) ?? []), /** @type {HTMLLabelElement} */ (label)]);
+      }
+      labelsByScope.set(scope, byId);
+    }
+    return byId;
+  }
+
+  /** Whether `el` is a control a library drew (not a native one): a combo box, list box,
+   * text box or button role, or one that says it opens a popup. */
+  function isCustomControl(el) {
+    if (LABELABLE.has(el.localName)) return false;
+    const role = el.getAttribute('role') ?? '';
+    const popup = el.getAttribute('aria-haspopup');
+    return ['combobox', 'listbox', 'textbox', 'searchbox', 'button'].includes(role) || (popup !== null && popup !== 'false');
+  }
+
+  /** The labelled native control a library hid and drew `el` in place of: one inside `el`
+   * (Choices.js keeps the `<select>` in its box), or one just before `el` or before a box
+   * around it (Select2 puts its box right after the `<select>`), a few levels up at most. */
+  function replacedControl(el) {
+    /** @param {Element | null} n @returns {n is HTMLSelectElement | HTMLInputElement | HTMLTextAreaElement} */
+    const hiddenLabelled = (n) => (n instanceof HTMLSelectElement || n instanceof HTMLInputElement || n instanceof HTMLTextAreaElement)
+      && (n.labels?.length ?? 0) > 0 && !seenByPerson(n);
+    const inside = el.querySelector('select, input, textarea');
+    if (hiddenLabelled(inside)) return inside;
+    let box = el;
+    for (let up = 0; box && box !== document.body && up < 4; up++, box = box.parentElement) {
+      let before = box.previousElementSibling;
+      for (let k = 0; before && k < 2; k++, before = before.previousElementSibling) {
+        if (hiddenLabelled(before)) return before;
+      }
+    }
+    return null;
+  }
 
   // --- Icons ---------------------------------------------------------------------------------
 
@@ -219,6 +283,27 @@
     return '';
   }
 
+  /** Whether a person can see `el`: rendered, not transparent, and more than the pixel that
+   * "visually hidden" styles leave (Select2 keeps its `<select>` so). */
+  function seenByPerson(el) {
+    const r = el.getBoundingClientRect();
+    return r.width > 2 && r.height > 2 && (el.checkVisibility?.({ opacityProperty: true, visibilityProperty: true }) ?? true);
+  }
+
+  /** A box a person clicks that holds a form control they cannot see (Element Plus draws its
+   * select as a box around a transparent `<input role=combobox>`): the box is that control to
+   * them, so it takes the control's role and name into `out`. */
+  function standIn(el, out) {
+    const control = el.querySelector('input:not([type=hidden]), select, textarea');
+    if (!control || control.closest('[inert]')) return;
+    if (seenByPerson(control)) return;
+    const name = tw.labelOf(control) || fold(control.getAttribute('aria-label'));
+    if (!name) return;
+    out.label = clip(name);
+    const role = control.getAttribute('role') || (control.localName === 'select' ? 'combobox' : '');
+    if (role) out.role = role;
+  }
+
   tw.attributesOf = function attributesOf(el) {
     const out = {};
     const names = el.getAttributeNames();
@@ -243,6 +328,7 @@
     }
     const label = tw.labelOf(el);
     if (label) out.label = clip(label);
+    else if (!LABELABLE.has(tag) && !out['aria-label'] && !out.role) standIn(el, out);
     if (tag === 'summary' && el.parentElement?.localName === 'details') {
       out['aria-expanded'] ??= String(el.parentElement.open);
     }

@@ -103,6 +103,17 @@ fn implicit_role(el: &Element) -> Option<&'static str> {
 /// Whether `name` adds nothing to `said` (ignoring case): `said` already holds it. A name that
 /// holds the words said and more ("Choose Thursday, December 24th" for a calendar day that
 /// reads "24") does add something.
+/// Whether a field's words `text` are its name `name` (compared word by word). A field's
+/// words are what it shows or asks for: a select reading "Choose a fruit" or "Fruit salad"
+/// still needs its label "Fruit" to be found by it.
+fn same_words(text: &str, name: &str) -> bool {
+    let words = |s: &str| {
+        s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect::<Vec<_>>()
+    };
+    let name = words(name);
+    !name.is_empty() && words(text) == name
+}
+
 fn repeats(name: &str, said: &str) -> bool {
     // Compared by their letters and digits: "Search…" says no more than "Search".
     let words = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
@@ -180,8 +191,17 @@ fn element_line_at(el: &Element, page_url: &str) -> String {
     // The names a person or a screen reader would give the element besides its text.
     // The name a label elsewhere gives it (`label`, from `<label>` or `aria-labelledby`),
     // then its own `aria-label` and `title`: each only when it adds to what came before.
-    let given = attr("label").filter(|l| !repeats(l, &text));
-    let label = attr("aria-label").filter(|l| !repeats(l, &text) && !given.as_deref().is_some_and(|g| repeats(l, g)));
+    // A field's words are its value or what it asks for ("Choose a fruit"), not its name: its
+    // label stays unless the words are the label's. Any other element's words are its name.
+    let is_field = matches!(el.tag.as_str(), "input" | "select" | "textarea")
+        || el.attributes.get("aria-haspopup").is_some_and(|v| v != "false")
+        || el
+            .attributes
+            .get("role")
+            .is_some_and(|r| matches!(r.as_str(), "combobox" | "listbox" | "textbox" | "searchbox" | "spinbutton"));
+    let says_name = |name: &str| if is_field { same_words(&text, name) } else { repeats(name, &text) };
+    let given = attr("label").filter(|l| !says_name(l));
+    let label = attr("aria-label").filter(|l| !says_name(l) && !given.as_deref().is_some_and(|g| repeats(l, g)));
     let title = attr("title")
         .filter(|t| !repeats(t, &text) && ![&given, &label].into_iter().flatten().any(|named| repeats(t, named)));
     let is_image = matches!(el.tag.as_str(), "img" | "area")
@@ -409,6 +429,20 @@ mod tests {
         assert_eq!(
             line("div", &[("role", "gridcell"), ("aria-label", "Choose Thursday, December 24th, 2026")], "24"),
             "[1]<div role=gridcell aria-label='Choose Thursday, December 24th, 2026'>24"
+        );
+        // A field's words are what it shows or asks for: its label stays unless they are its
+        // words (a select that reads "Choose a fruit" is still found by its label "Fruit").
+        assert_eq!(
+            line("button", &[("role", "combobox"), ("label", "Fruit")], "Choose a fruit"),
+            "[1]<button role=combobox label=Fruit>Choose a fruit"
+        );
+        assert_eq!(
+            line("button", &[("aria-haspopup", "listbox"), ("label", "Team")], "Team A"),
+            "[1]<button label=Team aria-haspopup=listbox>Team A"
+        );
+        assert_eq!(
+            line("button", &[("aria-haspopup", "listbox"), ("label", "Team")], "team"),
+            "[1]<button aria-haspopup=listbox>team"
         );
         // One that says more stays.
         assert_eq!(
