@@ -639,8 +639,10 @@ fn element_label(page: &PageState, index: u32) -> String {
     let label = [
         Some(&text),
         el.attributes.get("aria-label"),
+        el.attributes.get("label"),
         el.attributes.get("placeholder"),
         el.attributes.get("title"),
+        el.attributes.get("icon"),
         el.attributes.get("name"),
     ]
     .into_iter()
@@ -676,6 +678,28 @@ fn observed_element(page: &PageState, index: u32) -> Result<String, ActionResult
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An element is named in what a step did as a person would name it: its words, else its
+    /// label, placeholder, title, or the icon it shows.
+    #[test]
+    fn an_element_is_named_by_what_a_person_sees_of_it() {
+        use crate::dom::{Element, Snapshot};
+        let page = PageState::new(
+            1,
+            Snapshot::with_elements(
+                "https://x/",
+                "",
+                vec![
+                    Element::new(1, "span", &[("icon", "trash can")], ""),
+                    Element::new(2, "div", &[("role", "combobox"), ("label", "Plan")], ""),
+                    Element::new(3, "span", &[], ""),
+                ],
+            ),
+        );
+        assert_eq!(element_label(&page, 1), "[1] trash can");
+        assert_eq!(element_label(&page, 2), "[2] Plan");
+        assert_eq!(element_label(&page, 3), "[3] <span>");
+    }
 
     #[test]
     fn schemas_are_the_derived_ones() {
