@@ -43,6 +43,7 @@ export const PAGE_SCRIPTS = [
       'content/act-facts.js',
       'content/pointer.js',
       'content/executor.js',
+      'content/dropdowns.js',
       'content/page-tools.js',
       'content/main.js',
     ],
