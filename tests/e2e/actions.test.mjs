@@ -268,6 +268,8 @@ test('drag_and_drop reorders a SortableJS list (from npm) by dragging an item on
   ]);
   assert.equal(await page.locator('#order').innerText(), 'Order: Buy milk, Write report, Call the bank, Water plants');
   assert.match(lastResults(states[1]), /Dragged \[\d+\] <li> onto \[\d+\] <li>/);
+  // The items are drag sources to the model, as a person sees them.
+  assert.match(states[0], /\[\d+\]<li draggable>Buy milk$/m);
 });
 
 test('drag_and_drop reorders a dnd-kit list (from npm), which follows pointer events alone', async () => {
