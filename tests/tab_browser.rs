@@ -900,6 +900,19 @@ fn a_real_click_that_changed_nothing_is_told_apart_from_one_that_worked() {
     assert!(repeated.trusted && repeated.unchanged, "{repeated:?}");
     let (repeated, _) = click(OnClick::TrustedOnlyInPlace, true);
     assert!(repeated.trusted && !repeated.unchanged, "{repeated:?}");
+
+    // A real click that sent a request (a save that answers later) changed something.
+    let mut sim = Sim::new(HOME, home_page());
+    sim.host.state.borrow_mut().on_click.insert((HOME.into(), 1), OnClick::Inert);
+    let mut browser = sim.browser();
+    let host = sim.host.clone();
+    let effect = sim.run(async move {
+        browser.observe().await.unwrap();
+        host.state.borrow_mut().last_request_at = host.now_ms() + 1.0;
+        browser.click_trusted(1).await
+    });
+    let effect = effect.unwrap();
+    assert!(effect.trusted && !effect.unchanged, "{effect:?}");
 }
 
 #[test]

@@ -544,12 +544,15 @@ impl<H: TabHost> TabBrowser<H> {
     }
 
     /// Whether a real click on `index` changed nothing a person would see: no navigation, no
-    /// tab opened or closed, and nothing on its page beyond hover and focus styling.
+    /// tab opened or closed, no request sent (a save that answers later), and nothing on its
+    /// page beyond hover and focus styling.
     async fn changed_nothing(&mut self, index: u32, effect: &ActionEffect) -> bool {
-        effect.navigated_to.is_none()
-            && effect.opened_tab.is_none()
-            && effect.tab_closed_to.is_none()
-            && !self.late_click_effect(index, false).await
+        if effect.navigated_to.is_some() || effect.opened_tab.is_some() || effect.tab_closed_to.is_some() {
+            return false;
+        }
+        let changed = self.late_click_effect(index, false).await;
+        let requested = self.network_state().await.is_some_and(|(_, last_request)| last_request >= self.action_started);
+        !changed && !requested
     }
 
     /// Opens a dropdown a script's click did not open, with a real click on it. None when the
