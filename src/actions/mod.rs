@@ -639,9 +639,9 @@ fn element_label(page: &PageState, index: u32) -> String {
     let label = [
         Some(&text),
         el.attributes.get("aria-label"),
-        el.attributes.get("label"),
         el.attributes.get("placeholder"),
         el.attributes.get("title"),
+        el.attributes.get("label"),
         el.attributes.get("icon"),
         el.attributes.get("name"),
     ]
