@@ -122,11 +122,27 @@
    * then (Headless UI gives the rest of the page back after a list closes), and a reading
    * taken before would show the page half-changed. */
   function readAfterClick(clicked, readAfter) {
+    // A snapshot request that comes before the reading waits for it and takes it, rather than
+    // reading the page a second time after the same paint.
+    /** @type {(value?: unknown) => void} */
+    let settled = () => {};
+    const coming = new Promise((resolve) => { settled = resolve; });
+    readingComing = coming;
+    coming.then(() => {
+      if (readingComing === coming) readingComing = null;
+    });
     Promise.resolve(clicked).then((reply) => {
-      if (!reply?.ok || !reply.result?.effect || reply.result.navigating) return;
+      if (!reply?.ok || !reply.result?.effect || reply.result.navigating) {
+        settled();
+        return;
+      }
       const read = () => {
         tw.actedAt = undefined;
-        tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 0) });
+        try {
+          tw.readAhead({ viewportExpansion: Number(readAfter.viewport_expansion ?? 0) });
+        } finally {
+          settled();
+        }
       };
       let fallback = null;
       let painted = false;
@@ -139,8 +155,11 @@
       requestAnimationFrame(afterPaint);
       // A hidden tab paints no frames.
       fallback = setTimeout(afterPaint, 50);
-    }, () => {});
+    }, () => settled());
   }
+
+  /** The reading a click asked for, until it is taken (null when none is on its way). */
+  let readingComing = null;
 
   // Requests that act on the page: once one has answered, the next snapshot gives the page a
   // paint to react in (indexer.js).
@@ -171,7 +190,8 @@
     switch (message.type) {
       case 'snapshot': {
         const wanted = { viewportExpansion: Number(message.viewport_expansion ?? 0), screen: message.screen ?? null };
-        return (tw.takeAhead?.(wanted) ?? tw.snapshot({ ...wanted, worker: typeof message.worker === 'string' ? message.worker : null }))
+        return Promise.resolve(readingComing)
+          .then(() => tw.takeAhead?.(wanted) ?? tw.snapshot({ ...wanted, worker: typeof message.worker === 'string' ? message.worker : null }))
           .then((snapshot) => ({ ok: true, snapshot_json: JSON.stringify(snapshot), result: { ...historyState(), dialogs: takeDialogs() } }));
       }
       case 'highlight': {
