@@ -5,7 +5,7 @@
 // the option clicked the same way, and "chose" said only once the control shows the choice.
 (() => {
   const tw = (globalThis.tabwright ??= {});
-  const { gone, unsuitable, fold, bringIntoView, nextFrame, clickAsPerson } = tw.hands;
+  const { gone, unsuitable, fold, bringIntoView, nextFrame, clickAsPerson, watchEffects, aimAt } = tw.hands;
 
   const NOT_A_DROPDOWN = 'it is not a dropdown (neither a <select> nor an ARIA listbox or combobox); click it and read the options from the page';
 
@@ -148,10 +148,13 @@
    * show. Returns the elements the page added meanwhile. */
   async function openList(el) {
     const notes = noteAdditions(el);
+    /** @type {ReturnType<typeof watchEffects> | null} */
+    let watch = null;
     try {
       bringIntoView(el);
-      await clickAsPerson(el);
-      return await listShown(el, notes);
+      await clickAsPerson(el, { watching: () => { watch = watchEffects(el); } });
+      const added = await listShown(el, notes);
+      return { added, changed: watch ? watch.check() : true };
     } finally {
       notes.stop();
     }
@@ -165,17 +168,31 @@
       const options = optionsUnder(listbox, isAriaOption);
       if (options.length) return { listbox, options };
     }
-    for (const root of opened) {
-      if (!root.isConnected) continue;
+    const roots = outermost(opened);
+    for (const root of roots) {
       const aria = optionsUnder(root, isAriaOption);
       if (aria.length) return { listbox: root, options: aria };
     }
-    for (const root of opened) {
-      if (!root.isConnected) continue;
+    for (const root of roots) {
       const like = optionsUnder(root, looksLikeOption).filter((o) => fold(o.textContent));
       if (like.length) return { listbox: root, options: like };
     }
     return { listbox, options: [] };
+  }
+
+  // The most added elements looked through for a list: an app that draws a whole page at
+  // once is not searched element by element every frame.
+  const MAX_ADDED_ROOTS = 50;
+
+  /** The elements of `added` still on the page that are not inside another of them, each
+   * once, the first MAX_ADDED_ROOTS. */
+  function outermost(added) {
+    const kept = new Set(added.filter((n) => n.isConnected));
+    const roots = [...kept].filter((n) => {
+      for (let up = n.parentElement; up; up = up.parentElement) if (kept.has(up)) return false;
+      return true;
+    });
+    return roots.slice(0, MAX_ADDED_ROOTS);
   }
 
   /** The words of `el` as a person reads them: in the flat tree, so an option that shows its
@@ -274,8 +291,14 @@
       return { reply: unsuitable('no options showed when it was opened, even with a real click; click it, then read or click the options on the page') };
     }
     if (!mayOpen(el)) return { reply: unsuitable(NOT_A_DROPDOWN) };
-    found = visibleOptions(el, await openList(el));
+    const { added, changed } = await openList(el);
+    found = visibleOptions(el, added);
     if (found.options.length) return { found };
+    // The script's click did something, though no options a person would see showed: a real
+    // click now could close what it opened.
+    if (changed || el.getAttribute('aria-expanded') === 'true') {
+      return { reply: unsuitable('no options showed when it was opened; click it, and read or click the options on the page') };
+    }
     // A script's click showed nothing: a person's real click is asked of the worker, and what
     // the page adds is noted from now on.
     awaitingRealOpen = noteAdditions(el);
@@ -382,14 +405,19 @@
     const { entry, option } = chosen;
     if (entry.disabled) return unsuitable(`the option ${JSON.stringify(entry.text)} is disabled`);
     bringIntoView(option);
-    await clickAsPerson(option);
+    /** @type {ReturnType<typeof watchEffects> | null} */
+    let watch = null;
+    await clickAsPerson(option, { watching: () => { watch = watchEffects(option); } });
+    const changed = watch ? await watch.settle() : true;
     if (await choiceShown(el, option, entry.text)) return chose(entry.text, entry.value);
-    // The option took no script's click: a person's real click on it is asked of the worker,
-    // where it is now (the list still open).
-    if (option.isConnected && shown(option)) {
+    // The option took no script's click (nothing at all changed: a real click cannot undo a
+    // choice the script's made): a person's real click on it is asked of the worker, where it
+    // is now, uncovered (the list still open).
+    if (!changed && option.isConnected && shown(option)) {
       bringIntoView(option);
-      const [x, y] = tw.middleOf(option);
-      return { ok: true, result: { real_click: 'option', x, y, text: entry.text } };
+      const aim = aimAt(option);
+      if (aim.covered) return unsuitable(`the option ${JSON.stringify(entry.text)} took no script's click, and something covers it; look at the page, and click the option itself`);
+      return { ok: true, result: { real_click: 'option', x: aim.x, y: aim.y, text: entry.text } };
     }
     return unsuitable(`the option ${JSON.stringify(entry.text)} was clicked, but the control does not show it as chosen; look at the page, and click the option itself if it is still open`);
   };

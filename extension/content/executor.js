@@ -142,7 +142,7 @@
   /** Whether the net change of attribute `name` from `old` to `now` is interaction styling. */
   function stylingOnly(target, name, old, now) {
     if (inRipple(target)) return true;
-    if (name.startsWith('data-') && /focus|hover|active|press/i.test(name)) return true;
+    if (name.startsWith('data-') && /focus|hover|active|press|highlight/i.test(name)) return true;
     if (name !== 'class' && !name.startsWith('data-')) return false;
     const before = new Set(String(old ?? '').split(/\s+/).filter(Boolean));
     const after = new Set(String(now ?? '').split(/\s+/).filter(Boolean));
@@ -313,7 +313,9 @@
         return leaving || location.href !== before.url;
       },
       /** Runs `fn` and disregards the DOM changes made meanwhile: the page reacting to focus
-       * (a focused style, a menu closing on blur) rather than to the click. */
+       * at once (a focused style, a menu closing on blur) rather than to the click. What the
+       * page does about focus later (a render queued by a framework) is judged as styling or
+       * not by `stylingOnly`. */
       ignoring(fn) {
         take(observer.takeRecords());
         try {
@@ -425,7 +427,9 @@
   tw.lateClickEffect = function lateClickEffect(index, again = false) {
     const late = tw.lateClick;
     tw.lateClick = null;
-    const effect = !!late && late.index === index && late.watch.check();
+    // Checked whatever element it watched: checking is what stops the watch.
+    const seen = late ? late.watch.check() : false;
+    const effect = !!late && late.index === index && seen;
     // Asked before a real click on it: what that click does is watched from now on.
     if (again) {
       const el = tw.elementAt(index);
@@ -630,5 +634,5 @@
   };
 
   // What the other hands (dropdowns.js) do as these do.
-  tw.hands = { gone, unsuitable, fold, bringIntoView, nextFrame, clickAsPerson };
+  tw.hands = { gone, unsuitable, fold, bringIntoView, nextFrame, clickAsPerson, watchEffects, aimAt };
 })();

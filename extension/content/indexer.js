@@ -459,7 +459,18 @@
     for (const text of words) tw.appendText(entry, text);
   }
 
+  /** Reads the page: what is read once per reading (text.js's labels by id) holds while it
+   * runs (`tw.readingPage`). */
   function walkPage(expansion, scroller) {
+    tw.readingPage = true;
+    try {
+      return walkPageNow(expansion, scroller);
+    } finally {
+      tw.readingPage = false;
+    }
+  }
+
+  function walkPageNow(expansion, scroller) {
     let modal = null;
     try {
       modal = document.querySelector(':modal');

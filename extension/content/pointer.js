@@ -26,8 +26,11 @@
    * point. Null until the first move: the first one enters from outside the document. */
   let last = null;
 
+  /** The node above `node` as events see it: its slot, its parent, or (for the top of a
+   * shadow tree) the host, never the shadow root itself. */
   function flatParent(node) {
-    return node.assignedSlot ?? node.parentNode ?? node.host ?? null;
+    const up = node.assignedSlot ?? node.parentNode ?? node.host ?? null;
+    return up instanceof ShadowRoot ? up.host : up;
   }
 
   function ownShadowRoot(el) {
@@ -121,6 +124,8 @@
     const tag = el.localName;
     const focusable = el.hasAttribute('tabindex')
       || (el instanceof HTMLElement && el.isContentEditable && !el.parentElement?.isContentEditable)
+      // A host that hands focus on to its shadow tree (a text field of Material Web).
+      || el.shadowRoot?.delegatesFocus === true
       || ((tag === 'a' || tag === 'area') ? el.hasAttribute('href') : el.tabIndex >= 0);
     return focusable && (el.checkVisibility?.() ?? true);
   }
@@ -165,6 +170,9 @@
       const mousedown = fire(pressed, new MouseEvent('mousedown', init('mouse', x, y, { button: 0, buttons: 1, detail: 1 })));
       if (mousedown) (hooks.focusing ?? ((fn) => fn()))(() => focusFromPress(pressed));
     }
+    // The press and the release are two inputs, each a task of its own: what the page queued
+    // on the press (a framework's render of the list it opened) runs before the release.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     // The release lands on what is under the pointer now: the press may have drawn something
     // there (a list over the control), as it would under a person's hand.
     const released = (reachable ? deepestAt(x, y) : null) ?? (pressed.isConnected ? pressed : el);

@@ -101,39 +101,48 @@
 
   /** The `<label for=…>`s of `scope` (a document or shadow root), by the id they name. */
   function labelsFor(scope) {
+    // Kept only while a snapshot reads the page (tw.readingPage): a label added since would
+    // otherwise be missed by a question asked between snapshots (act-facts.js).
+    if (!tw.readingPage) return readLabelsFor(scope);
     if (labelsForSnapshot !== tw.snapshotCount) {
       labelsForSnapshot = tw.snapshotCount;
       labelsByScope = new WeakMap();
     }
     let byId = labelsByScope.get(scope);
     if (!byId) {
-      byId = new Map();
-      for (const label of /** @type {ParentNode} */ (scope).querySelectorAll?.('label[for]') ?? []) {
-        const id = label.getAttribute('for');
-        if (id) byId.set(id, [...(byId.get(id) ?? []), /** @type {HTMLLabelElement} */ (label)]);
-      }
+      byId = readLabelsFor(scope);
       labelsByScope.set(scope, byId);
     }
     return byId;
   }
 
-  /** Whether `el` is a control a library drew (not a native one): a combo box, list box,
-   * text box or button role, or one that says it opens a popup. */
+  /** The `<label for=…>`s of `scope` by the id they name, read now. */
+  function readLabelsFor(scope) {
+    /** @type {Map<string, HTMLLabelElement[]>} */
+    const byId = new Map();
+    for (const label of /** @type {ParentNode} */ (scope).querySelectorAll?.('label[for]') ?? []) {
+      const id = label.getAttribute('for');
+      if (id) byId.set(id, [...(byId.get(id) ?? []), /** @type {HTMLLabelElement} */ (label)]);
+    }
+    return byId;
+  }
+
+  /** Whether `el` is a select a library drew (not a native one): a combo box or list box
+   * role, or one that says it opens a list. */
   function isCustomControl(el) {
     if (LABELABLE.has(el.localName)) return false;
     const role = el.getAttribute('role') ?? '';
     const popup = el.getAttribute('aria-haspopup');
-    return ['combobox', 'listbox', 'textbox', 'searchbox', 'button'].includes(role) || (popup !== null && popup !== 'false');
+    return role === 'combobox' || role === 'listbox' || popup === 'listbox' || popup === 'true';
   }
 
-  /** The labelled native control a library hid and drew `el` in place of: one inside `el`
+  /** The labelled `<select>` a library hid and drew `el` in place of: one inside `el`
    * (Choices.js keeps the `<select>` in its box), or one just before `el` or before a box
    * around it (Select2 puts its box right after the `<select>`), a few levels up at most. */
   function replacedControl(el) {
-    /** @param {Element | null} n @returns {n is HTMLSelectElement | HTMLInputElement | HTMLTextAreaElement} */
-    const hiddenLabelled = (n) => (n instanceof HTMLSelectElement || n instanceof HTMLInputElement || n instanceof HTMLTextAreaElement)
-      && (n.labels?.length ?? 0) > 0 && !seenByPerson(n);
-    const inside = el.querySelector('select, input, textarea');
+    /** @param {Element | null} n @returns {n is HTMLSelectElement} */
+    const hiddenLabelled = (n) => n instanceof HTMLSelectElement && (n.labels?.length ?? 0) > 0 && !seenByPerson(n);
+    const inside = el.querySelector('select');
     if (hiddenLabelled(inside)) return inside;
     let box = el;
     for (let up = 0; box && box !== document.body && up < 4; up++, box = box.parentElement) {
@@ -290,12 +299,21 @@
     return r.width > 2 && r.height > 2 && (el.checkVisibility?.({ opacityProperty: true, visibilityProperty: true }) ?? true);
   }
 
+  // The largest box taken for one control's (a select's box, not a form's).
+  const MAX_STAND_IN_HEIGHT = 120;
+  const MAX_STAND_IN_WIDTH = 800;
+
   /** A box a person clicks that holds a form control they cannot see (Element Plus draws its
    * select as a box around a transparent `<input role=combobox>`): the box is that control to
    * them, so it takes the control's role and name into `out`. */
   function standIn(el, out) {
-    const control = el.querySelector('input:not([type=hidden]), select, textarea');
-    if (!control || control.closest('[inert]')) return;
+    // A control's box, not a panel or a card: small, and holding one form control.
+    const r = el.getBoundingClientRect();
+    if (r.height > MAX_STAND_IN_HEIGHT || r.width > MAX_STAND_IN_WIDTH) return;
+    const controls = el.querySelectorAll('input:not([type=hidden]), select, textarea');
+    if (controls.length !== 1) return;
+    const control = controls[0];
+    if (control.closest('[inert]')) return;
     if (seenByPerson(control)) return;
     const name = tw.labelOf(control) || fold(control.getAttribute('aria-label'));
     if (!name) return;

@@ -17,10 +17,14 @@ const COMMAND_TIMEOUT_MS: u32 = 15_000;
 /// `evaluate` scripts may run this long.
 const SCRIPT_TIMEOUT_MS: u32 = 10_000;
 
+/// The longest a key waits for the page to catch up with the last one.
+const KEY_WAIT_MAX_MS: u32 = 2_000;
+
 /// The script `page_caught_up` runs in the page after typed words, before a key that acts on
 /// them: it resolves once 400 ms have passed (a person's look at what the typing did) and the
 /// page's DOM has not changed for 150 ms, or after 1.5 s whatever the page does.
-const PAGE_QUIET: &str = "new Promise((done) => { const start = performance.now(); let last = start; \
+const PAGE_QUIET: &str = "new Promise((done) => { if (document.hidden) { done(); return; } \
+     const start = performance.now(); let last = start; \
      const seen = new MutationObserver(() => { last = performance.now(); }); \
      seen.observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); \
      const look = () => { const now = performance.now(); \
@@ -29,9 +33,10 @@ const PAGE_QUIET: &str = "new Promise((done) => { const start = performance.now(
      setTimeout(look, 50); })";
 
 /// The script `page_caught_up` runs in the page between keys: it resolves after the page's next animation
-/// frame and the tasks that frame queued, or after 100 ms when no frame comes (a tab in the
-/// background draws none). It calls only the page's timers.
-const PAGE_CAUGHT_UP: &str = "new Promise((done) => { const late = setTimeout(done, 100); \
+/// frame and the tasks that frame queued, or after 100 ms when no frame comes; at once in a
+/// tab in the background, which draws no frames and runs its timers once a second at most.
+const PAGE_CAUGHT_UP: &str = "new Promise((done) => { if (document.hidden) { done(); return; } \
+     const late = setTimeout(done, 100); \
      requestAnimationFrame(() => setTimeout(() => { clearTimeout(late); done(); }, 0)); })";
 
 pub struct Debugger<H> {
@@ -199,7 +204,10 @@ impl<H: TabHost> Debugger<H> {
             "returnByValue": true,
             "silent": true,
         });
-        let _ = self.command(tab_id, "Pressing keys", "Runtime.evaluate", params).await;
+        // Sent on the debugger the last key attached, bounded by its own short limit: a page
+        // that replaced its timers would otherwise hold each key for the command's limit.
+        let waited = self.host.debugger_command(tab_id, "Runtime.evaluate", &params);
+        let _ = within(&self.host, KEY_WAIT_MAX_MS, waited).await;
     }
 
     /// A PNG of the visible part of the tab.

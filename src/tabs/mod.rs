@@ -555,13 +555,14 @@ impl<H: TabHost> TabBrowser<H> {
         !changed && !requested
     }
 
-    /// Opens a dropdown a script's click did not open, with a real click on it. None when the
-    /// debugger cannot be used here (the person closed its bar).
-    async fn open_for_real(&mut self, index: u32) -> Option<()> {
+    /// Opens a dropdown a script's click did not open, with a real click on it. The refusal
+    /// `no_options_shown` when the debugger cannot be used here (the person closed its bar);
+    /// any other error as it is (the control is covered, the page did not answer).
+    async fn open_for_real(&mut self, index: u32) -> Result<(), BrowserError> {
         if !self.debugger.available(self.tab_id) {
-            return None;
+            return Err(no_options_shown(index));
         }
-        self.trusted_click(index).await.ok()
+        self.trusted_click(index).await
     }
 
     /// A trusted click on the element: scrolled into view by its content script, clicked at
@@ -1250,10 +1251,8 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         let ask = |then| move |local| ContentRequest::DropdownOptions { v: PROTOCOL_VERSION, index: local, then };
         let mut result = self.ask_element(index, ask(None)).await?;
         if result["real_click"].as_str() == Some("open") {
-            result = match self.open_for_real(index).await {
-                Some(()) => self.ask_element(index, ask(Some(RealClickMade::Opened))).await?,
-                None => return Err(no_options_shown(index)),
-            };
+            self.open_for_real(index).await?;
+            result = self.ask_element(index, ask(Some(RealClickMade::Opened))).await?;
         }
         parse_result(result["options"].clone(), "dropdown options")
     }
@@ -1266,9 +1265,7 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         let mut result = self.ask_element(index, ask(text.into(), None)).await?;
         // A control a script's click did not open: a person's real click opens it.
         if result["real_click"].as_str() == Some("open") {
-            if self.open_for_real(index).await.is_none() {
-                return Err(no_options_shown(index));
-            }
+            self.open_for_real(index).await?;
             result = self.ask_element(index, ask(text.into(), Some(RealClickMade::Opened))).await?;
         }
         // An option that took no script's click: a real click on it, where the page said it is.
