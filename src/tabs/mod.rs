@@ -30,7 +30,8 @@
 //!   options of a web component are read in the flat tree, slotted ones included; the choice is a
 //!   click on the option, confirmed by the control showing it, and the closing list is let finish
 //!   before the answer; a control a script's click does not open is opened with a real click,
-//!   and an option that takes no script's click gets a real one where the page says it is), drags (`drag_and_drop`, to an element or a point: pointer and
+//!   and an option after whose script click nothing changed gets a real one at an uncovered
+//!   point the page gives), drags (`drag_and_drop`, to an element or a point: pointer and
 //!   mouse events in twelve steps a frame apart, and the HTML5 drag events with one
 //!   `dataTransfer` when the element is draggable once pressed — SortableJS and native drop areas
 //!   follow those, dnd-kit the pointer events), files (`upload_file`: the bytes, read by the worker from
