@@ -49,15 +49,6 @@
     return node.assignedSlot ?? node.parentNode ?? node.host ?? null;
   }
 
-  function ownShadowRoot(el) {
-    if (el.shadowRoot) return el.shadowRoot;
-    try {
-      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
-    } catch {
-      return null;
-    }
-  }
-
   // --- Where a real click would land -------------------------------------------------------
 
   /** Whether a hit test at (x, y) lands on the element or inside it. The element's own tree
@@ -193,7 +184,7 @@
     /** @type {Set<Document | ShadowRoot>} */
     const roots = new Set([document]);
     for (let root = el.getRootNode(); root instanceof ShadowRoot; root = root.host.getRootNode()) roots.add(root);
-    const own = ownShadowRoot(el);
+    const own = tw.shadowRootOf(el);
     if (own) roots.add(own);
     for (const ref of tw.registry?.shadowRoots ?? []) {
       const root = ref.deref();
@@ -212,13 +203,6 @@
     return !nodes.every((node) => node === host);
   }
 
-  /** The focused element, looking into open shadow roots. */
-  function deepActive() {
-    let active = document.activeElement;
-    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
-    return active;
-  }
-
   /** What a click can change without touching the DOM: properties, focus, scroll, URL. */
   function stateAround(el) {
     const control = el instanceof HTMLLabelElement ? (el.control ?? el) : el;
@@ -229,7 +213,7 @@
     return {
       control,
       url: location.href,
-      active: deepActive(),
+      active: tw.deepActive(),
       checked: control.checked,
       value: typeof control.value === 'string' ? control.value : undefined,
       scroll: [scrollX, scrollY],
@@ -239,7 +223,7 @@
 
   function stateChanged(before, el) {
     const { control } = before;
-    const active = deepActive();
+    const active = tw.deepActive();
     // Focus landing on the clicked element or around it (a press focuses the nearest focusable
     // element), or leaving for nowhere, is the click's own doing, not an effect.
     const focusMoved = active !== before.active && active !== null && active !== document.body
@@ -495,16 +479,6 @@
   // and those that react on the next tick (SortableJS) have had it.
   const DRAG_STEPS = 12;
 
-  /** The middle of the visible part of an element's box. */
-  function middleOf(el) {
-    const r = el.getBoundingClientRect();
-    const left = Math.max(r.left, 0);
-    const right = Math.min(r.right, innerWidth);
-    const top = Math.max(r.top, 0);
-    const bottom = Math.min(r.bottom, innerHeight);
-    return right > left && bottom > top ? [(left + right) / 2, (top + bottom) / 2] : [r.left + r.width / 2, r.top + r.height / 2];
-  }
-
   /** Drags element `index` to element `toIndex` or to the point `toPoint`, as a person's mouse
    * would: press on it, move in steps, let go. Pointer and mouse events all the way (pointer-
    * driven libraries such as dnd-kit follow those), and when the element (or one it is in) is
@@ -517,8 +491,8 @@
     if (toIndex !== null && !target) return gone(toIndex);
     if (!target && !(toPoint && toPoint.every(Number.isFinite))) return unsuitable('say where to drop it: an element or a point');
     bringIntoView(source);
-    const from = middleOf(source);
-    const to = target ? middleOf(target) : toPoint;
+    const from = tw.middleOf(source);
+    const to = target ? tw.middleOf(target) : toPoint;
     const watch = watchEffects(source);
     const under = ([x, y], fallback) => document.elementFromPoint(x, y) ?? fallback;
     const base = { bubbles: true, cancelable: true, composed: true, view: window, button: 0 };

@@ -33,21 +33,12 @@
     return up instanceof ShadowRoot ? up.host : up;
   }
 
-  function ownShadowRoot(el) {
-    if (el.shadowRoot) return el.shadowRoot;
-    try {
-      return chrome.dom?.openOrClosedShadowRoot?.(el) ?? null;
-    } catch {
-      return null;
-    }
-  }
-
   /** The innermost element at (x, y), looking into shadow roots (closed ones too: a real event
    * starts there, and the page outside sees it retargeted to the host, as with a person's). */
   function deepestAt(x, y) {
     let hit = document.elementFromPoint(x, y);
     for (let depth = 0; hit && depth < 20; depth++) {
-      const root = ownShadowRoot(hit);
+      const root = tw.shadowRootOf(hit);
       const inner = root?.elementFromPoint?.(x, y);
       if (!inner || inner === hit || !tw.flatContains(hit, inner)) break;
       hit = inner;
@@ -131,22 +122,22 @@
   }
 
   /** The focused element, looking into open shadow roots. */
-  function deepActive() {
+  tw.deepActive = function deepActive() {
     let active = document.activeElement;
     while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
     return active;
-  }
+  };
 
   /** What a mousedown that was not cancelled does to focus: the nearest focusable element
    * around `target` gets it, or, when there is none, the focused element loses it. */
   function focusFromPress(target) {
     for (let n = target; n && n.nodeType === Node.ELEMENT_NODE; n = flatParent(n)) {
       if (takesFocus(n)) {
-        if (deepActive() !== n) n.focus({ preventScroll: true });
+        if (tw.deepActive() !== n) n.focus({ preventScroll: true });
         return;
       }
     }
-    const active = deepActive();
+    const active = tw.deepActive();
     if (active instanceof HTMLElement && active !== document.body) active.blur();
   }
 
@@ -187,9 +178,14 @@
     return clicked;
   };
 
-  /** The point a person's click on `el` aims at: the middle of its box. */
+  /** The point a person's hand aims at on `el`: the middle of the part of its box in the
+   * viewport (of the whole box when none of it is). */
   tw.middleOf = function middleOf(el) {
     const r = el.getBoundingClientRect();
-    return [r.left + r.width / 2, r.top + r.height / 2];
+    const left = Math.max(r.left, 0);
+    const right = Math.min(r.right, innerWidth);
+    const top = Math.max(r.top, 0);
+    const bottom = Math.min(r.bottom, innerHeight);
+    return right > left && bottom > top ? [(left + right) / 2, (top + bottom) / 2] : [r.left + r.width / 2, r.top + r.height / 2];
   };
 })();

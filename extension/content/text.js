@@ -296,7 +296,7 @@
    * "visually hidden" styles leave (Select2 keeps its `<select>` so). */
   function seenByPerson(el) {
     const r = el.getBoundingClientRect();
-    return r.width > 2 && r.height > 2 && (el.checkVisibility?.({ opacityProperty: true, visibilityProperty: true }) ?? true);
+    return r.width > 2 && r.height > 2 && tw.isRendered(el);
   }
 
   // The largest box taken for one control's (a select's box, not a form's).
@@ -307,6 +307,7 @@
    * select as a box around a transparent `<input role=combobox>`): the box is that control to
    * them, so it takes the control's role and name into `out`. */
   function standIn(el, out) {
+    if (!el.firstElementChild) return;
     // A control's box, not a panel or a card: small, and holding one form control.
     const r = el.getBoundingClientRect();
     if (r.height > MAX_STAND_IN_HEIGHT || r.width > MAX_STAND_IN_WIDTH) return;

@@ -56,6 +56,7 @@ test('items a container listens for are listed one by one; an icon with its labe
   assert.equal(assertElementSaying(state, 'Reply'), '<span>Reply');
   assert.equal(assertElementSaying(state, 'Forward'), '<span>Forward');
   for (const city of ['Lisbon', 'Porto', 'Madrid']) assert.equal(assertElementSaying(state, city), `<li>${city}`);
+  assert.doesNotMatch(pageOf(state), /\]<ul\b/, 'the list the page listens on is not listed beside its items');
   assert.ok(!/ReplyForward|Lisbon Porto/.test(pageOf(state)), `the containers are not listed:\n${pageOf(state)}`);
   // A toolbar's pictures are items too.
   assertLine(state, /<i icon=bold>/);
@@ -142,7 +143,8 @@ test('things a page makes draggable are listed and marked so, and drag_and_drop 
   assertLine(state, /<div draggable>Draft the budget/); // draggable=true
   assertLine(state, /<div draggable>Send invitations/); // cursor: move
   for (const slide of ['First slide', 'Second slide', 'Third slide']) assertLine(state, new RegExp(`<li draggable>${slide}`)); // the list's grab cursor
-  assert.ok(!/\[\d+\]<[^>]*>A plain paragraph/.test(pageOf(state)), 'a paragraph is not a control');
+  // Those and nothing else: not the list whose cursor its items take, not the headings.
+  assert.equal((pageOf(state).match(/ draggable>/g) ?? []).length, 6, pageOf(state));
   await o.actUntil(page, 'Start drafting the budget', /Moved Draft the budget to doing/, (s) => [{
     drag_and_drop: { index: mustFind(s, />Draft the budget$/), target: mustFind(s, />Send invitations$/), x: null, y: null },
   }]);

@@ -8,7 +8,8 @@
 // Each library is driven three ways a model goes about a dropdown — by clicks (open the control,
 // click the option, Save), by keys (open the control, type or arrow to the option and press
 // Enter, Save) and by select_dropdown (on the control, then Save) — by a mock model that reads
-// only the state text and never waits, presses Escape or tries again. Each way asserts the
+// only the state text and never waits or presses Escape (it tries the last step again only when
+// the page has not saved). Each way asserts the
 // page's own saved value, that it took no more model calls than the direct path needs (four for
 // clicks and keys, three for select_dropdown, the last call being the one that sees the saved
 // value and finishes), and that no step was reported done while the page stayed the same.

@@ -4,10 +4,11 @@
 //
 // The model reads only the state text: it finds the control by its label, the option by its
 // text and Save by its name. A way of choosing is a short list of steps, each answering one
-// state; the model never waits, presses Escape or tries again, so the number of calls shows
+// state; the model never waits or presses Escape, and tries a step again only when its action
+// worked and the page has not saved (then the number of calls goes past the limit), so it shows
 // whether the extension's hands and eyes make the direct path work. When a step's action
 // failed, a step cannot find what it needs in the state, or the steps run out before the page
-// saved, the model gives up with a failed `done` at once, saying why, so a broken way ends
+// saved (and after two more tries of the last step), the model gives up with a failed `done`, saying why, so a broken way ends
 // quickly and tells its cause (and never goes on to save a value it did not choose).
 import { answer } from './mock-llm.mjs';
 import { findIndex, elements } from './state.mjs';
@@ -37,6 +38,10 @@ export function need(state, pattern, what) {
 }
 
 const finish = (text, success) => answer('Finish', [{ done: { text, success } }]);
+
+/** How many times the last step is tried again when its action worked but the page has not
+ * saved. */
+const AGAIN = 2;
 
 /** The model opens the control (found by its label), clicks the option (by its text), then
  * Save: a person's way with a mouse. */
@@ -127,12 +132,14 @@ export async function attempt(o, name, ready, task, steps) {
         gaveUp = `step ${i} failed: ${failed.action}: ${failed.message}`;
         return finish(gaveUp, false);
       }
-      if (i >= steps.length) {
-        gaveUp = `the page had not saved after ${steps.length} steps`;
+      if (i >= steps.length + AGAIN) {
+        gaveUp = `the page had not saved after ${steps.length} steps and ${AGAIN} tries more`;
         return finish(gaveUp, false);
       }
       try {
-        return steps[i++](state);
+        // Past the last step, the last step again, as a model whose step seemed to work tries
+        // once more: the call count then says so.
+        return steps[Math.min(i++, steps.length - 1)](state);
       } catch (error) {
         if (!(error instanceof NotInState)) throw error;
         gaveUp = `step ${i}: ${error.message}`;
