@@ -472,14 +472,11 @@ pub enum ContentRequest {
         v: u32,
         text: String,
     },
-    /// The options of a dropdown, opened with a person's click when closed. The reply may ask
-    /// for a real click first (`{real_click: "open"}`: a script's click showed no options);
-    /// `then` says the worker made it.
+    /// The options of a dropdown, opened with a person's click when closed. The reply
+    /// `{real_click: "open"}` says a script's click showed none (listing makes no real click).
     DropdownOptions {
         v: u32,
         index: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        then: Option<RealClickMade>,
     },
     /// Choose the option `text` of a dropdown, opening it with a person's click. The reply may
     /// ask for a real click first: on the control (`{real_click: "open"}`), or on the option at

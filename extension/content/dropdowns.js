@@ -311,14 +311,19 @@
     return { reply: { ok: true, result: { real_click: 'open' } } };
   }
 
-  tw.dropdownOptions = async function dropdownOptions(index, then) {
+  tw.dropdownOptions = async function dropdownOptions(index) {
     const el = tw.elementAt(index);
     if (!el) return gone(index);
     if (el instanceof HTMLSelectElement) {
       return { ok: true, result: { kind: 'select', multiple: el.multiple, options: selectOptions(el).map(({ entry }) => entry) } };
     }
     const wasOpen = visibleOptions(el).options.length > 0;
-    const { found, reply } = await openedOptions(el, then);
+    const { found, reply } = await openedOptions(el, undefined);
+    if (reply?.result?.real_click) {
+      // Listing makes no real click (the worker refuses it): nothing is to be noted for one.
+      awaitingRealOpen?.stop();
+      awaitingRealOpen = null;
+    }
     if (reply) return reply;
     return {
       ok: true,

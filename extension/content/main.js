@@ -214,7 +214,7 @@
       case 'point': return tw.point(message.index, message.expect ?? undefined);
       case 'act_facts': return tw.actFactsFor(message.index ?? null, message.point ?? null);
       case 'input': return tw.input(message.index, String(message.text ?? ''), message.clear !== false);
-      case 'dropdown_options': return tw.dropdownOptions(message.index, message.then);
+      case 'dropdown_options': return tw.dropdownOptions(message.index);
       case 'select_option': return tw.selectOption(message.index, String(message.text ?? ''), message.then);
       case 'drag': return tw.drag(message.index, Number.isInteger(message.to_index) ? message.to_index : null,
         Array.isArray(message.to_point) ? message.to_point.map(Number) : null);

@@ -337,7 +337,6 @@ export type ContentRequest =
       type: 'dropdown_options';
       v: number;
       index: number;
-      then?: RealClickMade | null;
     }
   | {
       type: 'select_option';

@@ -229,9 +229,18 @@ impl Guard {
                         return verdict;
                     }
                 }
-                if matches!(how, ElementAct::Click) && !once(ConsentKind::HeldAct, &doc_site) {
+                // A choice in a dropdown may end in a real click on the control and on the
+                // option, as a click does: the control's facts and the option's words are held
+                // alike.
+                if matches!(how, ElementAct::Click | ElementAct::Choose) && !once(ConsentKind::HeldAct, &doc_site) {
                     if let Some(verdict) = self.held_facts(&doc_site, c) {
                         return verdict;
+                    }
+                    let option = text
+                        .as_deref()
+                        .filter(|_| *how == ElementAct::Choose && !self.held_allowed.contains(&doc_site));
+                    if let Some(word) = option.and_then(|t| held_word(t, false)) {
+                        return self.held_act(&doc_site, c.described, &HeldBecause::Says { word, place: "text" });
                     }
                 }
                 match text {

@@ -355,6 +355,25 @@ fn held_acts_wait_for_a_yes_and_can_be_allowed_for_the_task_on_one_site() {
     );
 }
 
+/// A choice in a dropdown can end in real clicks on the control and the option: a control
+/// whose facts say "Place order", or an option that says "Delete account", waits for a yes as a
+/// click would; an ordinary choice does not.
+#[test]
+fn a_choice_is_held_by_its_control_and_its_option_as_a_click_is() {
+    let guard = Guard::new(SitePolicy::Ask, &[], "https://shop.example/cart", "Choose the size");
+    let choose = |text: &str| Guarded::Element { index: 1, how: ElementAct::Choose, text: Some(text.into()) };
+    let control = button("Size", "https://shop.example/cart");
+    assert_eq!(check(&guard, &choose("Large"), Some(&control), "https://shop.example/cart"), Verdict::Go);
+    let consent = asked(check(&guard, &choose("Delete account"), Some(&control), "https://shop.example/cart"));
+    assert_eq!(consent.kind, ConsentKind::HeldAct);
+    assert_eq!(consent.reason, "its text says \"delete\"");
+    let buy = button("Place order", "https://shop.example/cart");
+    assert_eq!(
+        asked(check(&guard, &choose("Large"), Some(&buy), "https://shop.example/cart")).kind,
+        ConsentKind::HeldAct
+    );
+}
+
 #[test]
 fn a_log_in_with_the_persons_own_secret_is_theirs() {
     let mut guard = Guard::new(SitePolicy::Ask, &[], "https://bank.example/login", "Log in");

@@ -1249,11 +1249,17 @@ impl<H: TabHost> Browser for TabBrowser<H> {
     }
 
     async fn dropdown_options(&mut self, index: u32) -> Result<Vec<DropdownOption>, BrowserError> {
-        let ask = |then| move |local| ContentRequest::DropdownOptions { v: PROTOCOL_VERSION, index: local, then };
-        let mut result = self.ask_element(index, ask(None)).await?;
+        let result = self
+            .ask_element(index, |local| ContentRequest::DropdownOptions { v: PROTOCOL_VERSION, index: local })
+            .await?;
+        // Listing options is reading: it makes no real click (the guard lets reading through
+        // unasked). A control a script's click does not open is opened by select_dropdown, or
+        // by the model's own click.
         if result["real_click"].as_str() == Some("open") {
-            self.open_for_real(index).await?;
-            result = self.ask_element(index, ask(Some(RealClickMade::Opened))).await?;
+            return Err(BrowserError::ElementUnsuitable {
+                index,
+                reason: "no options showed when a script's click opened it; choose with select_dropdown, or click it and read the options on the page".into(),
+            });
         }
         parse_result(result["options"].clone(), "dropdown options")
     }
@@ -1280,6 +1286,14 @@ impl<H: TabHost> Browser for TabBrowser<H> {
                 return Err(BrowserError::ElementUnsuitable {
                     index,
                     reason: format!("the option {option:?} took no script's click, and a real one needs the debugging bar, which was closed; click the option on the page"),
+                });
+            }
+            // The script's click sent a request (its page may be saving the choice): a real
+            // click would do that work twice.
+            if self.network_state().await.is_some_and(|(_, last_request)| last_request >= self.action_started) {
+                return Err(BrowserError::ElementUnsuitable {
+                    index,
+                    reason: format!("the option {option:?} was clicked and the page sent a request, but the control does not show it as chosen yet; look at the page again"),
                 });
             }
             self.debugger.click_at(self.tab_id, x + target.offset.0, y + target.offset.1).await?;
