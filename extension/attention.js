@@ -5,8 +5,15 @@
 // side panel (or at least brings the window forward). The answer, or the task's end, takes
 // both away.
 //
-// background.js hands every broadcast event here (`noteEvent`). Nothing here may disturb the
-// task: every chrome.* call is caught, and `noteEvent` never throws or rejects.
+// background.js hands every broadcast event here (`noteEvent`), of every task: with several
+// running, the signs show the latest wait of any of them, until every wait is answered. A
+// scheduled task's wait gets the badge here, and its notification from the core (which names
+// the schedule, and shows it whether a panel is open or not: nobody started that task).
+//
+// The core's own notifications (a schedule's run ended, or waits) are shown here too, in the
+// same style (`showNotice`, `clearNotice`); a click on any of them opens the side panel.
+// Nothing here may disturb a task: every chrome.* call is caught, and `noteEvent` never throws
+// or rejects.
 import { t, coreText } from './i18n.js';
 
 const NOTIFICATION = 'tabwright-waiting';
@@ -16,8 +23,10 @@ const BADGE = { consent: { text: '!', color: '#c0392b' }, question: { text: '?',
  * a new consent while one is shown replaces it), null for nothing, or undefined in a worker
  * that just started and does not know what an earlier one showed. */
 let shownKey;
-// The question asked and not yet answered (the task state says only what consent is pending).
-let question = null;
+// Each task's question asked and not yet answered (the task state says only what consent is
+// pending), and what each task waits for now, oldest first.
+const questions = new Map(); // taskId → {step, text}
+const waits = new Map(); // taskId → wait
 // The window the person was last in when the notification appeared: where a click opens the
 // panel (chrome.sidePanel.open must be called at once in the click, with no await before it).
 let windowId = null;
@@ -34,19 +43,21 @@ async function quietly(call) {
   }
 }
 
-/** What the task waits for after `event`, with the task state the core sends with it. */
-function waitingFor(event, state) {
-  if (event.type === 'question_asked') question = { step: event.step, text: event.question };
+/** What task `taskId` waits for after `event`, with the task state the core sends with it. */
+function waitingFor(taskId, event, state) {
+  if (event.type === 'question_asked') questions.set(taskId, { step: event.step, text: event.question });
   const over = event.type === 'task_finished' || state?.running === false;
-  if (over || event.type === 'question_answered' || event.type === 'task_started') question = null;
+  if (over || event.type === 'question_answered' || event.type === 'task_started') questions.delete(taskId);
+  const question = questions.get(taskId);
   const consent = over || event.type === 'consent_answered' ? null
     : (state?.pending_consent ?? (event.type === 'consent_asked' ? event.consent : null));
+  const scheduled = state?.scheduled === true;
   if (consent) {
     const act = coreText({ message: consent.act, locale_text: consent.act_locale_text });
     const reason = coreText({ message: consent.reason, locale_text: consent.reason_locale_text });
-    return { kind: 'consent', key: `consent ${consent.id} ${consent.act}`, message: `${act}\n${t('consentWhy', [reason])}` };
+    return { kind: 'consent', key: `consent ${consent.id} ${consent.act}`, message: `${act}\n${t('consentWhy', [reason])}`, scheduled };
   }
-  if (question) return { kind: 'question', key: `question ${question.step} ${question.text}`, message: question.text };
+  if (question) return { kind: 'question', key: `question ${question.step} ${question.text}`, message: question.text, scheduled };
   return null;
 }
 
@@ -55,8 +66,8 @@ async function show(wait, panelOpen) {
   await quietly(() => chrome.action.setBadgeBackgroundColor({ color: badge.color }));
   await quietly(() => chrome.action.setBadgeText({ text: badge.text }));
   await quietly(() => chrome.action.setTitle({ title: t('attentionTitle') }));
-  // An open panel shows the question itself.
-  if (panelOpen) return;
+  // An open panel shows the question itself; the core notifies a scheduled task's wait.
+  if (panelOpen || wait.scheduled) return;
   const focused = await quietly(() => chrome.windows.getLastFocused({ windowTypes: ['normal'] }));
   windowId = focused?.id ?? null;
   await quietly(() => chrome.notifications.create(NOTIFICATION, {
@@ -77,16 +88,21 @@ async function clear() {
 }
 
 /**
- * Takes one broadcast event of the task (with where the core says the task stands after it)
- * and shows or takes away the signs that it waits. `panelOpen`: a side panel is connected, so
- * no notification is needed. Never throws, never rejects.
+ * Takes one broadcast event of task `taskId` (with where the core says the task stands after
+ * it) and shows or takes away the signs that a task waits. `panelOpen`: a side panel is
+ * connected, so no notification is needed. Never throws, never rejects.
+ * @param {string} taskId
  * @param {{type: string, [key: string]: any}} event
  * @param {any} state
  * @param {boolean} panelOpen
  */
-export function noteEvent(event, state, panelOpen) {
+export function noteEvent(taskId, event, state, panelOpen) {
   try {
-    const wait = waitingFor(event, state);
+    const itsWait = waitingFor(taskId, event, state);
+    // The newest wait goes last, and is the one shown.
+    waits.delete(taskId);
+    if (itsWait) waits.set(taskId, { ...itsWait, key: `${taskId} ${itsWait.key}` });
+    const wait = [...waits.values()].at(-1) ?? null;
     const key = wait?.key ?? null;
     // Most events (every step) change nothing here: no call at all then.
     if (key === shownKey) return Promise.resolve();
@@ -118,10 +134,43 @@ function openPanel() {
   quietly(() => chrome.notifications.clear(NOTIFICATION));
 }
 
+/** The core's notifications begin so (src/worker/schedules.rs); a wait's stays until acted on. */
+const CORE_NOTICE = 'tabwright-schedule-';
+const WAIT_NOTICE = 'tabwright-schedule-waits:';
+
+/**
+ * Shows the core's notification `id` in place of one with that id: its title and text are
+ * words of the core (`{message, locale_text}`), shown in the person's language. Never rejects.
+ * @param {string} id
+ * @param {{message: string, locale_text?: any}} title
+ * @param {{message: string, locale_text?: any}} message
+ */
+export async function showNotice(id, title, message) {
+  const focused = await quietly(() => chrome.windows.getLastFocused({ windowTypes: ['normal'] }));
+  windowId = focused?.id ?? windowId;
+  await quietly(() => chrome.notifications.create(id, {
+    type: 'basic',
+    iconUrl: chrome.runtime.getURL('icons/icon128.png'),
+    title: coreText(title).slice(0, 200),
+    message: coreText(message).slice(0, 500),
+    contextMessage: t('attentionOpen'),
+    requireInteraction: id.startsWith(WAIT_NOTICE),
+    priority: id.startsWith(WAIT_NOTICE) ? 2 : 0,
+  }));
+}
+
+/** Takes the core's notification `id` away. Never rejects. */
+export async function clearNotice(id) {
+  await quietly(() => chrome.notifications.clear(id));
+}
+
 // Registered as the worker's file is first evaluated, as every listener must be.
 try {
   chrome.notifications?.onClicked.addListener((id) => {
-    if (id === NOTIFICATION) openPanel();
+    if (id === NOTIFICATION || id.startsWith(CORE_NOTICE)) {
+      openPanel();
+      if (id !== NOTIFICATION) clearNotice(id);
+    }
   });
 } catch (error) {
   console.warn('Tabwright cannot hear clicks on its notifications:', error?.message ?? error);

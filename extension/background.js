@@ -9,13 +9,13 @@
 // - every listener is registered synchronously at top level (importScripts runs this file
 //   during the worker's first evaluation), and each handler awaits the core (`coreLoaded`);
 // - message handlers return true to answer asynchronously.
-import init, { answer_panel_message, resume_interrupted_task } from './pkg/tabwright.js';
+import init, { answer_panel_message, resume_interrupted_task, schedule_alarm, wake_schedules } from './pkg/tabwright.js';
 import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
 import { readFileBase64 } from './files-store.js';
 import { pageScripts } from './page-scripts.js';
 import { t } from './i18n.js';
-import { noteEvent as noteForAttention } from './attention.js';
+import { noteEvent as noteForAttention, showNotice, clearNotice } from './attention.js';
 
 // The core reads these through its bindings (src/ext/chrome.rs).
 globalThis.tabwrightContent = contentChannel;
@@ -23,6 +23,9 @@ globalThis.tabwrightContent = contentChannel;
 globalThis.tabwrightFiles = { read: (id) => readFileBase64(id) };
 // What goes into web pages while a task runs, and nothing while none does (page-scripts.js).
 globalThis.tabwrightPageScripts = pageScripts;
+// The notifications the core shows (a schedule's run ended, or waits for the person), as the
+// waits' own are shown (attention.js).
+globalThis.tabwrightNotices = { show: showNotice, clear: clearNotice };
 const debuggerDetached = new Map(); // tabId → why Chrome detached the debugger
 globalThis.tabwrightDebugger = {
   /** Why the debugger was detached from the tab since the last ask (e.g. canceled_by_user), or null. */
@@ -72,6 +75,20 @@ globalThis.tabwrightFrames = {
   },
 };
 
+// The open panels follow the list of tasks: the core hands it here whenever it changes (a task
+// queued, started, paused, waiting, ended).
+globalThis.tabwrightPanels = {
+  tasksChanged(tasks) {
+    for (const port of panelPorts) {
+      try {
+        port.postMessage({ tasks });
+      } catch {
+        panelPorts.delete(port);
+      }
+    }
+  },
+};
+
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
 // core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
 /** @type {{evaluated: number, ready: number | null, memory?: WebAssembly.Memory}} */
@@ -95,7 +112,7 @@ const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
 // Settles once the core has started restoring a saved task, or there is none: requests wait
 // for this, and the core holds them until the restore is over.
 const restoreBegun = sessionAtStart.then(async (items) => {
-  if (items && items.task === undefined) {
+  if (items && items.tasks === undefined && items.task_queue === undefined) {
     // No task: whatever an earlier worker registered for pages goes (it may have been stopped
     // before its task could end).
     pageScripts.end().catch((error) => console.warn('Tabwright could not unregister its page scripts:', error));
@@ -124,7 +141,7 @@ let coreFailure = null;
 function broadcast(event, seq, taskId, state) {
   recordEvent(taskId, seq, event, state);
   // A task waiting for the person: the toolbar badge, and a notification with no panel open.
-  noteForAttention(event, state, panelPorts.size > 0);
+  noteForAttention(taskId, event, state, panelPorts.size > 0);
   for (const port of panelPorts) {
     try {
       port.postMessage({ task_id: taskId, seq, event });
@@ -234,14 +251,50 @@ chrome.debugger.onDetach.addListener((source, reason) => {
 function resumeTask() {
   return coreLoaded.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
 }
-// Once the task is back, the history gets whatever the stopped worker broadcast but did not
-// write (the core's saved log), and tasks left running by an earlier worker are marked so.
+// Once the tasks are back, the history gets whatever the stopped worker broadcast but did not
+// write (the core's saved logs), and tasks left running by an earlier worker are marked so.
 restoreBegun
   .then((begun) => begun?.restored)
-  .then(() => answer_panel_message({ v: 1, type: 'get_status' }, broadcast))
-  .then(catchUp, (error) => console.warn('Tabwright could not bring the task history up to date:', error));
-chrome.alarms.onAlarm.addListener(resumeTask);
+  .then(async () => {
+    const status = await answer_panel_message({ v: 1, type: 'get_status' }, broadcast);
+    const running = (status?.tasks ?? []).filter((task) => task.status !== 'queued').map((task) => task.task_id);
+    const replies = await Promise.all(running.map((id) => answer_panel_message({ v: 1, type: 'get_status', task_id: id }, broadcast)));
+    return catchUp(replies.length ? replies : [status]);
+  })
+  .catch((error) => console.warn('Tabwright could not bring the task history up to date:', error));
+// A schedule's alarm (`tabwright-schedule:<id>`, src/schedule) starts its run once the tasks a
+// stopped worker left are back; any other alarm is the wake-up of running tasks.
+const SCHEDULE_ALARM = 'tabwright-schedule:';
+// Where the core keeps the schedules (src/schedule: STORAGE_KEY).
+const SCHEDULES_KEY = 'schedules';
+/** Hands a promise's failure to the crash report, and says it. */
+function warnOf(what) {
+  return (error) => {
+    noteCrash(error);
+    console.warn(`Tabwright could not ${what}:`, error?.message ?? error);
+  };
+}
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (!alarm.name.startsWith(SCHEDULE_ALARM)) return resumeTask();
+  return restoreBegun.then((begun) => begun?.restored)
+    .then(() => schedule_alarm(alarm.name, broadcast)).catch(warnOf('run a schedule'));
+});
+// Whenever the worker starts, the browser starts or the extension is installed or updated
+// (which clears its alarms): the schedules whose time passed while nothing ran (the browser was
+// closed) run once, and every schedule's alarm is set again.
+function wakeSchedules() {
+  return restoreBegun.then((begun) => begun?.restored)
+    .then(() => wake_schedules(broadcast)).catch(warnOf('look at its schedules'));
+}
+// A worker that starts with no schedule stored asks the core nothing (its cold start compiles
+// no more than its first request needs); the browser's start and an update always ask.
+chrome.storage.local.get(SCHEDULES_KEY).then(
+  (stored) => (Array.isArray(stored[SCHEDULES_KEY]) && stored[SCHEDULES_KEY].length ? wakeSchedules() : null),
+  () => wakeSchedules(),
+);
+chrome.runtime.onStartup.addListener(wakeSchedules);
 
 chrome.runtime.onInstalled.addListener(() => {
   chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
+  wakeSchedules();
 });

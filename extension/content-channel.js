@@ -22,8 +22,9 @@ const ENDED = 'The task ended before the page answered.';
 const REPEATABLE = new Set(['snapshot', 'highlight', 'clear_highlights', 'draw_highlights_now', 'point', 'elements_added', 'dropdown_options', 'search_page', 'markdown']);
 
 const channels = new Map(); // `${tabId}:${frameId}` → {port, pending: Map(id → {resolve, reject}), next}
-// Counts the ends of tasks: a request from before the last one is not sent again.
-let ended = 0;
+// Counts the ends of tasks, by tab: a request from before the last one in its tab is not sent
+// again.
+const endedIn = new Map(); // tabId → count
 
 function open(tabId, frameId) {
   const key = `${tabId}:${frameId}`;
@@ -68,26 +69,29 @@ function send(tabId, frameId, message, fresh = false) {
 export const contentChannel = {
   /** The reply of the content script in frame `frameId` of tab `tabId` to `message`. */
   async ask(tabId, frameId, message) {
-    const during = ended;
+    const during = endedIn.get(tabId) ?? 0;
     try {
       return await send(tabId, frameId, message);
     } catch (error) {
-      if (error.message !== CLOSED || !REPEATABLE.has(message?.type) || during !== ended) throw error;
+      if (error.message !== CLOSED || !REPEATABLE.has(message?.type) || during !== (endedIn.get(tabId) ?? 0)) throw error;
       return send(tabId, frameId, message);
     }
   },
-  /** Closes every port (the task is over): the pages' scripts let go of them too. What still
-   * waits fails and is not sent again (a late highlight would draw boxes after the task). */
-  closeAll() {
-    ended += 1;
-    for (const channel of channels.values()) {
+  /** Closes the ports to the frames of these tabs (their task is over; other tasks' tabs keep
+   * theirs): the pages' scripts let go of them too. What still waits fails and is not sent
+   * again (a late highlight would draw boxes after the task). */
+  closeTabs(tabIds) {
+    const closing = new Set(tabIds);
+    for (const tabId of closing) endedIn.set(tabId, (endedIn.get(tabId) ?? 0) + 1);
+    for (const [key, channel] of channels) {
+      if (!closing.has(Number(key.split(':')[0]))) continue;
       try {
         channel.port.disconnect();
       } catch {
         // already closed
       }
       for (const waiting of channel.pending.values()) waiting.reject(new Error(ENDED));
+      channels.delete(key);
     }
-    channels.clear();
   },
 };

@@ -278,7 +278,7 @@ const KEPT_EVENTS = new Set(['task_started', 'task_restored', 'task_paused', 'ta
   'step_finished', 'task_finished']);
 
 /** The fields of a task's row the core says (`TaskState`, src/agent/events.rs). */
-const FROM_CORE = ['task', 'model', 'max_steps', 'conversation_id', 'replay', 'running', 'paused', 'restored', 'summary',
+const FROM_CORE = ['task', 'model', 'max_steps', 'conversation_id', 'replay', 'scheduled', 'running', 'paused', 'restored', 'summary',
   'end', 'usage', 'cost_usd', 'unpriced_steps', 'step_count'];
 
 /**
@@ -334,31 +334,33 @@ export async function recordEvent(taskId, seq, event, state) {
 }
 
 /**
- * Brings the history up to date when the service worker starts: `status` is the core's
- * `get_status` reply (the running or last task and its saved log). That task's log is
+ * Brings the history up to date when the service worker starts: `replies` are the core's
+ * `get_status` replies, one for each task it holds (with its saved log). A task's log is
  * recorded again if the history has it as running (or lacks it while it runs) — what the
  * stopped worker broadcast but did not get written. Tasks an earlier worker left running that
- * are not the core's running task are marked interrupted: nothing will ever end them. Never
- * rejects.
- * @param {import('./types/from-core').PanelReply} reply
+ * are not among the core's running tasks are marked interrupted: nothing will ever end them.
+ * Never rejects.
+ * @param {import('./types/from-core').PanelReply[]} replies
  */
-export async function catchUp(reply) {
+export async function catchUp(replies) {
   try {
-    const status = reply?.type === 'status' ? reply : null;
-    const current = status?.task_id ?? null;
-    if (current) {
+    const live = new Set();
+    for (const reply of replies) {
+      const status = reply?.type === 'status' ? reply : null;
+      const current = status?.task_id ?? null;
+      if (!current) continue;
       const stored = await transaction('readonly', (tx) => requested(tx.objectStore(TASKS).get(current)));
       if (stored ? stored.running : status.running) {
         const from = status.from ?? 0;
         for (const [i, event] of (status.events ?? []).entries()) await recordEvent(current, from + i, event, status.state);
       }
+      if (status.running) live.add(current);
     }
-    const live = current && status.running ? current : null;
     await transaction('readwrite', async (tx) => {
       const tasks = tx.objectStore(TASKS);
       for (const task of await requested(tasks.getAll())) {
         // Rows this worker created belong to tasks it runs.
-        if (!task.running || task.task_id === live || task.started_at >= loadedAt) continue;
+        if (!task.running || live.has(task.task_id) || task.started_at >= loadedAt) continue;
         tasks.put({ ...task, running: false, paused: false, interrupted: true });
       }
     });

@@ -11,11 +11,13 @@
 //     them injected into all its frames by the worker the first time it asks the page and
 //     nothing answers (`inject`, from src/tabs/mod.rs);
 //   - Chrome runs registered scripts in every tab, so a frame first asks whether its tab is
-//     the task's (`wanted`: one of the task's tabs, or a tab one of them opened) and takes
+//     a task's (`wanted`: one of a running task's tabs, or a tab one of them opened) and takes
 //     itself out if not;
-//   - when the task ends the registration goes (`end`), and the pages it worked on take their
-//     scripts out when told the task is over (content/main.js): the page's own functions are
-//     put back and the listeners removed.
+//   - when a task ends, the pages it worked on take their scripts out when told the task is
+//     over (content/main.js): the page's own functions are put back and the listeners
+//     removed; when the last running task ends, the registration goes too (`end`).
+// Several tasks may run at once, each on its own tabs: the registration is shared, the tabs
+// are kept per task.
 // A worker that starts with no task saved ends any registration an earlier worker left.
 // The list of files below is the one list of them.
 
@@ -52,9 +54,14 @@ export const PAGE_SCRIPTS = [
 
 const MATCHES = ['http://*/*', 'https://*/*'];
 
-// The task's tabs, as the core last said; null when this worker has not been told (it started
-// while a task may be running, and until the core restores it every frame is wanted).
+// Each running task's tabs, as the core last said; null when this worker has not been told (it
+// started while a task may be running, and until the core restores it every frame is wanted).
+/** @type {Map<string, Set<number>> | null} */
 let taskTabs = null;
+/** Every running task's tabs together. */
+function allTaskTabs() {
+  return new Set([...(taskTabs?.values() ?? [])].flatMap((tabs) => [...tabs]));
+}
 // Registration calls, one after another (a task that ends as another starts).
 let queue = Promise.resolve();
 
@@ -67,7 +74,25 @@ function serially(work) {
 // Whether this worker injected scripts into a page since the last end.
 let injected = false;
 
-/** Removes the task's registration; whether there was one. */
+/** Registers the scripts for documents that load from now on, unless they are already. */
+async function register() {
+  const ids = PAGE_SCRIPTS.map((group) => group.id);
+  const present = await chrome.scripting.getRegisteredContentScripts({ ids });
+  if (present.length === ids.length) return;
+  if (present.length) await chrome.scripting.unregisterContentScripts({ ids: present.map((s) => s.id) });
+  await chrome.scripting.registerContentScripts(PAGE_SCRIPTS.map((group) => ({
+    id: group.id,
+    js: group.js,
+    world: group.world,
+    runAt: group.runAt,
+    matches: MATCHES,
+    allFrames: true,
+    matchOriginAsFallback: true,
+    persistAcrossSessions: false,
+  })));
+}
+
+/** Removes the registration; whether there was one. */
 async function unregister() {
   const ids = PAGE_SCRIPTS.map((group) => group.id);
   const present = await chrome.scripting.getRegisteredContentScripts({ ids });
@@ -86,36 +111,36 @@ function tellTaskOver(tabId) {
 }
 
 export const pageScripts = {
-  /** A task starts (or continues after a worker restart) in `tabIds`: documents that load
-   * from now on get the scripts. */
-  begin(tabIds) {
-    taskTabs = new Set(tabIds);
-    return serially(async () => {
-      await unregister();
-      await chrome.scripting.registerContentScripts(PAGE_SCRIPTS.map((group) => ({
-        id: group.id,
-        js: group.js,
-        world: group.world,
-        runAt: group.runAt,
-        matches: MATCHES,
-        allFrames: true,
-        matchOriginAsFallback: true,
-        persistAcrossSessions: false,
-      })));
-    });
+  /** Task `taskId` starts (or continues after a worker restart) in `tabIds`: documents that
+   * load from now on get the scripts. */
+  begin(taskId, tabIds) {
+    taskTabs ??= new Map();
+    taskTabs.set(taskId, new Set(tabIds));
+    return serially(register);
   },
 
-  /** The task's tabs changed (one opened, one closed). */
-  setTabs(tabIds) {
-    taskTabs = new Set(tabIds);
+  /** Task `taskId`'s tabs changed (one opened, one closed). */
+  setTabs(taskId, tabIds) {
+    taskTabs ??= new Map();
+    taskTabs.set(taskId, new Set(tabIds));
   },
 
-  /** No task runs: no document that loads from now on gets anything, and every frame that
-   * has the scripts is told the task is over, and takes them out. (With nothing registered
-   * and nothing injected, as when a worker starts with no task, no page has any.) */
-  end() {
-    taskTabs = new Set();
+  /** Task `taskId` is over: its tabs are told, and their frames take the scripts out. Once
+   * no task runs, no document that loads from now on gets anything, and every frame that
+   * has the scripts is told. (With nothing registered and nothing injected, as when a worker
+   * starts with no task, no page has any.) `taskId` absent: no task runs. */
+  end(taskId) {
+    const itsTabs = taskId === undefined ? new Set() : (taskTabs?.get(taskId) ?? new Set());
+    taskTabs ??= new Map();
+    if (taskId === undefined) taskTabs.clear();
+    else taskTabs.delete(taskId);
+    const othersRun = taskTabs.size > 0;
+    const stillWanted = allTaskTabs();
     return serially(async () => {
+      if (othersRun) {
+        await Promise.all([...itsTabs].filter((id) => !stillWanted.has(id)).map((id) => tellTaskOver(id)));
+        return;
+      }
       const registered = await unregister();
       if (!registered && !injected) return;
       injected = false;
@@ -165,9 +190,10 @@ export const pageScripts = {
    * wrongly kept loses its scripts when the task ends. */
   async wanted(tab) {
     if (taskTabs === null) return true;
-    if (!tab || !taskTabs.size) return false;
-    if (taskTabs.has(tab.id) || taskTabs.has(tab.openerTabId)) return true;
-    const windows = await Promise.all([...taskTabs].map((id) => chrome.tabs.get(id).then((t) => t.windowId, () => null)));
+    const tabs = allTaskTabs();
+    if (!tab || !tabs.size) return false;
+    if (tabs.has(tab.id) || tabs.has(tab.openerTabId)) return true;
+    const windows = await Promise.all([...tabs].map((id) => chrome.tabs.get(id).then((t) => t.windowId, () => null)));
     return windows.includes(tab.windowId);
   },
 };

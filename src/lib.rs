@@ -32,6 +32,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod record;
 pub mod safety;
+pub mod schedule;
 pub mod settings;
 pub mod tabs;
 pub mod tagged;

@@ -211,6 +211,13 @@ pub(crate) mod tests {
             http("https://api.anthropic.com/v1/messages", 529, "Overloaded"),
             http("https://api.openai.com/v1/chat/completions", 418, "I'm a teapot"),
             LlmError::Refusal("I can't help with that.".into()),
+            LlmError::RefusedMidAnswer { written: "Here is how to".into(), category: None },
+            LlmError::RefusedMidAnswer { written: "Here is how to".into(), category: Some("cyber".into()) },
+            LlmError::Billed {
+                error: Box::new(LlmError::Truncated),
+                usage: crate::llm::Usage::new(42, 1),
+                model: "m".into(),
+            },
             LlmError::Truncated,
             LlmError::ContextWindowExceeded,
             LlmError::Malformed("expected value at line 1 column 1".into()),
@@ -244,7 +251,9 @@ pub(crate) mod tests {
             Refusal::UnsupportedOutputSchema("`pattern` at the top".into()),
             Refusal::BadFiles("two files are named \"cv.pdf\"; rename one".into()),
             Refusal::Restoring,
-            Refusal::TaskRunning,
+            Refusal::TabTaken,
+            Refusal::QueueFull(20),
+            Refusal::NoSuchTask,
             Refusal::SettingsUnreadable("QUOTA_BYTES exceeded".into()),
             Refusal::SkillsUnreadable("QUOTA_BYTES exceeded".into()),
             Refusal::SkillNotSaved("QUOTA_BYTES exceeded".into()),
@@ -262,8 +271,12 @@ pub(crate) mod tests {
             Refusal::Skill(SkillError::NoName),
             Refusal::Llm(LlmError::Truncated),
             Refusal::Protocol(ProtocolError::Version { found: 9 }),
+            Refusal::Schedule(crate::schedule::ScheduleError::NoTitle),
         ];
         out.extend(refusals.iter().map(said));
+        // Schedules: what is wrong with one, and what the person is told of its runs.
+        out.extend(crate::schedule::sample_errors().iter().map(said));
+        out.extend(crate::worker::schedules::sample_texts());
         for end in [
             TaskEnd::not_resumed(&Refusal::Settings(SettingsError::SessionKeyGone)),
             TaskEnd::not_resumed(&Refusal::Browser(BrowserError::TabClosed)),

@@ -27,6 +27,9 @@ pub enum PanelRequest {
         /// Continue the conversation: the task is told the earlier tasks since the last new one.
         #[serde(default)]
         follow_up: bool,
+        /// The task a follow-up continues the conversation of; the latest task when absent.
+        #[serde(default)]
+        follows: Option<String>,
         /// Start in a new tab (in the "Tabwright" tab group) instead of the user's tab.
         #[serde(default)]
         new_tab: bool,
@@ -37,30 +40,43 @@ pub enum PanelRequest {
         #[serde(default)]
         model: Option<String>,
     },
-    /// The user's answer to the running task's `ask_human` question.
+    /// The user's answer to task `task_id`'s `ask_human` question. Every request that steers
+    /// a task names it by `task_id`; without one it steers the task `get_status` shows first
+    /// (`worker::TaskHost::chosen`).
     AnswerQuestion {
         v: u32,
         answer: String,
+        #[serde(default)]
+        task_id: Option<String>,
     },
-    /// The person's answer to the running task's consent `id` (`consent_asked`).
+    /// The person's answer to the task's consent `id` (`consent_asked`).
     AnswerConsent {
         v: u32,
         id: u32,
         answer: crate::guard::ConsentAnswer,
+        #[serde(default)]
+        task_id: Option<String>,
     },
-    /// Stop the running task.
+    /// Stop the task; a queued one leaves the queue.
     StopTask {
         v: u32,
+        #[serde(default)]
+        task_id: Option<String>,
     },
-    /// Pause the running task at its next step or action; `ResumeTask` lets it go on.
+    /// Pause the task at its next step or action; `ResumeTask` lets it go on.
     PauseTask {
         v: u32,
+        #[serde(default)]
+        task_id: Option<String>,
     },
     ResumeTask {
         v: u32,
+        #[serde(default)]
+        task_id: Option<String>,
     },
-    /// Ask for the running (or last) task's events, e.g. when the panel reopens. A caller that
-    /// already holds the first `since` events of task `task_id` gets only the rest.
+    /// Ask for a task's events, e.g. when the panel reopens: task `task_id`'s, else the task
+    /// shown first (the latest running, else the latest). A caller that already holds the
+    /// first `since` events of task `task_id` gets only the rest. The reply lists every task.
     GetStatus {
         v: u32,
         #[serde(default)]
@@ -125,6 +141,35 @@ pub enum PanelRequest {
         value: String,
         site: String,
     },
+    /// The schedules (`crate::schedule`), with why stored entries that cannot run were left
+    /// out: `Schedules`.
+    ListSchedules {
+        v: u32,
+    },
+    /// Add a schedule (`id` absent), or change schedule `id` to `draft`: `Schedules`, or
+    /// `Refused` saying what to change.
+    SaveSchedule {
+        v: u32,
+        #[serde(default)]
+        id: Option<String>,
+        draft: crate::schedule::ScheduleDraft,
+    },
+    RemoveSchedule {
+        v: u32,
+        id: String,
+    },
+    /// Pause schedule `id` (no run until resumed), or resume it from its next time on.
+    PauseSchedule {
+        v: u32,
+        id: String,
+        paused: bool,
+    },
+    /// Start a run of schedule `id` now, whatever its times; refused while its last run is
+    /// under way.
+    RunScheduleNow {
+        v: u32,
+        id: String,
+    },
 }
 }
 
@@ -165,8 +210,12 @@ pub enum Refusal {
     BadFiles(String),
     #[error("Tabwright is restoring the task that was running; try again in a moment.")]
     Restoring,
-    #[error("A task is already running. Stop it before starting another.")]
-    TaskRunning,
+    #[error("Another task is working in this tab. Start this one in a new tab (tick \"New tab\" beside Run), or stop the other first.")]
+    TabTaken,
+    #[error("{0} tasks are waiting already. Let some finish, or stop those you no longer need.")]
+    QueueFull(usize),
+    #[error("That task is over or unknown; the list of tasks shows those that run.")]
+    NoSuchTask,
     #[error("The settings could not be read ({0}). Reload the extension.")]
     SettingsUnreadable(String),
     #[error("The saved skills could not be read ({0}). Reload the extension.")]
@@ -204,6 +253,8 @@ pub enum Refusal {
     Llm(#[from] crate::llm::LlmError),
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
+    #[error(transparent)]
+    Schedule(#[from] crate::schedule::ScheduleError),
 }
 
 impl crate::message::Localize for Refusal {
@@ -222,7 +273,9 @@ impl crate::message::Localize for Refusal {
             Refusal::UnsupportedOutputSchema(keyword) => L::new("unsupported_output_schema", [keyword]),
             Refusal::BadFiles(why) => L::new("bad_files", [why]),
             Refusal::Restoring => L::plain("restoring"),
-            Refusal::TaskRunning => L::plain("task_running"),
+            Refusal::TabTaken => L::plain("tab_taken"),
+            Refusal::QueueFull(count) => L::new("queue_full", [count]),
+            Refusal::NoSuchTask => L::plain("no_such_task"),
             Refusal::SettingsUnreadable(why) => L::new("settings_not_read", [why]),
             Refusal::SkillsUnreadable(why) => L::new("skills_not_read", [why]),
             Refusal::SkillNotSaved(why) => L::new("skill_not_saved", [why]),
@@ -241,6 +294,7 @@ impl crate::message::Localize for Refusal {
             Refusal::Skill(e) => return e.locale_text(),
             Refusal::Llm(e) => return e.locale_text(),
             Refusal::Protocol(e) => return e.locale_text(),
+            Refusal::Schedule(e) => return e.locale_text(),
         })
     }
 }
@@ -279,6 +333,13 @@ pub enum PanelReply {
     Accepted {
         v: u32,
     },
+    /// A task was taken: it runs now, or (`queued`) waits for one of the running tasks to end
+    /// and then starts by itself, panel open or not.
+    TaskAccepted {
+        v: u32,
+        task_id: String,
+        queued: bool,
+    },
     /// `message` in English; `locale_text` names it in the pages' languages.
     Refused {
         v: u32,
@@ -290,8 +351,10 @@ pub enum PanelReply {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         setting: Option<String>,
     },
-    /// The running (or last) task and its events from seq `from` on; `events[n]` was broadcast
-    /// with seq `from + n`.
+    /// One task (the one asked for, else the one shown first) and its events from seq `from`
+    /// on; `events[n]` was broadcast with seq `from + n`. A task waiting in the queue has no
+    /// events yet and counts as running (it will run). `tasks` lists every task the worker
+    /// holds: running, waiting in the queue, and those that ended lately.
     Status {
         v: u32,
         task_id: Option<String>,
@@ -303,6 +366,7 @@ pub enum PanelReply {
         state: Option<Box<crate::agent::TaskState>>,
         /// The longest task text the core takes, for the task box's count.
         task_max_chars: usize,
+        tasks: Vec<TaskSummary>,
     },
     /// The model answered the connection check as asked, in `ms` milliseconds.
     ConnectionWorks {
@@ -344,6 +408,13 @@ pub enum PanelReply {
         v: u32,
         name: String,
     },
+    /// Every schedule, in the order they were added, and why stored entries that cannot run
+    /// were left out (they are kept as they are, and do not run).
+    Schedules {
+        v: u32,
+        schedules: Vec<crate::schedule::Schedule>,
+        left_out: Vec<String>,
+    },
 }
 
 impl PanelReply {
@@ -361,6 +432,43 @@ impl PanelReply {
         }
     }
 }
+
+/// One task as the list of tasks shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct TaskSummary {
+    pub task_id: String,
+    /// The task's text, cut to `SUMMARY_TASK_CHARS`.
+    pub task: String,
+    pub status: TaskStatus,
+    /// Steps finished.
+    pub step: u32,
+    pub cost_usd: Option<f64>,
+    /// The tabs it works in (the current one first); none while queued.
+    pub tabs: Vec<i32>,
+    /// Its place in the queue (0 first) while queued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_at: Option<u32>,
+    /// Whether a schedule started it.
+    #[serde(default)]
+    pub scheduled: bool,
+}
+
+/// Where a task stands, for the list of tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Queued,
+    Running,
+    Paused,
+    /// Waiting for the person: a question or a yes.
+    Waiting,
+    Succeeded,
+    Failed,
+    Stopped,
+}
+
+/// How much of a task's text the list of tasks carries.
+pub const SUMMARY_TASK_CHARS: usize = 160;
 
 /// The longest task text a start may have, in characters: the model reads the task at every
 /// step, so a pasted book would fill every request (and its bill) until the task ends.
@@ -585,6 +693,7 @@ mod tests {
                 start_url: None,
                 output_schema: None,
                 follow_up: false,
+                follows: None,
                 new_tab: false,
                 files: Vec::new(),
                 model: None,
@@ -635,6 +744,26 @@ mod tests {
         // A newer panel's request says to reload, whatever it holds that this core does not know.
         assert_eq!(read(json!({"v": 2, "type": "take_over", "how": {}})), Err(ProtocolError::Version { found: 2 }));
         assert!(read(json!("start")).is_err());
+    }
+
+    #[test]
+    fn schedule_requests_parse_and_refuse_what_does_not_fit() {
+        let saved = read(json!({"v": 1, "type": "save_schedule", "draft": {
+            "title": "Mail", "what": {"kind": "task", "task": "Read my mail"}, "when": {"every": "daily", "at": "07:00"}}}))
+        .unwrap();
+        match saved {
+            PanelRequest::SaveSchedule { id: None, draft, .. } => assert_eq!(draft.title, "Mail"),
+            other => panic!("{other:?}"),
+        }
+        let paused = read(json!({"v": 1, "type": "pause_schedule", "id": "18f", "paused": true})).unwrap();
+        assert_eq!(paused, PanelRequest::PauseSchedule { v: 1, id: "18f".into(), paused: true });
+        assert!(read(json!({"v": 1, "type": "run_schedule_now"})).is_err(), "an id is needed");
+        let Err(ProtocolError::Unreadable(why)) = read(json!({"v": 1, "type": "save_schedule", "draft": {
+            "title": "Mail", "what": {"kind": "task", "task": "x"}, "when": {"every": "monthly"}}}))
+        else {
+            panic!("an unknown repeat must be refused")
+        };
+        assert!(why.contains("monthly"), "{why}");
     }
 
     #[test]

@@ -23,6 +23,8 @@ use std::collections::BTreeMap;
 pub struct StoredSettings {
     pub llm: StoredLlm,
     pub max_steps: Option<u32>,
+    /// How many tasks may run at once in this browser (the rest wait in the queue).
+    pub max_parallel_tasks: Option<u32>,
     pub max_actions_per_step: Option<u32>,
     pub max_failures: Option<u32>,
     /// Seconds one action may take before it is abandoned.
@@ -86,8 +88,9 @@ pub struct StoredLlm {
     /// How an OpenAI-compatible server is asked for JSON: `json_schema` or `json_object`;
     /// empty = `json_object` for DeepSeek (which has no schema mode), `json_schema` elsewhere.
     pub structured_output: String,
-    /// Ollama's context window in tokens (`options.num_ctx`), 8,192 to 1,048,576; none =
-    /// [`DEFAULT_OLLAMA_CONTEXT_TOKENS`]. Other providers ignore it.
+    /// Ollama's context window in tokens (`options.num_ctx`), 12,096 (the smallest request
+    /// budget and room for the answer) to 1,048,576; none = [`DEFAULT_OLLAMA_CONTEXT_TOKENS`].
+    /// Other providers ignore it.
     pub context_tokens: Option<u32>,
 }
 
@@ -103,7 +106,15 @@ pub struct Settings {
     pub agent: AgentOptions,
     /// Where tasks may go without asking the person.
     pub sites: SiteSettings,
+    /// How many tasks may run at once (`DEFAULT_TASKS_AT_ONCE` unless set).
+    pub tasks_at_once: usize,
 }
+
+/// Tasks at once unless the person sets another number: each runs its own model calls and
+/// pages, and three keep a 2-core machine responsive while the model's answers are awaited.
+pub const DEFAULT_TASKS_AT_ONCE: u32 = 3;
+/// The most tasks at once the settings take.
+pub const MAX_TASKS_AT_ONCE: u32 = 8;
 
 /// What the person set for sites outside a task's own (see `crate::guard`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -133,6 +144,27 @@ impl Default for AgentOptions {
 /// Input tokens per agent request when the settings name no budget: room for a long page
 /// listing and history on any current model, at a bounded cost per step.
 pub const DEFAULT_REQUEST_BUDGET_TOKENS: u32 = 32_000;
+
+/// About what the fixed part of an agent request costs, in the tokens the budget counts
+/// (`prompt::estimate_tokens`): the system prompt, the answer's schema with every action, and
+/// the state message around an empty page. A budget is refused below
+/// [`MIN_REQUEST_BUDGET_TOKENS`] with this figure as the reason. tests/token_estimate.rs
+/// measures it and fails when it is more than a tenth off.
+pub const REQUEST_FIXED_TOKENS: u32 = 4_500;
+
+/// The smallest request budget: the fixed part and, beside it, the shortest request the
+/// agent makes of a page (a screenful of its elements, the last steps cut to a line or two).
+/// A smaller budget could only be exceeded, every step. tests/token_estimate.rs checks that
+/// such a request fits.
+pub const MIN_REQUEST_BUDGET_TOKENS: u32 = 8_000;
+const _: () = assert!(MIN_REQUEST_BUDGET_TOKENS > REQUEST_FIXED_TOKENS, "room for the page beside the fixed part");
+
+/// The largest request budget the settings take.
+pub const MAX_REQUEST_BUDGET_TOKENS: u32 = 2_000_000;
+
+/// The smallest context window Ollama may be given: the smallest request budget and the room
+/// kept for the answer.
+pub const MIN_OLLAMA_CONTEXT_TOKENS: u32 = MIN_REQUEST_BUDGET_TOKENS + OLLAMA_ANSWER_ROOM_TOKENS;
 
 /// When the model is shown the page as an image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -211,6 +243,9 @@ pub enum SettingsError {
     #[error("The setting {name} must be between {min} and {max}; it is {value}. Fix it in Tabwright's settings.")]
     /// `setting`: its path in the stored settings (`llm.timeout_s`), for the options page.
     OutOfRange { name: &'static str, setting: &'static str, value: u32, min: u32, max: u32 },
+    /// Fewer tokens than one request needs: the request budget, or Ollama's context.
+    #[error("The setting {name} must be at least {min}; it is {value}. A request's fixed part alone, the instructions and the actions' schema, takes about {REQUEST_FIXED_TOKENS} tokens, and the page needs room beside it. Fix it in Tabwright's settings.")]
+    TooFewTokens { name: &'static str, setting: &'static str, value: u32, min: u32 },
     #[error("The stored settings could not be read ({0}). Save them again in Tabwright's settings to replace them.")]
     Unreadable(String),
     #[error("The search engine \"{0}\" is not known. Choose duckduckgo, google or bing in Tabwright's settings.")]
@@ -261,6 +296,10 @@ impl crate::message::Localize for SettingsError {
             SettingsError::OutOfRange { name, value, min, max, .. } => {
                 L::new("settings_out_of_range", [name.to_string(), value.to_string(), min.to_string(), max.to_string()])
             }
+            SettingsError::TooFewTokens { name, value, min, .. } => L::new(
+                "settings_too_few_tokens",
+                [name.to_string(), value.to_string(), min.to_string(), REQUEST_FIXED_TOKENS.to_string()],
+            ),
             SettingsError::Unreadable(why) => L::new("settings_unreadable", [why]),
             SettingsError::UnknownSearchEngine(name) => L::new("settings_unknown_search_engine", [name]),
             SettingsError::UnknownAction { name, list, known } => {
@@ -291,7 +330,7 @@ impl SettingsError {
             SettingsError::BadExpansion(_) => "viewport_expansion",
             SettingsError::NoBaseUrl | SettingsError::BadBaseUrl(_) => "llm.base_url",
             SettingsError::NoModel | SettingsError::BadModelName(_) => "llm.model",
-            SettingsError::OutOfRange { setting, .. } => setting,
+            SettingsError::OutOfRange { setting, .. } | SettingsError::TooFewTokens { setting, .. } => setting,
             SettingsError::Unreadable(_) => return None,
             SettingsError::UnknownSearchEngine(_) => "search_engine",
             SettingsError::UnknownAction { list, .. } if *list == "include" => "include_actions",
@@ -443,21 +482,47 @@ impl StoredSettings {
             actions: self.action_options()?,
             safety: crate::safety::Safety::from_settings(&self.secrets, &self.allowed_domains, &self.blocked_domains)?,
             sites: self.site_settings()?,
+            tasks_at_once: ranged(
+                ("tasks at once", "max_parallel_tasks"),
+                self.max_parallel_tasks,
+                DEFAULT_TASKS_AT_ONCE,
+                1,
+                MAX_TASKS_AT_ONCE,
+            )? as usize,
             agent: AgentOptions {
                 vision: self.vision()?,
                 thinking: self.thinking.unwrap_or(true),
-                request_budget_tokens: ranged(
-                    ("request budget (tokens)", "request_budget_tokens"),
-                    self.request_budget_tokens,
-                    DEFAULT_REQUEST_BUDGET_TOKENS,
-                    4_000,
-                    2_000_000,
-                )?,
+                request_budget_tokens: match self.request_budget_tokens {
+                    Some(value) if value < MIN_REQUEST_BUDGET_TOKENS => {
+                        return Err(SettingsError::TooFewTokens {
+                            name: "request budget (tokens)",
+                            setting: "request_budget_tokens",
+                            value,
+                            min: MIN_REQUEST_BUDGET_TOKENS,
+                        })
+                    }
+                    stored => ranged(
+                        ("request budget (tokens)", "request_budget_tokens"),
+                        stored,
+                        DEFAULT_REQUEST_BUDGET_TOKENS,
+                        MIN_REQUEST_BUDGET_TOKENS,
+                        MAX_REQUEST_BUDGET_TOKENS,
+                    )?,
+                },
             },
         };
         // Ollama cuts a prompt longer than its context without a word: the budget keeps the
-        // request within it, with room for the answer.
+        // request within it, with room for the answer; a context too small for the smallest
+        // budget and the answer cannot hold a request at all.
         if provider == Provider::Ollama {
+            if settings.llm.context_tokens < MIN_OLLAMA_CONTEXT_TOKENS {
+                return Err(SettingsError::TooFewTokens {
+                    name: "Ollama context (tokens)",
+                    setting: "llm.context_tokens",
+                    value: settings.llm.context_tokens,
+                    min: MIN_OLLAMA_CONTEXT_TOKENS,
+                });
+            }
             let fits = settings.llm.context_tokens - OLLAMA_ANSWER_ROOM_TOKENS;
             settings.agent.request_budget_tokens = settings.agent.request_budget_tokens.min(fits);
         }
@@ -575,6 +640,12 @@ pub(crate) mod tests {
             SettingsError::NoModel,
             SettingsError::BadBaseUrl("ftp://example.com".into()),
             SettingsError::OutOfRange { name: "LLM timeout", setting: "llm.timeout_s", value: 5, min: 10, max: 600 },
+            SettingsError::TooFewTokens {
+                name: "request budget (tokens)",
+                setting: "request_budget_tokens",
+                value: 4_000,
+                min: MIN_REQUEST_BUDGET_TOKENS,
+            },
             SettingsError::Unreadable("at llm.model: invalid type".into()),
             SettingsError::UnknownSearchEngine("yahoo".into()),
             SettingsError::UnknownAction { name: "fly".into(), list: "include", known: "click, input_text".into() },
@@ -612,8 +683,14 @@ pub(crate) mod tests {
             let stored = json!({"llm": {"provider": "ollama", "model": "m", field: 1}});
             ranges.push(StoredSettings::from_json(stored).unwrap().validate().unwrap_err());
         }
-        for field in ["max_steps", "max_actions_per_step", "max_failures", "action_timeout_s", "request_budget_tokens"]
-        {
+        for field in [
+            "max_steps",
+            "max_parallel_tasks",
+            "max_actions_per_step",
+            "max_failures",
+            "action_timeout_s",
+            "request_budget_tokens",
+        ] {
             let stored = json!({"llm": {"model": "m"}, field: 1_000_000_000});
             ranges.push(StoredSettings::from_json(stored).unwrap().validate().unwrap_err());
         }
@@ -622,7 +699,7 @@ pub(crate) mod tests {
             let quoted = if setting.contains('.') { format!("'{setting}': '") } else { format!("{setting}: '") };
             assert!(map.contains(&quoted), "{setting} ({fault:?}) has no field in SETTING_FIELDS");
         }
-        assert_eq!(ranges.iter().filter_map(SettingsError::setting).count(), 7, "{ranges:?}");
+        assert_eq!(ranges.iter().filter_map(SettingsError::setting).count(), 8, "{ranges:?}");
     }
 
     #[test]
@@ -720,12 +797,12 @@ pub(crate) mod tests {
         assert_eq!(s.agent.vision, Vision::Auto);
 
         let s = StoredSettings::from_json(
-            json!({"llm": llm, "vision": "Off", "thinking": false, "request_budget_tokens": 8000}),
+            json!({"llm": llm, "vision": "Off", "thinking": false, "request_budget_tokens": 9000}),
         )
         .unwrap()
         .validate()
         .unwrap();
-        assert_eq!(s.agent, AgentOptions { vision: Vision::Off, thinking: false, request_budget_tokens: 8000 });
+        assert_eq!(s.agent, AgentOptions { vision: Vision::Off, thinking: false, request_budget_tokens: 9000 });
 
         let s = StoredSettings::from_json(json!({"llm": llm, "vision": "on"})).unwrap().validate().unwrap();
         assert_eq!(s.agent.vision, Vision::On);
@@ -733,11 +810,31 @@ pub(crate) mod tests {
         let err =
             StoredSettings::from_json(json!({"llm": llm, "vision": "sometimes"})).unwrap().validate().unwrap_err();
         assert!(err.to_string().contains("off, on or auto"), "{err}");
-        let err = StoredSettings::from_json(json!({"llm": llm, "request_budget_tokens": 100}))
-            .unwrap()
-            .validate()
-            .unwrap_err();
-        assert!(matches!(err, SettingsError::OutOfRange { min: 4_000, .. }), "{err}");
+        let budget = |tokens: u32| {
+            StoredSettings::from_json(json!({"llm": llm, "request_budget_tokens": tokens})).unwrap().validate()
+        };
+        // Below what a request needs, the error says why: its fixed part alone.
+        for tokens in [100, 4_000, MIN_REQUEST_BUDGET_TOKENS - 1] {
+            let err = budget(tokens).unwrap_err();
+            assert_eq!(
+                err,
+                SettingsError::TooFewTokens {
+                    name: "request budget (tokens)",
+                    setting: "request_budget_tokens",
+                    value: tokens,
+                    min: MIN_REQUEST_BUDGET_TOKENS
+                }
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("at least {MIN_REQUEST_BUDGET_TOKENS}; it is {tokens}"))
+                    && text.contains(&format!("A request's fixed part alone, the instructions and the actions' schema, takes about {REQUEST_FIXED_TOKENS} tokens")),
+                "{text}"
+            );
+            assert_eq!(err.setting(), Some("request_budget_tokens"));
+        }
+        assert_eq!(budget(MIN_REQUEST_BUDGET_TOKENS).unwrap().agent.request_budget_tokens, MIN_REQUEST_BUDGET_TOKENS);
+        assert!(matches!(budget(MAX_REQUEST_BUDGET_TOKENS + 1), Err(SettingsError::OutOfRange { .. })));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use support::*;
 use tabwright::agent::replay::{ReplayAction, ReplayStep};
 use tabwright::agent::{Agent, Ports, StopSignal, TaskEnd, TaskHistory};
+use tabwright::llm::Usage;
 use tabwright::protocol::AgentEvent;
 
 fn run_task(site: FakeSite, llm: ScriptedLlm, max_steps: u32, stop: StopSignal) -> Run {
@@ -494,6 +495,10 @@ fn extract_reads_a_long_page_in_chunks_with_the_extraction_model_and_shows_the_r
     assert!(shown.contains("<page_content>\nStarter costs 9 EUR.\n\nTeam costs 29 EUR.\n</page_content>"), "{shown}");
     // The extracted text is shown once, not carried in the history of every later step.
     assert!(!agent[2].contains("Team costs 29 EUR"), "{}", agent[2]);
+    // Each answer is billed (100 in, 20 out here): the step that extracted paid for its own
+    // answer and the two readings, and the task for all five.
+    assert_eq!((history.steps[0].usage.input_tokens, history.steps[0].usage.output_tokens), (300, 60));
+    assert_eq!((history.usage.input_tokens, history.usage.output_tokens), (500, 100));
 }
 
 #[test]
@@ -1027,6 +1032,113 @@ fn each_step_and_the_task_are_priced_when_the_model_is_in_the_price_table() {
     assert!(run.history.usage.input_tokens > 0);
 }
 
+/// A provider's recorded answer (`tests/fixtures/llm/`), as the body of an HTTP 200.
+fn recorded_answer(path: &str) -> Reply {
+    let full = format!("{}/tests/fixtures/llm/{path}", env!("CARGO_MANIFEST_DIR"));
+    Reply::Http(200, std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}")))
+}
+
+/// The model answers `unusable` (recorded answers the parser rejects, each billed) to the
+/// first requests, then logs in.
+fn first_unusable(unusable: Vec<&'static str>) -> ScriptedLlm {
+    let calls = RefCell::new(0);
+    ScriptedLlm::new(move |state, body| {
+        *calls.borrow_mut() += 1;
+        match unusable.get(*calls.borrow() - 1) {
+            Some(path) => recorded_answer(path),
+            None => login_policy(state, body),
+        }
+    })
+}
+
+fn price(model: &str, usage: Usage) -> f64 {
+    tabwright::llm::pricing::cost_usd(model, usage).unwrap()
+}
+
+/// An answer the parser rejects is billed by the provider all the same: its usage counts in
+/// its step's record and the task's totals, tokens and cost, as an accepted answer's does;
+/// and each one counts when the model is asked again.
+#[test]
+fn an_answer_cut_off_counts_in_the_tasks_tokens_and_cost() {
+    let mut priced = settings(10);
+    priced.llm.model = "gpt-4.1-mini".into();
+    // Cut off one token in (79 in, 1 out), twice; then the two good steps of the log-in (100
+    // in, 20 out each).
+    let llm = first_unusable(vec!["openai/truncated.json", "openai/truncated.json"]);
+    let run = run_with(FakeSite::at(LOGIN_URL), llm, priced, "Log in as alice with password hunter2");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    let steps = &run.history.steps;
+    assert_eq!(steps.len(), 4);
+    let (cut, good) = (Usage::new(79, 1), Usage::new(100, 20));
+    for record in &steps[..2] {
+        assert!(record.error.as_deref().is_some_and(|e| e.contains("cut off")), "{:?}", record.error);
+        assert_eq!(record.usage, cut);
+        assert_eq!(record.cost_usd, Some(price("gpt-4.1-mini", cut)));
+    }
+    assert!(steps[2..].iter().all(|r| r.usage == good && r.error.is_none()));
+    assert_eq!(run.history.usage, Usage::new(2 * 79 + 2 * 100, 2 + 2 * 20), "both kinds of answer, every one");
+    let cost = 2.0 * price("gpt-4.1-mini", cut) + 2.0 * price("gpt-4.1-mini", good);
+    assert!((run.history.cost_usd.unwrap() - cost).abs() < 1e-12, "{:?} against {cost}", run.history.cost_usd);
+    match run.events.last() {
+        Some(AgentEvent::TaskFinished { usage, cost_usd: Some(c), .. }) => {
+            assert_eq!(*usage, run.history.usage);
+            assert!((c - cost).abs() < 1e-12);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Anthropic's answer over the context window (199,871 input tokens billed) then a good one:
+/// the task reports the sum of both usages and the cost of both.
+#[test]
+fn an_answer_over_the_context_window_counts_with_the_good_one_after_it() {
+    let mut anthropic = settings(10);
+    anthropic.llm.provider = tabwright::settings::Provider::Anthropic;
+    anthropic.llm.model = "claude-sonnet-4-5".into();
+    let llm = first_unusable(vec!["anthropic/context_window_exceeded.json"]);
+    let run = run_with(FakeSite::at(LOGIN_URL), llm, anthropic, "Log in as alice with password hunter2");
+    assert!(matches!(run.history.end, TaskEnd::Done { success: true, .. }), "{:?}", run.history.end);
+    let (over, good) = (Usage::new(199_871, 129), Usage::new(100, 20));
+    let first = &run.history.steps[0];
+    assert!(first.error.as_deref().is_some_and(|e| e.contains("context window")), "{:?}", first.error);
+    assert_eq!((first.usage, first.cost_usd), (over, Some(price("claude-sonnet-4-5", over))));
+    let good_steps = run.history.steps.len() as u64 - 1;
+    assert_eq!(
+        run.history.usage,
+        Usage::new(199_871 + good_steps * 100, 129 + good_steps * 20),
+        "the sum of both usages"
+    );
+    let cost = price("claude-sonnet-4-5", over) + good_steps as f64 * price("claude-sonnet-4-5", good);
+    assert!((run.history.cost_usd.unwrap() - cost).abs() < 1e-9, "{:?} against {cost}", run.history.cost_usd);
+}
+
+/// The model is unknown to the provider (404, not billed) and the fallback answers with a
+/// refusal (billed): the step counts the fallback's tokens, at the fallback's price.
+#[test]
+fn a_fallbacks_billed_answer_counts_at_the_fallbacks_price() {
+    let mut priced = settings(10);
+    priced.llm.model = "gpt-4.1-mini".into();
+    priced.llm.fallback_model = Some("gpt-4.1".into());
+    let calls = RefCell::new(0);
+    let llm = ScriptedLlm::new(move |state, body| {
+        *calls.borrow_mut() += 1;
+        match (*calls.borrow(), body["model"].as_str()) {
+            (1, Some("gpt-4.1-mini")) => {
+                Reply::Http(404, r#"{"error": {"message": "The model does not exist"}}"#.into())
+            }
+            (2, Some("gpt-4.1")) => recorded_answer("openai/refusal.json"),
+            _ => login_policy(state, body),
+        }
+    });
+    let run = run_with(FakeSite::at(LOGIN_URL), llm, priced, "Log in as alice with password hunter2");
+    let first = &run.history.steps[0];
+    assert!(first.error.as_deref().is_some_and(|e| e.contains("I'm very sorry")), "{:?}", first.error);
+    let refused = Usage::new(79, 12);
+    assert_eq!((first.usage, first.cost_usd), (refused, Some(price("gpt-4.1", refused))));
+    let rest = run.history.steps.len() as u64 - 1;
+    assert_eq!(run.history.usage, Usage::new(79 + rest * 100, 12 + rest * 20));
+}
+
 fn with_agent(max_steps: u32, agent: tabwright::settings::AgentOptions) -> tabwright::settings::Settings {
     tabwright::settings::Settings { agent, ..settings(max_steps) }
 }
@@ -1288,6 +1400,54 @@ fn a_restored_replay_counts_in_its_report_the_elements_its_earlier_steps_found()
     assert_eq!(restored.history.steps.len(), 2);
 }
 
+/// A long replay restored after more than `FULL_RECORD_STEPS` steps: the records of its
+/// first steps were trimmed (their evaluations cut to a hundred characters, too few for a step
+/// that names six elements), and its report counts the same elements as the replay that was
+/// not interrupted.
+#[test]
+fn a_replay_restored_after_forty_steps_counts_every_element_its_trimmed_steps_found() {
+    use tabwright::record::FULL_RECORD_STEPS;
+    let with_secret = with_safety(10, &[("pw", "hunter2", &["app.example.com"])], &[]);
+    let saved = run_with(FakeSite::at(LOGIN_URL), ScriptedLlm::new(fill_then_submit), with_secret.clone(), "Log in");
+    let fill = replay_steps(&saved.history).remove(0);
+    assert_eq!(fill.actions.len(), 2, "the user name, the password");
+    // Each step fills the form three times over: six elements, named in its evaluation.
+    let total = FULL_RECORD_STEPS + 5;
+    let step = ReplayStep { goal: fill.goal.clone(), actions: [&fill.actions[..]; 3].concat() };
+    let steps = vec![step; total];
+    let renumbered = || {
+        let site = FakeSite::at(LOGIN_URL);
+        site.state.borrow_mut().renumbered_by = 100;
+        site
+    };
+    let whole = replay(renumbered(), steps.clone(), with_secret.clone());
+    let expected = format!(
+        "Replayed all {total} step(s) of the saved task: {} element(s) were where they had been, 0 were found again by their features.",
+        6 * total
+    );
+    assert!(
+        matches!(&whole.history.end, TaskEnd::Done { text, success: true, .. } if *text == expected),
+        "{:?}",
+        whole.history.end
+    );
+    let long = &whole.history.steps[0].output.as_ref().unwrap().evaluation_previous_goal;
+    assert!(long.chars().count() > 100, "longer than a trimmed record keeps: {long}");
+
+    // The worker stopped after step 44: the records it restores from are those of its log,
+    // trimmed where 40 steps behind the last.
+    let done = total - 1;
+    let mut records = whole.history.steps[..done].to_vec();
+    for record in &mut records[..done - FULL_RECORD_STEPS] {
+        record.trim(false);
+    }
+    let llm = ScriptedLlm::new(|_, _| panic!("a replay asks no model"));
+    let restored = run_configured(renumbered(), llm, with_secret, ("r1", "Replay"), StopSignal::new(), |agent| {
+        agent.restored(records, Default::default(), "the worker was stopped".into()).replaying(steps)
+    });
+    assert_eq!(restored.history.steps.len(), total, "the last step ran after the restart");
+    assert_eq!(restored.history.end, whole.history.end, "the same count as the replay not interrupted");
+}
+
 #[test]
 fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model() {
     // A login whose password is a secret, so the saved steps can type it again.
@@ -1314,7 +1474,10 @@ fn a_replay_finds_each_element_again_on_a_page_numbered_afresh_and_asks_no_model
     }
     let first = history.steps[0].output.as_ref().unwrap();
     assert_eq!(first.next_goal, "Fill in the form");
-    assert_eq!(first.evaluation_previous_goal, "Replaying step 1 of 2: [41] is [141]; [17] is [117].");
+    assert_eq!(
+        first.evaluation_previous_goal,
+        "Replaying step 1 of 2: [41] is [141]; [17] is [117]. So far 2 element(s) were where they had been, 0 were found again."
+    );
     assert!(matches!(events.first(), Some(AgentEvent::TaskStarted { max_steps: 2, replay: true, .. })));
     assert!(!serde_json::to_string(&history).unwrap().contains("hunter2"));
 }

@@ -19,7 +19,10 @@ use tabwright::llm::{
     anthropic, build_request, gemini, ollama, openai, parse_response, schema, ChatRequest, Completion, HttpRequest,
     HttpResponse, LlmClient, LlmError, LlmTransport, TransportError, Usage,
 };
-use tabwright::settings::{LlmSettings, Provider, SettingsError, StoredSettings, SUPPORTED_PROVIDERS};
+use tabwright::settings::{
+    LlmSettings, Provider, SettingsError, StoredSettings, MIN_OLLAMA_CONTEXT_TOKENS, MIN_REQUEST_BUDGET_TOKENS,
+    SUPPORTED_PROVIDERS,
+};
 
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
@@ -109,6 +112,21 @@ fn parse(provider: Provider, path: &str) -> Result<Completion, LlmError> {
         .and_then(|rest| rest.trim_end_matches(".json").parse().ok())
         .unwrap_or(200);
     parse_response(provider, "https://llm.example/endpoint", &response(status, &fixture(path)))
+}
+
+/// What the parser refused in the fixture at `path`, as the error itself and what the answer
+/// was billed (the usage its body reported; `None` when it reported none).
+fn refused(provider: Provider, path: &str) -> (LlmError, Option<Usage>) {
+    let err = parse(provider, path).unwrap_err();
+    let usage = match &err {
+        LlmError::Billed { usage, model, .. } => {
+            assert_eq!(model, "", "a parser cannot know the model; the client names it");
+            Some(*usage)
+        }
+        _ => None,
+    };
+    assert_eq!(err.to_string(), err.unbilled().to_string(), "a bill does not change what the error says");
+    (err.unbilled().clone(), usage)
 }
 
 fn json_of(completion: &Completion) -> Value {
@@ -245,15 +263,16 @@ fn openai_fixtures_parse() {
     // The reference's example, with every usage detail: nothing came from the cache.
     let c = parse(Provider::OpenAi, "openai/success_usage_details.json").unwrap();
     assert_eq!((c.content.as_str(), c.usage), ("Hello! How can I assist you today?", Usage::new(19, 10)));
+    // Answers not taken were billed all the same: each error carries the usage of its body.
     assert_eq!(
-        parse(Provider::OpenAi, "openai/refusal.json"),
-        Err(LlmError::Refusal("I'm very sorry, but I can't assist with that.".into()))
+        refused(Provider::OpenAi, "openai/refusal.json"),
+        (LlmError::Refusal("I'm very sorry, but I can't assist with that.".into()), Some(Usage::new(79, 12)))
     );
     // Cut at `max_tokens` one token in: `{"` is not an answer.
-    assert_eq!(parse(Provider::OpenAi, "openai/truncated.json"), Err(LlmError::Truncated));
-    assert!(
-        matches!(parse(Provider::AzureOpenAi, "openai/content_filter.json"), Err(LlmError::Refusal(r)) if r.contains("content filter"))
-    );
+    assert_eq!(refused(Provider::OpenAi, "openai/truncated.json"), (LlmError::Truncated, Some(Usage::new(79, 1))));
+    let (err, usage) = refused(Provider::AzureOpenAi, "openai/content_filter.json");
+    assert!(matches!(err, LlmError::Refusal(r) if r.contains("content filter")));
+    assert_eq!(usage, Some(Usage::new(1187, 9)));
     // Text that is not JSON is handed on as is: the agent's validator tells the model.
     let c = parse(Provider::OpenAiCompatible, "openai/plain_text.json").unwrap();
     assert!(c.content.starts_with("I'm unable to provide real-time weather updates."));
@@ -324,30 +343,40 @@ fn anthropic_fixtures_parse() {
     let c = parse(Provider::Anthropic, "anthropic/success_text_and_tool.json").unwrap();
     assert_eq!(json_of(&c), json!({"location": "San Francisco, CA", "units": "f"}));
     assert_eq!(c.usage, Usage::new(701, 93));
-    assert_eq!(parse(Provider::Anthropic, "anthropic/truncated.json"), Err(LlmError::Truncated));
+    // Answers not taken were billed all the same: each error carries the usage of its body.
+    assert_eq!(
+        refused(Provider::Anthropic, "anthropic/truncated.json"),
+        (LlmError::Truncated, Some(Usage::new(42, 1)))
+    );
     // An answer written as text, with no tool call: a model (or a server) that does not follow
     // the forced tool.
-    let err = parse(Provider::Anthropic, "anthropic/text_instead_of_tool.json").unwrap_err();
+    let (err, usage) = refused(Provider::Anthropic, "anthropic/text_instead_of_tool.json");
     assert!(
         matches!(&err, LlmError::Malformed(m) if m.contains("instead of calling the answer tool") && m.contains("supports tool use") && m.contains("Green Tea")),
         "{err}"
     );
+    assert_eq!(usage, Some(Usage::new(406, 50)));
     // A refusal's explanation and policy category, from stop_details (its content is empty).
     assert_eq!(
-        parse(Provider::Anthropic, "anthropic/refusal_stop_details.json"),
-        Err(LlmError::Refusal(
-            "This request was declined because it conflicts with Anthropic's Usage Policy. (policy category: cyber)"
-                .into()
-        ))
+        refused(Provider::Anthropic, "anthropic/refusal_stop_details.json"),
+        (
+            LlmError::Refusal(
+                "This request was declined because it conflicts with Anthropic's Usage Policy. (policy category: cyber)"
+                    .into()
+            ),
+            Some(Usage::new(1422, 0))
+        )
     );
-    // A part of an answer came before the context window ran out: not taken as an answer.
+    // A part of an answer came before the context window ran out: not taken as an answer, and
+    // the whole of the context billed.
     assert_eq!(
-        parse(Provider::Anthropic, "anthropic/context_window_exceeded.json"),
-        Err(LlmError::ContextWindowExceeded)
+        refused(Provider::Anthropic, "anthropic/context_window_exceeded.json"),
+        (LlmError::ContextWindowExceeded, Some(Usage::new(199_871, 129)))
     );
-    let err = parse(Provider::Anthropic, "anthropic/pause_turn.json").unwrap_err();
+    let (err, usage) = refused(Provider::Anthropic, "anthropic/pause_turn.json");
     assert!(matches!(&err, LlmError::Malformed(m) if m.contains("pause_turn")), "{err}");
     assert!(!err.ends_task(), "a paused turn is asked again");
+    assert_eq!(usage, Some(Usage::new(2210, 14)));
     let err = parse(Provider::Anthropic, "anthropic/error_429.json").unwrap_err();
     assert!(
         matches!(&err, LlmError::Http { status: 429, message, .. } if message.starts_with("This request would exceed your organization's rate limit")),
@@ -364,6 +393,48 @@ fn anthropic_fixtures_parse() {
     let err = parse(Provider::Anthropic, "anthropic/error_529.json").unwrap_err();
     assert!(matches!(&err, LlmError::Http { status: 529, message, .. } if message == "Overloaded"), "{err}");
     assert!(err.to_string().contains("server error"), "{err}");
+}
+
+/// Anthropic's refusal with `stop_details.explanation` (optional in the SDK's
+/// `RefusalStopDetails`) gives that as the reason. Without it, the text the model had written
+/// when the refusal stopped it is what came before the refusal, and is said as that, not as a
+/// reason. The recorded-style body is the refusal fixture with the model's text in it, and its
+/// explanation, then its category too, taken out.
+#[test]
+fn an_anthropic_refusal_without_an_explanation_quotes_what_came_before_it() {
+    let refusal = |edit: &dyn Fn(&mut Value)| {
+        let mut body: Value = tabwright::json::from_text(&fixture("anthropic/refusal_stop_details.json")).unwrap();
+        body["content"] = json!([{"type": "text", "text": "Sure. The first step is to"}]);
+        edit(&mut body);
+        parse_response(Provider::Anthropic, "u", &response(200, &body.to_string())).unwrap_err()
+    };
+    let err = refusal(&|_| {});
+    assert_eq!(
+        err.unbilled(),
+        &LlmError::Refusal(
+            "This request was declined because it conflicts with Anthropic's Usage Policy. (policy category: cyber)"
+                .into()
+        ),
+        "the explanation is the reason, whatever came before it"
+    );
+    let err = refusal(&|body| {
+        body["stop_details"].as_object_mut().unwrap().remove("explanation");
+    });
+    assert_eq!(
+        err.unbilled(),
+        &LlmError::RefusedMidAnswer { written: "Sure. The first step is to".into(), category: Some("cyber".into()) }
+    );
+    assert_eq!(
+        err.to_string(),
+        "The model refused to go on (no reason given; policy category: cyber). It had written: “Sure. The first step is to”"
+    );
+    assert_eq!(err.bills(), vec![("", Usage::new(1422, 0))]);
+    assert!(!err.ends_task(), "the next step asks again");
+    let err = refusal(&|body| body["stop_details"] = json!({"type": "refusal", "category": null, "explanation": null}));
+    assert_eq!(
+        err.to_string(),
+        "The model refused to go on (no reason given). It had written: “Sure. The first step is to”"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,24 +479,34 @@ fn gemini_fixtures_parse() {
     // A thought summary is the model's reasoning, not its answer.
     let c = parse(Provider::Gemini, "gemini/success_thought_summary.json").unwrap();
     assert_eq!(c.content, "Mountain View");
-    assert!(
-        matches!(parse(Provider::Gemini, "gemini/refusal.json"), Err(LlmError::Refusal(r)) if r.contains("SAFETY"))
-    );
-    assert!(
-        matches!(parse(Provider::Gemini, "gemini/refusal_recitation.json"), Err(LlmError::Refusal(r)) if r.contains("RECITATION"))
-    );
-    assert!(
-        matches!(parse(Provider::Gemini, "gemini/blocked_prompt.json"), Err(LlmError::Refusal(r)) if r.contains("SAFETY"))
-    );
+    // Answers not taken were billed all the same: each error carries the usageMetadata of its
+    // body (none in the bodies that have none).
+    let (err, usage) = refused(Provider::Gemini, "gemini/refusal.json");
+    assert!(matches!(err, LlmError::Refusal(r) if r.contains("SAFETY")));
+    assert_eq!(usage, Some(Usage::new(7, 20)));
+    let (err, usage) = refused(Provider::Gemini, "gemini/refusal_recitation.json");
+    assert!(matches!(err, LlmError::Refusal(r) if r.contains("RECITATION")));
+    assert_eq!(usage, Some(Usage::new(18, 0)));
+    let (err, usage) = refused(Provider::Gemini, "gemini/blocked_prompt.json");
+    assert!(matches!(err, LlmError::Refusal(r) if r.contains("SAFETY")));
+    assert_eq!(usage, None);
     // No candidate, and feedback with a message but no reason: refused, with the message.
-    let err = parse(Provider::Gemini, "gemini/prompt_feedback_only.json").unwrap_err();
+    let (err, usage) = refused(Provider::Gemini, "gemini/prompt_feedback_only.json");
     assert!(matches!(&err, LlmError::Refusal(r) if r.contains("Message")), "{err}");
+    assert_eq!(usage, None);
     // `OTHER` is no answer; its finishMessage says why.
     let err = parse(Provider::Gemini, "gemini/finish_other.json").unwrap_err();
     assert!(err.to_string().contains("Model failed to generate content due to internal error."), "{err}");
-    assert_eq!(parse(Provider::Gemini, "gemini/truncated.json"), Err(LlmError::Truncated));
+    // The thoughts are billed as output.
+    assert_eq!(
+        refused(Provider::Gemini, "gemini/truncated.json"),
+        (LlmError::Truncated, Some(Usage::new(7, 149 + 48)))
+    );
     // The whole output budget went to thinking: no parts at all.
-    assert_eq!(parse(Provider::Gemini, "gemini/truncated_no_parts.json"), Err(LlmError::Truncated));
+    assert_eq!(
+        refused(Provider::Gemini, "gemini/truncated_no_parts.json"),
+        (LlmError::Truncated, Some(Usage::new(7, 19)))
+    );
     let c = parse(Provider::Gemini, "gemini/plain_text.json").unwrap();
     assert!(c.content.starts_with("Google's headquarters"), "{}", c.content);
     assert!(tabwright::json::from_text::<Value>(&c.content).is_err());
@@ -486,7 +567,7 @@ fn ollama_fixtures_parse() {
     let c = parse(Provider::Ollama, "ollama/success.json").unwrap();
     assert_eq!(json_of(&c), json!({"age": 22, "available": false}));
     assert_eq!(c.usage, Usage::new(34, 12));
-    assert_eq!(parse(Provider::Ollama, "ollama/truncated.json"), Err(LlmError::Truncated));
+    assert_eq!(refused(Provider::Ollama, "ollama/truncated.json"), (LlmError::Truncated, Some(Usage::new(34, 12))));
     // Ollama has no refusal signal, and an older server no done_reason: the text goes to the
     // validator like any other.
     let c = parse(Provider::Ollama, "ollama/plain_text.json").unwrap();
@@ -717,10 +798,45 @@ fn bad_requests_and_keys_do_not_fall_back() {
         assert!(matches!(complete(&client), Err(LlmError::Http { status, .. }) if status == code));
         assert_eq!(transport.models(), vec!["gpt-4.1"]);
     }
-    // Nor do answers another model would not fix in this step (the agent's next step does).
+    // Nor do answers another model would not fix in this step (the agent's next step does),
+    // which come back with what they cost, the model named.
     let transport = Scripted::new(vec![Ok(response(200, &fixture("openai/truncated.json"))), ok_reply()]);
     let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
-    assert_eq!(complete(&client), Err(LlmError::Truncated));
+    let err = complete(&client).unwrap_err();
+    assert_eq!(err.unbilled(), &LlmError::Truncated);
+    assert_eq!(err.bills(), vec![("gpt-4.1", Usage::new(79, 1))]);
+    assert_eq!(transport.requests.borrow().len(), 1, "a billed answer is not asked again by the client");
+}
+
+/// Every answer a call was billed for comes back with its outcome, whichever model gave it:
+/// the fallback's, when it answered unusably after the model could not answer at all; the
+/// stand-in's, when the fallback answers for the model; the connection check's.
+#[test]
+fn every_billed_answer_of_a_call_comes_back_with_its_model() {
+    let truncated = || Ok(response(200, &fixture("openai/truncated.json")));
+    let transport = Scripted::new(vec![status(404), truncated()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    let err = complete(&client).unwrap_err();
+    assert!(
+        matches!(&err, LlmError::FallbackFailed { error, fallback_error, .. }
+            if matches!(**error, LlmError::Http { status: 404, .. }) && fallback_error.unbilled() == &LlmError::Truncated),
+        "{err}"
+    );
+    assert_eq!(err.bills(), vec![("gpt-4.1-mini", Usage::new(79, 1))], "the 404 was not billed; the fallback was");
+    assert!(!err.ends_task(), "the next step asks again");
+
+    // The fallback standing in for the model answers unusably: its bill, its name.
+    let transport = Scripted::new(vec![status(404), ok_reply(), truncated()]);
+    let client = LlmClient::new(with_fallback(Some("gpt-4.1-mini")), &transport);
+    assert_eq!(complete(&client).unwrap().model, "gpt-4.1-mini");
+    assert_eq!(complete(&client).unwrap_err().bills(), vec![("gpt-4.1-mini", Usage::new(79, 1))]);
+
+    // A connection check answered with something else than asked: billed, and said as before.
+    let transport = Scripted::new(vec![openai_answer("Sure! Here you go.")]);
+    let err =
+        futures::executor::block_on(LlmClient::new(with_fallback(None), &transport).check_connection()).unwrap_err();
+    assert_eq!(err.bills(), vec![("gpt-4.1", Usage::new(40, 5))]);
+    assert!(matches!(err.unbilled(), LlmError::Malformed(m) if m.contains("not with the JSON object asked for")));
 }
 
 #[test]
@@ -867,13 +983,24 @@ fn bad_llm_settings_say_what_to_fix() {
         ollama(json!({"llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 131072}}))
             .unwrap();
     assert_eq!((s.llm.context_tokens, s.agent.request_budget_tokens), (131_072, 32_000));
-    let s = ollama(json!({"request_budget_tokens": 6000, "llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 8192}}))
+    let s = ollama(json!({"request_budget_tokens": 9000, "llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 12288}}))
         .unwrap();
-    assert_eq!(s.agent.request_budget_tokens, 4_096);
+    assert_eq!(s.agent.request_budget_tokens, 8_192);
     let err =
         ollama(json!({"llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 4096}}))
             .unwrap_err();
     assert!(matches!(err, SettingsError::OutOfRange { min: 8_192, .. }), "{err}");
+    // A context that holds the smallest budget and the answer, or the task cannot start.
+    let err =
+        ollama(json!({"llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": 8192}}))
+            .unwrap_err();
+    assert!(
+        matches!(err, SettingsError::TooFewTokens { setting: "llm.context_tokens", value: 8_192, min, .. } if min == MIN_OLLAMA_CONTEXT_TOKENS),
+        "{err}"
+    );
+    assert!(err.to_string().contains("A request's fixed part alone"), "{err}");
+    let least = json!({"llm": {"provider": "ollama", "base_url": "http://x", "model": "m", "context_tokens": MIN_OLLAMA_CONTEXT_TOKENS}});
+    assert_eq!(ollama(least).unwrap().agent.request_budget_tokens, MIN_REQUEST_BUDGET_TOKENS);
     // Other providers keep their budget whatever the field says.
     let s = base(json!({"context_tokens": 8192})).unwrap();
     assert_eq!(s.context_tokens, 8192);

@@ -123,6 +123,17 @@ fn no_circle_of_imports_between_the_cores_modules() {
 }
 
 #[test]
+fn schedules_stand_on_the_lowest_layer_only() {
+    // The worker and the extension wire schedules to chrome.alarms; the schedules themselves
+    // are times and a stored list, decided below the agent.
+    let graph = arrows();
+    let lowest = ["web", "message", "json", "tagged"];
+    let named = graph.get("schedule").expect("src/schedule was read");
+    let above: Vec<&String> = named.iter().filter(|m| !lowest.contains(&m.as_str())).collect();
+    assert!(above.is_empty(), "schedule names {above:?}; it may name only {lowest:?}");
+}
+
+#[test]
 fn circles_are_found_and_layers_are_not_circles() {
     let graph = |edges: &[(&str, &str)]| {
         let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

@@ -362,7 +362,7 @@ impl TabHost for ScriptedBrowser {
         s.tabs.get_mut(&tab).ok_or("no such tab")?.group_id = Some(id);
         Ok(())
     }
-    fn set_task_tabs(&self, _ids: &[i32]) {}
+    fn set_task_tabs(&self, _task: &str, _ids: &[i32]) {}
     fn ask_frame(&self, tab: i32, frame: i64, request: &ContentRequest) -> Later<Result<FrameAnswer, String>> {
         if !self.state.borrow().tabs.contains_key(&tab) {
             return Box::pin(async { Err("No tab with id.".to_string()) });
@@ -411,10 +411,10 @@ impl TabHost for ScriptedBrowser {
             Injection::Hangs => std::future::pending().await,
         }
     }
-    async fn end_page_scripts(&self) -> Result<(), String> {
+    async fn end_page_scripts(&self, _task: &str) -> Result<(), String> {
         Ok(())
     }
-    fn close_content_ports(&self) {}
+    fn close_content_ports(&self, _tabs: &[i32]) {}
     async fn read_task_file(&self, id: &str) -> Result<Option<String>, String> {
         Ok(self.state.borrow().files.get(id).cloned())
     }
@@ -450,11 +450,12 @@ impl TabHost for ScriptedBrowser {
     fn debugger_detached(&self, tab: i32) -> Option<String> {
         self.state.borrow_mut().detached.remove(&tab)
     }
+}
+
+impl ScriptedBrowser {
+    /// The person's answers to the task's question, as the worker holds them.
     fn answers(&self) -> Answers {
         self.state.borrow().answers.clone()
-    }
-    fn consents(&self) -> tabwright::tabs::host::Consents {
-        tabwright::tabs::host::Consents::default()
     }
 }
 
@@ -480,7 +481,11 @@ impl Sim {
     }
 
     fn browser(&self) -> TabBrowser<ScriptedBrowser> {
-        TabBrowser::new(self.host.clone(), 1, PageOptions { highlights: true, ..PageOptions::default() })
+        let seat = tabwright::tabs::TaskSeat {
+            waits: tabwright::tabs::host::PersonWaits { answers: self.host.answers(), ..Default::default() },
+            ..Default::default()
+        };
+        TabBrowser::new(self.host.clone(), 1, PageOptions { highlights: true, ..PageOptions::default() }).for_task(seat)
     }
 
     /// Runs `work` to its end on simulated time: whenever nothing can run, the clock moves to
@@ -767,18 +772,25 @@ fn tabs_the_task_opens_gather_in_one_group_per_window() {
         let mut s = host.state.borrow_mut();
         s.tabs.insert(7, Tab { id: Some(7), window_id: Some(9), group_id: Some(55), ..Tab::default() });
         s.tabs.insert(8, Tab { id: Some(8), window_id: Some(4), ..Tab::default() });
+        s.tabs.insert(9, Tab { id: Some(9), window_id: Some(4), ..Tab::default() });
     }
     let h = host.clone();
+    let other_task = tabwright::tabs::group_title_of("Watch the price of   the blue kettle and tell me");
+    assert_eq!(other_task, "Tabwright · Watch the price of the…");
+    let other = other_task.clone();
     sim.run(async move {
-        tabwright::tabs::join_task_group(&h, 7).await.unwrap();
-        tabwright::tabs::join_task_group(&h, 8).await.unwrap();
+        tabwright::tabs::join_task_group(&h, 7, "Tabwright").await.unwrap();
+        tabwright::tabs::join_task_group(&h, 8, "Tabwright").await.unwrap();
+        tabwright::tabs::join_task_group(&h, 9, &other).await.unwrap();
     });
     let s = host.state.borrow();
-    assert_eq!(s.groups.len(), 2, "one group in each window: {:?}", s.groups);
+    assert_eq!(s.groups.len(), 3, "one group in each window, and another task's of its own: {:?}", s.groups);
     assert_eq!(s.tabs[&2].group_id, s.tabs[&3].group_id, "the task's new tabs share their group");
     assert!(s.tabs[&2].group_id.is_some());
     assert_eq!(s.tabs[&7].group_id, Some(55), "a tab in another group stays there");
-    assert!(s.groups.values().all(|(_, title)| title == "Tabwright"));
+    assert_ne!(s.tabs[&8].group_id, s.tabs[&9].group_id, "two tasks in one window have two groups");
+    assert_eq!(s.groups.values().filter(|(_, title)| *title == other_task).count(), 1);
+    assert!(s.groups.values().all(|(_, title)| title == "Tabwright" || *title == other_task));
     assert_eq!(s.tabs[&1].group_id, None, "the tab the task started in is the person's and is left alone");
 }
 

@@ -2,15 +2,20 @@
 //! OpenAI's o200k_base (through tiktoken-rs, a test-only dependency that never enters the
 //! wasm), on the state texts of the 72 saved real pages (`tests/fixtures/state-texts/`, in
 //! English, Japanese, German and French), the fixture pages' goldens and the system prompt.
-//! Goal: the estimate within ±5% of the real count, pooled over the page texts.
+//! Goal: the estimate within ±5% of the real count, pooled over the page texts. And the
+//! smallest request budget the settings take against what a request needs.
 
 use std::fs;
 use std::path::Path;
-use tabwright::actions::{registered, registered_for, ActionUnion};
-use tabwright::agent::AgentOutput;
-use tabwright::browser::PageState;
+use tabwright::actions::{registered, registered_for, with_files, ActionResult, ActionUnion};
+use tabwright::agent::{ActionRecord, AgentOutput, ModelThoughts, StepRecord};
+use tabwright::browser::{PageState, TaskFile};
 use tabwright::dom::{Element, Snapshot};
-use tabwright::prompt::{estimate_json_tokens, estimate_tokens, SYSTEM_PROMPT};
+use tabwright::prompt::{
+    estimate_json_tokens, estimate_tokens, page_listing, state_message, system_prompt_tokens, Detail, StateInput,
+    SYSTEM_PROMPT,
+};
+use tabwright::settings::{ActionOptions, MIN_REQUEST_BUDGET_TOKENS, REQUEST_FIXED_TOKENS};
 
 fn texts(dir: &str) -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
@@ -102,4 +107,111 @@ fn the_answer_schemas_estimate_is_within_ten_percent_of_o200k() {
         println!("{what}: estimate {estimate} against o200k {real}: {:+.1}%", error * 100.0);
         assert!(error.abs() <= 0.10, "{what}: the estimate is {:+.1}% off o200k", error * 100.0);
     }
+}
+
+/// The state message of step 6 of a task on `page`, its history `steps` shown as `detail`.
+fn state_at(page: &PageState, listing: &str, union: &ActionUnion, steps: &[StepRecord], detail: Detail) -> String {
+    let allowed = union.names();
+    state_message(&StateInput {
+        task: "Find the cheapest flight from Lisbon to Berlin next Friday and note its price.",
+        history: steps,
+        page,
+        listing,
+        step: steps.len() as u32 + 1,
+        max_steps: 100,
+        allowed_actions: &allowed,
+        plan: None,
+        nudge: None,
+        previous: &[],
+        secrets: None,
+        firewall: None,
+        scope: None,
+        summary: None,
+        files: &page_files(),
+        detail,
+    })
+}
+
+fn page_files() -> Vec<TaskFile> {
+    vec![TaskFile { id: "k1".into(), name: "cv.pdf".into(), mime: "application/pdf".into(), size: 48_213 }]
+}
+
+/// Every action a task can be offered: `evaluate` on a host the person listed, `upload_file`
+/// with a file attached (a saved skill or a result schema of the person's adds to it).
+fn full_union(page: &PageState) -> ActionUnion {
+    let options =
+        ActionOptions { evaluate_domains: vec!["example.com".into()], files: page_files(), ..Default::default() };
+    ActionUnion::for_page(&with_files(registered(), &page_files()), page, &options, false)
+}
+
+/// The request budget's floor against what a request needs, so the two cannot drift apart:
+/// the fixed part of a request (the system prompt, the answer's schema with every action and
+/// `thinking`, the state message around an empty page) is about what the settings' error says
+/// (`REQUEST_FIXED_TOKENS`, within a tenth), and the smallest budget holds it with the
+/// shortest request the agent makes of a real page: a screenful of its elements (the list cut
+/// to 2,000 characters) and the last five steps cut to a line or two (`Detail::Terse`).
+#[test]
+fn the_smallest_request_budget_holds_a_requests_fixed_part_and_a_page() {
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    let o200k = |text: &str| bpe.encode_with_special_tokens(text).len();
+    let empty = PageState::new(1, Snapshot::with_elements("https://example.com/", "", vec![]));
+    let union = full_union(&empty);
+    for name in ["evaluate", "upload_file", "done"] {
+        assert!(union.offered_names().contains(&name), "{name} is offered");
+    }
+    let schema = AgentOutput::schema(&union, true, 20).to_string();
+    let frame = state_at(&empty, &page_listing(&empty), &union, &[], Detail::Full);
+    let fixed = system_prompt_tokens() + estimate_json_tokens(&schema) + estimate_tokens(&frame);
+    let fixed_o200k = o200k(SYSTEM_PROMPT) + o200k(&schema) + o200k(&frame);
+    println!(
+        "a request's fixed part: {fixed} tokens estimated, {fixed_o200k} o200k (system prompt {}, schema {}, state {})",
+        system_prompt_tokens(),
+        estimate_json_tokens(&schema),
+        estimate_tokens(&frame)
+    );
+    let off = f64::from(fixed) / f64::from(REQUEST_FIXED_TOKENS) - 1.0;
+    assert!(
+        off.abs() <= 0.10,
+        "the settings say a request's fixed part is about {REQUEST_FIXED_TOKENS} tokens; it is {fixed} ({:+.0}%)",
+        off * 100.0
+    );
+    assert!(fixed < MIN_REQUEST_BUDGET_TOKENS && (fixed_o200k as u32) < MIN_REQUEST_BUDGET_TOKENS);
+
+    // The shortest request on a real page, after five steps that wrote and read a lot.
+    let (name, page_text) = texts("tests/fixtures/state-texts").into_iter().max_by_key(|(_, t)| t.len()).unwrap();
+    let screenful = tabwright::llm::excerpt(&page_text, 2_000);
+    let long = |what: &str, n: u32| format!("{what} of step {n}: {}", "words the model or the page wrote ".repeat(12));
+    let steps: Vec<StepRecord> = (1..=5)
+        .map(|n| StepRecord {
+            step: n,
+            output: Some(ModelThoughts {
+                evaluation_previous_goal: long("evaluation", n),
+                memory: long("memory", n),
+                next_goal: long("goal", n),
+                ..Default::default()
+            }),
+            actions: (0..3)
+                .map(|_| ActionRecord {
+                    name: "click".into(),
+                    description: String::new(),
+                    description_locale_text: None,
+                    params: serde_json::json!({"index": 12}),
+                    result: ActionResult::ok(long("result", n)),
+                    target: None,
+                })
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    let page = PageState::new(1, Snapshot::with_elements("https://example.com/flights", "Flights", vec![]));
+    let state = state_at(&page, &screenful, &union, &steps, Detail::Terse);
+    let shortest = system_prompt_tokens() + estimate_json_tokens(&schema) + estimate_tokens(&state);
+    println!(
+        "the shortest request on {name}: {shortest} tokens estimated, {} o200k",
+        fixed_o200k - o200k(&frame) + o200k(&state)
+    );
+    assert!(
+        shortest <= MIN_REQUEST_BUDGET_TOKENS,
+        "the smallest budget ({MIN_REQUEST_BUDGET_TOKENS}) is below the shortest request the agent makes ({shortest})"
+    );
 }

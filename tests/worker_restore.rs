@@ -38,6 +38,9 @@ struct Gate {
     stop_at_look: Cell<Option<usize>>,
     looks: Cell<usize>,
     stopped: Cell<bool>,
+    /// From this look on, looks at the page never end (a page that hangs), while the rest of
+    /// the worker goes on.
+    hold_from_look: Cell<Option<usize>>,
 }
 
 impl Gate {
@@ -75,6 +78,53 @@ struct World {
     browsers: Rc<RefCell<Vec<BrowserMade>>>,
     /// The model's policy, when not the log-in one.
     policy: Rc<RefCell<Option<Policy>>>,
+    /// The site shown in each other tab, by tab (the first tab shows `site`).
+    sites: Rc<RefCell<BTreeMap<i32, FakeSite>>>,
+    /// The model does not answer a task while its text holds one of these words.
+    held: Rc<Hold>,
+    /// The lists of tasks the worker told the panels, newest last.
+    task_lists: Rc<RefCell<Vec<Vec<tabwright::protocol::TaskSummary>>>>,
+    /// The time every worker reads (ms since the epoch).
+    now: Rc<Cell<f64>>,
+    /// What chrome.storage.local keeps of schedules and skills, as stored.
+    schedules: Rc<RefCell<Vec<Value>>>,
+    skills: Rc<RefCell<Vec<Value>>>,
+    /// The alarms set, by name: when each rings.
+    alarms: Rc<RefCell<BTreeMap<String, f64>>>,
+    /// The notifications shown, by id: their title and text, in English.
+    notices: Rc<RefCell<BTreeMap<String, (String, String)>>>,
+    /// Every notification ever shown, by id, in order.
+    notified: Rc<RefCell<Vec<String>>>,
+}
+
+/// Words that hold the model's answers back until let go (a slow model, on simulated time).
+#[derive(Default)]
+struct Hold {
+    words: RefCell<Vec<String>>,
+    wakers: RefCell<Vec<std::task::Waker>>,
+}
+
+impl Hold {
+    fn hold(&self, word: &str) {
+        self.words.borrow_mut().push(word.into());
+    }
+    fn let_go(&self, word: &str) {
+        self.words.borrow_mut().retain(|w| w != word);
+        for waker in self.wakers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+    async fn wait(&self, body: &str) {
+        std::future::poll_fn(|cx| {
+            if self.words.borrow().iter().any(|w| body.contains(w.as_str())) {
+                self.wakers.borrow_mut().push(cx.waker().clone());
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(())
+            }
+        })
+        .await
+    }
 }
 
 impl World {
@@ -95,12 +145,30 @@ impl World {
             shown_in: Rc::new(Cell::new(TAB)),
             browsers: Rc::default(),
             policy: Rc::default(),
+            sites: Rc::default(),
+            held: Rc::default(),
+            task_lists: Rc::default(),
+            now: Rc::new(Cell::new(1_000.0)),
+            schedules: Rc::default(),
+            skills: Rc::default(),
+            alarms: Rc::default(),
+            notices: Rc::default(),
+            notified: Rc::default(),
         }
     }
 
     fn open_tab(&self, id: i32) {
         let tab = Tab { id: Some(id), window_id: Some(7), url: Some(START_URL.into()), ..Tab::default() };
         self.tabs.borrow_mut().insert(id, tab);
+    }
+
+    /// The site shown in tab `tab`: the world's own in the first tab, one of its own in
+    /// each other.
+    fn site_in(&self, tab: i32) -> FakeSite {
+        if tab == TAB {
+            return self.site.clone();
+        }
+        self.sites.borrow_mut().entry(tab).or_insert_with(|| FakeSite::at(START_URL)).clone()
     }
 }
 
@@ -119,7 +187,12 @@ struct GatedSite {
     site: FakeSite,
     gate: Rc<Gate>,
     shown_in: Rc<Cell<i32>>,
+    /// Holds the person's answers (to a question, to a consent) while `PERSON_AWAY` is held.
+    held: Rc<Hold>,
 }
+
+/// Held in `World::held`, the person answers nothing (they are away from the browser).
+const PERSON_AWAY: &str = "«the person is away»";
 
 impl Browser for GatedSite {
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
@@ -127,6 +200,9 @@ impl Browser for GatedSite {
         self.gate.looks.set(look);
         if self.gate.stop_at_look.get() == Some(look) {
             self.gate.stopped.set(true);
+        }
+        if self.gate.hold_from_look.get().is_some_and(|from| look >= from) {
+            std::future::pending::<()>().await;
         }
         self.gate.pass().await;
         let state = self.site.observe().await?;
@@ -164,7 +240,13 @@ impl Browser for GatedSite {
         consent: &tabwright::guard::Consent,
     ) -> Result<tabwright::guard::ConsentAnswer, BrowserError> {
         self.gate.pass().await;
+        self.held.wait(PERSON_AWAY).await;
         self.site.ask_consent(consent).await
+    }
+    async fn ask_human(&mut self, question: &str) -> Result<String, BrowserError> {
+        self.gate.pass().await;
+        self.held.wait(PERSON_AWAY).await;
+        self.site.ask_human(question).await
     }
     async fn finish(&mut self) {
         self.gate.pass().await;
@@ -174,6 +256,7 @@ impl Browser for GatedSite {
 struct GatedModel {
     llm: ScriptedLlm,
     gate: Rc<Gate>,
+    held: Rc<Hold>,
     /// The `authorization` header of each request, as sent.
     keys_sent: Rc<RefCell<Vec<String>>>,
 }
@@ -181,6 +264,7 @@ struct GatedModel {
 impl LlmTransport for GatedModel {
     async fn post(&self, request: &HttpRequest) -> Result<HttpResponse, TransportError> {
         self.gate.pass().await;
+        self.held.wait(&request.body).await;
         let key = request.headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("authorization"));
         self.keys_sent.borrow_mut().push(key.map(|(_, value)| value.clone()).unwrap_or_default());
         self.llm.post(request).await
@@ -194,11 +278,15 @@ impl TaskStore for MemoryHost {
     }
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
         if let Ok(text) = text() {
-            let guard_keys = [tabwright::worker::saved::GUARD_KEY, tabwright::worker::saved::GUARD_ADDED_KEY];
-            let counter =
-                if guard_keys.contains(&key.as_str()) { &self.world.guard_writes } else { &self.world.writes };
+            let counter = if key.starts_with("task_guard") { &self.world.guard_writes } else { &self.world.writes };
             counter.set(counter.get() + 1);
             self.world.saved.borrow_mut().insert(key, text);
+        }
+    }
+    async fn remove_saved(&self, keys: Vec<String>) {
+        let mut saved = self.world.saved.borrow_mut();
+        for key in keys {
+            saved.remove(&key);
         }
     }
 }
@@ -213,13 +301,23 @@ impl SettingsStore for MemoryHost {
     }
     async fn saved_skills(&self) -> Result<Vec<Value>, String> {
         self.gate.pass().await;
-        Ok(Vec::new())
+        Ok(self.world.skills.borrow().clone())
     }
-    async fn write_skills(&self, _skills: &[Value]) -> Result<(), String> {
+    async fn write_skills(&self, skills: &[Value]) -> Result<(), String> {
+        *self.world.skills.borrow_mut() = skills.to_vec();
         Ok(())
     }
     async fn write_settings(&self, settings: &Value) -> Result<(), String> {
         *self.world.settings.borrow_mut() = settings.clone();
+        Ok(())
+    }
+    async fn stored_schedules(&self) -> Result<Vec<Value>, String> {
+        self.gate.pass().await;
+        Ok(self.world.schedules.borrow().clone())
+    }
+    async fn write_schedules(&self, schedules: &[Value]) -> Result<(), String> {
+        self.gate.pass().await;
+        *self.world.schedules.borrow_mut() = schedules.to_vec();
         Ok(())
     }
 }
@@ -241,7 +339,7 @@ impl Tabs for MemoryHost {
         tabs.insert(id, tab.clone());
         Ok(tab)
     }
-    async fn group_tab(&self, _id: i32) -> Result<(), String> {
+    async fn group_tab(&self, _id: i32, _group: &str) -> Result<(), String> {
         Ok(())
     }
 }
@@ -249,11 +347,12 @@ impl Tabs for MemoryHost {
 impl TaskRuntime for MemoryHost {
     type Browser = GatedSite;
     type Transport = GatedModel;
-    type Clock = fn() -> f64;
+    type Clock = Box<dyn Fn() -> f64>;
 
-    fn browser(&self, tab: i32, tabs: &[i32], _options: PageOptions) -> GatedSite {
+    fn browser(&self, _seat: tabwright::tabs::TaskSeat, tab: i32, tabs: &[i32], _options: PageOptions) -> GatedSite {
         self.world.browsers.borrow_mut().push((tab, tabs.to_vec()));
-        GatedSite { site: self.world.site.clone(), gate: self.gate.clone(), shown_in: self.world.shown_in.clone() }
+        let shown_in = if tab == TAB { self.world.shown_in.clone() } else { Rc::new(Cell::new(tab)) };
+        GatedSite { site: self.world.site_in(tab), gate: self.gate.clone(), shown_in, held: self.world.held.clone() }
     }
     fn transport(&self, _timeout_ms: u32) -> GatedModel {
         let mut llm = match self.world.policy.borrow().clone() {
@@ -261,13 +360,19 @@ impl TaskRuntime for MemoryHost {
             None => ScriptedLlm::new(login_policy),
         };
         llm.requests = self.world.requests.clone();
-        GatedModel { llm, gate: self.gate.clone(), keys_sent: self.world.keys_sent.clone() }
+        GatedModel {
+            llm,
+            gate: self.gate.clone(),
+            held: self.world.held.clone(),
+            keys_sent: self.world.keys_sent.clone(),
+        }
     }
     async fn get(&self, _request: &HttpRequest, _timeout_ms: u32) -> Result<HttpResponse, TransportError> {
         Err(TransportError("no model list here".into()))
     }
-    fn clock(&self) -> fn() -> f64 {
-        || 1_000.0
+    fn clock(&self) -> Box<dyn Fn() -> f64> {
+        let now = self.world.now.clone();
+        Box::new(move || now.get())
     }
     fn spawn(&self, work: Work) {
         self.spawner.spawn_local(work).expect("the pool runs");
@@ -275,16 +380,37 @@ impl TaskRuntime for MemoryHost {
     fn broadcast(&self, event: &AgentEvent, seq: u32, _task_id: &str, _state: &tabwright::agent::TaskState) {
         self.broadcast.borrow_mut().push((event.clone(), seq));
     }
-    fn deliver_answer(&self, _answer: String) -> bool {
-        false
+    fn broadcast_tasks(&self, tasks: &[tabwright::protocol::TaskSummary]) {
+        self.world.task_lists.borrow_mut().push(tasks.to_vec());
     }
-    fn deliver_consent(&self, _id: u32, _answer: tabwright::guard::ConsentAnswer) -> bool {
-        false
-    }
-    async fn task_began(&self, _tabs: &[i32]) {}
-    async fn task_ended(&self) {}
-    async fn end_page_scripts(&self) {}
+    async fn task_began(&self, _task_id: &str, _tabs: &[i32]) {}
+    async fn tasks_idle(&self) {}
+    async fn end_page_scripts(&self, _task_id: &str) {}
     async fn keep_alive(&self) {}
+    async fn set_alarm(&self, name: &str, when_ms: f64) {
+        self.world.alarms.borrow_mut().insert(name.into(), when_ms);
+    }
+    async fn clear_alarm(&self, name: &str) {
+        self.world.alarms.borrow_mut().remove(name);
+    }
+    async fn clear_alarms_except(&self, prefix: &str, keep: &[String]) {
+        self.world.alarms.borrow_mut().retain(|name, _| !name.starts_with(prefix) || keep.contains(name));
+    }
+    fn local_offset_minutes(&self, _utc_ms: f64) -> i32 {
+        0
+    }
+    async fn notify(
+        &self,
+        id: &str,
+        title: &tabwright::worker::host::NoticeText,
+        message: &tabwright::worker::host::NoticeText,
+    ) {
+        self.world.notices.borrow_mut().insert(id.into(), (title.message.clone(), message.message.clone()));
+        self.world.notified.borrow_mut().push(id.into());
+    }
+    async fn clear_notification(&self, id: &str) {
+        self.world.notices.borrow_mut().remove(id);
+    }
     fn warn(&self, _text: &str) {}
 }
 
@@ -385,6 +511,11 @@ impl Succeeded for tabwright::agent::TaskEnd {
     }
 }
 
+/// The guard a task saved under the key beginning `prefix` (whole, or what was added since).
+fn saved_guard(world: &World, prefix: &str) -> Option<String> {
+    world.saved.borrow().iter().find(|(key, _)| key.starts_with(prefix)).map(|(_, text)| text.clone())
+}
+
 fn json_of(event: &AgentEvent) -> String {
     serde_json::to_string(event).unwrap()
 }
@@ -393,7 +524,7 @@ fn json_of(event: &AgentEvent) -> String {
 fn a_task_runs_to_its_end_in_one_worker() {
     let world = World::new();
     let mut worker = Worker::start(&world, None);
-    assert!(matches!(worker.ask(start_request()), Some(PanelReply::Accepted { .. })));
+    assert!(matches!(worker.ask(start_request()), Some(PanelReply::TaskAccepted { queued: false, .. })));
     worker.pool.run_until_stalled();
     let (task_id, running, events) = worker.status();
     assert!(task_id.is_some_and(|id| id.starts_with("task-")));
@@ -442,7 +573,7 @@ fn a_worker_stopped_at_any_await_is_continued_by_the_next() {
         let mut second = Worker::start(&world, None);
         let resumed = second.restore();
         let (task_id, running, events) = second.status();
-        if world.saved.borrow().get("task").is_none() {
+        if !world.saved.borrow().keys().any(|key| key.starts_with("task:")) {
             // Stopped before the task began: nothing to continue, and nothing half-made.
             assert!(started.is_none() && !resumed && task_id.is_none() && seen.is_empty(), "await {stop_at}");
             never_began += 1;
@@ -519,9 +650,9 @@ fn a_restored_task_keeps_its_guard_and_asks_nothing_again() {
     let seen = stopped_at_look(&world, 2);
     assert_eq!(finished_steps(&seen), vec![1]);
     assert_eq!(world.site.state.borrow().consents.len(), 1, "other.example was asked for");
-    assert!(world.saved.borrow().get(tabwright::worker::saved::GUARD_KEY).is_some_and(|g| g.contains("other.example")));
+    assert!(saved_guard(&world, "task_guard:").is_some_and(|g| g.contains("other.example")));
     // Saved whole at the answer: nothing read since.
-    let added = world.saved.borrow().get(tabwright::worker::saved::GUARD_ADDED_KEY).cloned().unwrap_or_default();
+    let added = saved_guard(&world, "task_guard_added:").unwrap_or_default();
     assert!(added.ends_with("\"guard\":[]}"), "{added}");
     let mut second = Worker::start(&world, None);
     assert!(second.restore());
@@ -632,7 +763,7 @@ fn a_follow_up_after_a_restart_knows_the_task_before_it() {
     let (first_id, running, _) = second.status();
     assert!(!running);
     let follow_up = json!({"v": 1, "type": "start_task", "task": "Now log out", "tab_id": TAB, "follow_up": true});
-    assert!(matches!(second.ask(follow_up), Some(PanelReply::Accepted { .. })));
+    assert!(matches!(second.ask(follow_up), Some(PanelReply::TaskAccepted { queued: false, .. })));
     second.pool.run_until_stalled();
     let (second_id, _, events) = second.status();
     assert_ne!(second_id, first_id, "a new task");
@@ -667,12 +798,12 @@ fn a_start_is_refused_with_what_to_do() {
     let not_web = json!({"v": 1, "type": "start_task", "task": "Read it", "start_url": "javascript:alert(1)"});
     assert!(refusal(worker.ask(not_web)).contains("javascript:"));
     assert_eq!(world.tabs.borrow().len(), 2, "no tab opened for a refused start");
-    // One task at a time: a second start while one runs is refused, the first goes on.
+    // One task to a tab: a second start in the tab a task works in waits for it in the queue.
     world.site.state.borrow_mut().url = START_URL.into();
     let mut slow = Worker::start(&world, None);
-    slow.gate.stop_at_look.set(Some(2));
-    assert!(matches!(slow.ask(start_request()), Some(PanelReply::Accepted { .. })));
-    assert!(refusal(slow.ask(start_request())).to_lowercase().contains("running"));
+    slow.gate.hold_from_look.set(Some(2));
+    assert!(matches!(slow.ask(start_request()), Some(PanelReply::TaskAccepted { queued: false, .. })));
+    assert!(matches!(slow.ask(start_request()), Some(PanelReply::TaskAccepted { queued: true, .. })));
     // No settings: the start says to set the model up.
     let unset = World::new();
     *unset.settings.borrow_mut() = Value::Null;
@@ -690,7 +821,7 @@ fn a_replay_starts_in_a_new_tab_at_its_address() {
     let steps = json!([{"goal": "Open the sign-in page", "actions": [{"name": "click", "params": {"index": 9}}]}]);
     let replay = json!({"v": 1, "type": "replay_task", "title": "Sign in", "start_url": START_URL, "steps": steps});
     let reply = worker.ask(replay);
-    assert!(matches!(reply, Some(PanelReply::Accepted { .. })), "{reply:?}");
+    assert!(matches!(reply, Some(PanelReply::TaskAccepted { queued: false, .. })), "{reply:?}");
     assert_eq!(world.tabs.borrow().len(), 2, "a new tab for the replay");
 }
 
@@ -706,7 +837,7 @@ fn a_key_kept_for_the_browser_session_is_used_and_its_absence_is_told() {
         other => panic!("a refusal, not {other:?}"),
     }
     *world.session_key.borrow_mut() = Some("sk-session".into());
-    assert!(matches!(worker.ask(start_request()), Some(PanelReply::Accepted { .. })));
+    assert!(matches!(worker.ask(start_request()), Some(PanelReply::TaskAccepted { queued: false, .. })));
     worker.pool.run_until_stalled();
     assert!(end_of(&worker.status().2).expect("ended").is_success());
     assert!(!world.keys_sent.borrow().is_empty());
@@ -792,7 +923,7 @@ fn a_long_task_saves_a_bounded_log_and_is_restored_after_step_900_with_its_plan_
         "{} writes of the guard in 900 steps",
         world.guard_writes.get()
     );
-    let whole = world.saved.borrow().get(tabwright::worker::saved::GUARD_KEY).map_or(0, String::len);
+    let whole = saved_guard(&world, "task_guard:").map_or(0, |g| g.len());
     assert!(whole < 300_000, "the guard saved whole holds {whole} bytes");
     let saved_bytes: usize = world.saved.borrow().values().map(String::len).sum();
     assert!(saved_bytes < 2_000_000, "session storage holds {saved_bytes} bytes after 900 long steps");
@@ -819,4 +950,551 @@ fn a_long_task_saves_a_bounded_log_and_is_restored_after_step_900_with_its_plan_
     // What the restored worker keeps of the log is bounded too.
     let kept: usize = events.iter().map(|e| json_of(e).len()).sum();
     assert!(kept < 2_500_000, "the log in memory holds {kept} bytes");
+}
+
+// Several tasks at once.
+
+const ALICE: &str = "Sign in as alice with password hunter2";
+const SECOND: &str = "Also sign in as alice in the second tab";
+
+impl Worker {
+    /// A task's whole log and whether it runs.
+    fn status_of(&mut self, task_id: &str) -> (bool, Vec<AgentEvent>) {
+        match self.ask(json!({"v": 1, "type": "get_status", "task_id": task_id})) {
+            Some(PanelReply::Status { task_id: Some(id), running, events, .. }) if id == task_id => (running, events),
+            other => panic!("the status of {task_id}, not {other:?}"),
+        }
+    }
+
+    /// The list of tasks, as `get_status` gives it.
+    fn tasks(&mut self) -> Vec<tabwright::protocol::TaskSummary> {
+        match self.ask(json!({"v": 1, "type": "get_status"})) {
+            Some(PanelReply::Status { tasks, .. }) => tasks,
+            other => panic!("a status, not {other:?}"),
+        }
+    }
+
+    /// Starts `task` in `tab`; its id, and whether it was queued.
+    fn start_in(&mut self, task: &str, tab: i32) -> (String, bool) {
+        match self.ask(json!({"v": 1, "type": "start_task", "task": task, "tab_id": tab})) {
+            Some(PanelReply::TaskAccepted { task_id, queued, .. }) => (task_id, queued),
+            other => panic!("a start, not {other:?}"),
+        }
+    }
+}
+
+fn status_in(list: &[tabwright::protocol::TaskSummary], task_id: &str) -> tabwright::protocol::TaskStatus {
+    list.iter().find(|t| t.task_id == task_id).map(|t| t.status).unwrap_or_else(|| panic!("{task_id} in {list:?}"))
+}
+
+fn two_tab_world() -> World {
+    let world = World::new();
+    world.open_tab(2);
+    world
+}
+
+#[test]
+fn two_tasks_run_at_once_and_a_slow_one_never_stalls_the_other() {
+    use tabwright::protocol::TaskStatus;
+    let world = two_tab_world();
+    let mut worker = Worker::start(&world, None);
+    world.held.hold("hunter2");
+    let (slow, queued) = worker.start_in(ALICE, TAB);
+    assert!(!queued);
+    let (fast, queued) = worker.start_in(SECOND, 2);
+    assert!(!queued, "a second place is free");
+    assert_ne!(slow, fast);
+    worker.pool.run_until_stalled();
+    // The fast task finished while the slow one still waits for its model.
+    let (running, events) = worker.status_of(&fast);
+    assert!(!running && end_of(&events).is_some_and(Succeeded::is_success), "{events:?}");
+    let (running, events) = worker.status_of(&slow);
+    assert!(running && end_of(&events).is_none());
+    let list = worker.tasks();
+    assert_eq!((status_in(&list, &slow), status_in(&list, &fast)), (TaskStatus::Running, TaskStatus::Succeeded));
+    assert_eq!(list.iter().find(|t| t.task_id == fast).unwrap().tabs, vec![2], "each task in its own tab");
+    // Each log holds its own task only.
+    assert!(events.iter().all(|e| !json_of(e).contains(SECOND)));
+    world.held.let_go("hunter2");
+    worker.pool.run_until_stalled();
+    let (running, events) = worker.status_of(&slow);
+    assert!(!running && end_of(&events).is_some_and(Succeeded::is_success), "{events:?}");
+    assert!(world.task_lists.borrow().last().is_some_and(|list| list.len() == 2), "the panels heard of both");
+}
+
+#[test]
+fn stopping_one_task_leaves_the_other_running_and_requests_name_their_task() {
+    use tabwright::protocol::TaskStatus;
+    let world = two_tab_world();
+    let mut worker = Worker::start(&world, None);
+    world.held.hold("alice");
+    let (first, _) = worker.start_in(ALICE, TAB);
+    let (second, _) = worker.start_in(SECOND, 2);
+    worker.pool.run_until_stalled();
+    let stop = worker.ask(json!({"v": 1, "type": "stop_task", "task_id": first}));
+    assert!(matches!(stop, Some(PanelReply::Accepted { .. })));
+    let pause = worker.ask(json!({"v": 1, "type": "pause_task", "task_id": "task-404"}));
+    assert!(
+        matches!(pause, Some(PanelReply::Refused { ref message, .. }) if message.contains("over or unknown")),
+        "{pause:?}"
+    );
+    world.held.let_go("alice");
+    worker.pool.run_until_stalled();
+    let list = worker.tasks();
+    assert_eq!(status_in(&list, &first), TaskStatus::Stopped);
+    assert_eq!(status_in(&list, &second), TaskStatus::Succeeded, "the other went on to its end");
+}
+
+#[test]
+fn a_queued_task_starts_by_itself_when_a_place_frees_and_one_in_a_taken_tab_waits_for_it() {
+    use tabwright::protocol::TaskStatus;
+    let world = two_tab_world();
+    world.settings.borrow_mut()["max_parallel_tasks"] = json!(1);
+    let mut worker = Worker::start(&world, None);
+    world.held.hold("hunter2");
+    let (first, queued) = worker.start_in(ALICE, TAB);
+    assert!(!queued);
+    let (second, queued) = worker.start_in(SECOND, 2);
+    assert!(queued, "one at a time, as set");
+    worker.pool.run_until_stalled();
+    let list = worker.tasks();
+    assert_eq!(status_in(&list, &second), TaskStatus::Queued);
+    assert_eq!(list.iter().find(|t| t.task_id == second).unwrap().queued_at, Some(0));
+    assert!(world.saved.borrow().get(tabwright::worker::saved::QUEUE_KEY).is_some_and(|q| q.contains(SECOND)));
+    // Nothing asks for it: the worker starts it once the first ends.
+    world.held.let_go("hunter2");
+    worker.pool.run_until_stalled();
+    let list = worker.tasks();
+    assert_eq!((status_in(&list, &first), status_in(&list, &second)), (TaskStatus::Succeeded, TaskStatus::Succeeded));
+    assert!(world.saved.borrow().get(tabwright::worker::saved::QUEUE_KEY).is_some_and(|q| q == "[]"));
+    // With places free, a task for a tab another task works in waits for that task.
+    world.settings.borrow_mut()["max_parallel_tasks"] = json!(3);
+    world.held.hold("hunter2");
+    let (third, queued) = worker.start_in(ALICE, TAB);
+    assert!(!queued);
+    let (fourth, queued) = worker.start_in("Then read the page", TAB);
+    assert!(queued, "the tab is taken");
+    let stop_queued = worker.ask(json!({"v": 1, "type": "stop_task", "task_id": fourth}));
+    assert!(matches!(stop_queued, Some(PanelReply::Accepted { .. })));
+    assert!(worker.tasks().iter().all(|t| t.task_id != fourth), "a stopped queued task leaves the queue");
+    world.held.let_go("hunter2");
+    worker.pool.run_until_stalled();
+    assert_eq!(status_in(&worker.tasks(), &third), TaskStatus::Succeeded);
+}
+
+#[test]
+fn a_stopped_worker_restores_every_task_and_the_queue() {
+    let world = two_tab_world();
+    world.open_tab(3);
+    world.settings.borrow_mut()["max_parallel_tasks"] = json!(2);
+    let (first, second, third) = {
+        let mut worker = Worker::start(&world, None);
+        world.held.hold("alice");
+        let (first, _) = worker.start_in(ALICE, TAB);
+        let (second, _) = worker.start_in(SECOND, 2);
+        let (third, queued) = worker.start_in("A third sign-in, as alice", 3);
+        assert!(queued);
+        worker.pool.run_until_stalled();
+        (first, second, third)
+    }; // the worker and all its work are gone, mid-way through both tasks
+    world.held.let_go("alice");
+    let mut next = Worker::start(&world, None);
+    assert!(next.restore(), "the tasks go on");
+    next.pool.run_until_stalled();
+    for id in [&first, &second, &third] {
+        let (running, events) = next.status_of(id);
+        assert!(!running && end_of(&events).is_some_and(Succeeded::is_success), "{id}: {events:?}");
+        let started = events.iter().filter(|e| matches!(e, AgentEvent::TaskStarted { .. })).count();
+        assert_eq!(started, 1, "{id}: its own log, whole");
+    }
+}
+
+// Schedules: a run is a task like any other, started by the worker when its alarm rings.
+
+use tabwright::schedule::{alarm_name, Schedule};
+
+const MINUTE: f64 = 60_000.0;
+/// Monday 10 June 2024, 08:00 UTC (the memory host's local time is UTC).
+const MONDAY_8AM: f64 = 1_718_006_400_000.0;
+
+impl Worker {
+    /// Alarm `name` rings; the worker runs until nothing can.
+    fn ring(&mut self, name: &str) {
+        let (tasks, name) = (self.tasks.clone(), name.to_string());
+        self.pool.spawner().spawn_local(async move { tasks.schedule_alarm(&name).await }).unwrap();
+        self.pool.run_until_stalled();
+    }
+
+    /// The worker (or the browser) starts: the schedules are looked at.
+    fn wake(&mut self) {
+        let tasks = self.tasks.clone();
+        self.pool.spawner().spawn_local(async move { tasks.wake_schedules().await }).unwrap();
+        self.pool.run_until_stalled();
+    }
+
+    /// The schedules after `request`, or its refusal's message.
+    fn schedules_after(&mut self, request: Value) -> Result<Vec<Schedule>, String> {
+        match self.ask(request) {
+            Some(PanelReply::Schedules { schedules, .. }) => Ok(schedules),
+            Some(PanelReply::Refused { message, .. }) => Err(message),
+            other => panic!("the schedules or a refusal, not {other:?}"),
+        }
+    }
+
+    /// Adds a schedule made of `draft`; its id.
+    fn add_schedule(&mut self, draft: Value) -> String {
+        let schedules = self.schedules_after(json!({"v": 1, "type": "save_schedule", "draft": draft})).expect("saved");
+        schedules.last().expect("added").id.clone()
+    }
+}
+
+/// Schedule `id` as stored.
+fn stored_schedule(world: &World, id: &str) -> Schedule {
+    let stored = world.schedules.borrow();
+    let raw = stored.iter().find(|s| s["id"] == id).unwrap_or_else(|| panic!("{id} in {stored:?}"));
+    tabwright::json::read_value(raw).expect("a schedule")
+}
+
+/// A schedule of the sign-in task, every five minutes, on the app's start page.
+fn sign_in_every_five_minutes() -> Value {
+    json!({
+        "title": "Sign in",
+        "what": {"kind": "task", "task": "Sign in as alice with password hunter2", "start_url": START_URL},
+        "when": {"every": "minutes", "n": 5},
+    })
+}
+
+fn schedule_world() -> World {
+    let world = World::new();
+    world.now.set(MONDAY_8AM);
+    world
+}
+
+#[test]
+fn a_due_schedule_starts_a_scheduled_task_that_runs_like_any_and_records_its_result_and_next_run() {
+    let world = schedule_world();
+    let mut worker = Worker::start(&world, None);
+    let id = worker.add_schedule(sign_in_every_five_minutes());
+    let alarm = alarm_name(&id);
+    assert_eq!(world.alarms.borrow().get(&alarm), Some(&(MONDAY_8AM + 5.0 * MINUTE)), "its alarm is set");
+    // Rung early (or by another wake-up): nothing runs.
+    worker.ring(&alarm);
+    assert!(worker.tasks().is_empty());
+
+    world.now.set(MONDAY_8AM + 5.0 * MINUTE);
+    worker.ring(&alarm);
+    let tasks = worker.tasks();
+    assert_eq!(tasks.len(), 1, "one run: {tasks:?}");
+    let run = &tasks[0];
+    assert!(run.scheduled && run.status == tabwright::protocol::TaskStatus::Succeeded, "{run:?}");
+    assert_eq!(run.tabs, vec![2], "in a new tab at its start page");
+    assert_eq!(world.site_in(2).state.borrow().logged_in_as.as_deref(), Some("alice"), "the page's effect");
+    let (_, events) = worker.status_of(&run.task_id);
+    assert!(
+        matches!(events.first(), Some(AgentEvent::TaskStarted { scheduled: true, .. })),
+        "the history marks it: {:?}",
+        events.first()
+    );
+    assert!(worker.state().is_some_and(|s| s.scheduled), "and so does the task's state");
+    assert_eq!(world.requests.borrow().len(), 3, "the model ran it, as it runs any task");
+    let kept = stored_schedule(&world, &id);
+    let result = kept.last_result.expect("its result");
+    assert!(result.ok && result.task_id == run.task_id, "{result:?}");
+    assert_eq!(result.summary, "Logged in as alice.");
+    assert_eq!(kept.run_task_id, None);
+    assert_eq!(kept.next_run_ms, Some(MONDAY_8AM + 10.0 * MINUTE));
+    assert_eq!(world.alarms.borrow().get(&alarm), Some(&(MONDAY_8AM + 10.0 * MINUTE)), "the next alarm");
+    assert!(world.notified.borrow().is_empty(), "a success is told only when asked for");
+    // The list the options page shows.
+    let listed = worker.schedules_after(json!({"v": 1, "type": "list_schedules"})).unwrap();
+    assert_eq!(listed[0].last_result.as_ref().map(|r| r.ok), Some(true));
+}
+
+#[test]
+fn a_schedule_whose_run_is_still_going_is_not_started_again() {
+    let world = schedule_world();
+    let mut worker = Worker::start(&world, None);
+    let id = worker.add_schedule(sign_in_every_five_minutes());
+    world.held.hold("hunter2");
+    world.now.set(MONDAY_8AM + 5.0 * MINUTE);
+    worker.ring(&alarm_name(&id));
+    let run = worker.tasks()[0].task_id.clone();
+    assert_eq!(stored_schedule(&world, &id).run_task_id.as_deref(), Some(run.as_str()));
+    // Its next time comes while the run waits for its model: no second run, the time moves on.
+    world.now.set(MONDAY_8AM + 10.0 * MINUTE);
+    worker.ring(&alarm_name(&id));
+    worker.wake();
+    assert_eq!(worker.tasks().len(), 1, "still the one run");
+    assert_eq!(stored_schedule(&world, &id).next_run_ms, Some(MONDAY_8AM + 15.0 * MINUTE));
+    let now = worker.schedules_after(json!({"v": 1, "type": "run_schedule_now", "id": id}));
+    assert!(now.as_ref().is_err_and(|why| why.contains("has not ended yet")), "{now:?}");
+    // A worker stopped and started again still knows the run (it is in the stored book).
+    drop(worker);
+    let mut next = Worker::start(&world, None);
+    assert!(next.restore(), "the run goes on");
+    next.wake();
+    assert_eq!(next.tasks().len(), 1, "not started again by the new worker");
+    world.held.let_go("hunter2");
+    next.pool.run_until_stalled();
+    let kept = stored_schedule(&world, &id);
+    assert_eq!(kept.last_result.map(|r| (r.ok, r.task_id)), Some((true, run)));
+    assert_eq!(kept.run_task_id, None, "free to run again");
+    // Run now starts one at once; its times stay.
+    let listed = next.schedules_after(json!({"v": 1, "type": "run_schedule_now", "id": id})).unwrap();
+    assert!(listed[0].run_task_id.is_some());
+    next.pool.run_until_stalled();
+    assert_eq!(next.tasks().iter().filter(|t| t.scheduled).count(), 2);
+    assert_eq!(stored_schedule(&world, &id).next_run_ms, Some(MONDAY_8AM + 15.0 * MINUTE));
+}
+
+#[test]
+fn runs_missed_while_the_browser_was_closed_run_once_and_a_run_cut_off_is_told() {
+    let world = schedule_world();
+    let id = {
+        let mut worker = Worker::start(&world, None);
+        let id = worker.add_schedule(sign_in_every_five_minutes());
+        world.held.hold("hunter2");
+        world.now.set(MONDAY_8AM + 5.0 * MINUTE);
+        worker.ring(&alarm_name(&id));
+        assert_eq!(worker.tasks().len(), 1);
+        id
+    };
+    // The browser closes mid-run (what the worker saved goes with it) and opens three days later:
+    // 864 five-minute times passed.
+    world.held.let_go("hunter2");
+    world.saved.borrow_mut().clear();
+    world.alarms.borrow_mut().clear();
+    let three_days_later = MONDAY_8AM + 3.0 * 24.0 * 60.0 * MINUTE + 2.0 * MINUTE;
+    world.now.set(three_days_later);
+    let mut worker = Worker::start(&world, None);
+    assert!(!worker.restore());
+    worker.wake();
+    let runs = worker.tasks();
+    assert_eq!(runs.len(), 1, "one run for all the missed times: {runs:?}");
+    assert!(runs[0].scheduled && runs[0].status == tabwright::protocol::TaskStatus::Succeeded);
+    // The run the closing cut off was told as one that did not finish.
+    let told = world.notices.borrow().get(&format!("tabwright-schedule-result:{id}")).cloned();
+    assert!(
+        told.as_ref().is_some_and(
+            |(title, text)| title.contains("\"Sign in\" did not succeed") && text.contains("did not finish")
+        ),
+        "{told:?}"
+    );
+    let kept = stored_schedule(&world, &id);
+    assert!(kept.last_result.as_ref().is_some_and(|r| r.ok && r.task_id == runs[0].task_id), "{kept:?}");
+    assert_eq!(kept.next_run_ms, Some(MONDAY_8AM + (3.0 * 24.0 * 60.0 + 5.0) * MINUTE), "the first time after now");
+    assert_eq!(world.alarms.borrow().get(&alarm_name(&id)), kept.next_run_ms.as_ref(), "its alarm set again");
+    // Woken again at once (the browser's start and the worker's): nothing more runs.
+    worker.wake();
+    worker.ring(&alarm_name(&id));
+    assert_eq!(worker.tasks().len(), 1);
+}
+
+#[test]
+fn a_failing_run_is_always_told_and_a_succeeding_one_only_when_asked() {
+    let world = schedule_world();
+    let mut worker = Worker::start(&world, None);
+    let policy: Policy = Rc::new(|state: &str, _: &Value| {
+        if state.contains("Report the weather") {
+            output("Give up", json!([{"done": {"text": "No weather here.", "success": false}}]))
+        } else {
+            output("Report", json!([{"done": {"text": "All quiet.", "success": true}}]))
+        }
+    });
+    *world.policy.borrow_mut() = Some(policy);
+    let draft = |title: &str, task: &str, notify_success: bool| {
+        json!({"title": title, "what": {"kind": "task", "task": task, "start_url": START_URL},
+            "when": {"every": "hourly", "minute": 30}, "notify_success": notify_success})
+    };
+    let failing = worker.add_schedule(draft("Weather", "Report the weather", false));
+    let quiet = worker.add_schedule(draft("Quiet", "Report what is new", false));
+    let told = worker.add_schedule(draft("Told", "Report what is new, and tell me", true));
+    world.now.set(MONDAY_8AM + 30.0 * MINUTE);
+    for id in [&failing, &quiet, &told] {
+        worker.ring(&alarm_name(id));
+    }
+    assert_eq!(worker.tasks().len(), 3);
+    let notices = world.notices.borrow().clone();
+    let of = |id: &str| notices.get(&format!("tabwright-schedule-result:{id}")).cloned();
+    assert_eq!(
+        of(&failing),
+        Some(("Scheduled task \"Weather\" did not succeed".into(), "No weather here.".into())),
+        "{notices:?}"
+    );
+    assert_eq!(of(&quiet), None, "a success is not told unasked");
+    assert_eq!(of(&told), Some(("Scheduled task \"Told\" is done".into(), "All quiet.".into())));
+    assert!(!stored_schedule(&world, &failing).last_result.unwrap().ok);
+    // A run that cannot start (no settings to run a task with) is a failure too, told so.
+    *world.settings.borrow_mut() = Value::Null;
+    world.now.set(MONDAY_8AM + 90.0 * MINUTE);
+    worker.ring(&alarm_name(&quiet));
+    let result = stored_schedule(&world, &quiet).last_result.unwrap();
+    assert!(!result.ok && result.summary.starts_with("The run could not start: "), "{result:?}");
+    assert_eq!(result.summary_locale_text.as_ref().map(|t| t.key.as_str()), Some("schedule_run_not_started"));
+    assert!(world.notices.borrow().contains_key(&format!("tabwright-schedule-result:{quiet}")));
+    assert_eq!(worker.tasks().len(), 3, "no task began");
+}
+
+#[test]
+fn a_replay_schedule_and_a_skill_schedule_ask_the_model_nothing() {
+    let world = schedule_world();
+    let mut worker = Worker::start(&world, None);
+    let steps = json!([{"goal": "Open the sign-in page", "actions": [{"name": "click", "params": {"index": 9}}]}]);
+    let replay = worker.add_schedule(json!({"title": "Open sign-in", "when": {"every": "daily", "at": "09:00"},
+        "what": {"kind": "replay", "start_url": START_URL, "steps": steps}}));
+    *world.skills.borrow_mut() = vec![json!({
+        "name": "Type a name", "action": "skill_type_a_name", "description": "", "domain": "app.example.com",
+        "start_url": START_URL, "params": [{"name": "user", "example": "alice"}],
+        "steps": [
+            {"goal": "Open the sign-in page", "actions": [{"name": "click", "params": {"index": 9}}]},
+            {"goal": "Type {{user}}", "actions": [{"name": "input", "params": {"index": 41, "text": "{{user}}"}}]},
+        ],
+    })];
+    let skill = worker.add_schedule(json!({"title": "Type bob", "when": {"every": "weekdays", "at": "09:00"},
+        "what": {"kind": "skill", "name": "Type a name", "params": {"user": "bob"}}}));
+    world.now.set(MONDAY_8AM + 60.0 * MINUTE);
+    worker.ring(&alarm_name(&replay));
+    worker.ring(&alarm_name(&skill));
+    assert!(world.requests.borrow().is_empty(), "no model was asked");
+    let tasks = worker.tasks();
+    assert_eq!(tasks.len(), 2);
+    assert!(tasks.iter().all(|t| t.scheduled && t.status == tabwright::protocol::TaskStatus::Succeeded), "{tasks:?}");
+    assert_eq!(world.site_in(2).state.borrow().clicks, vec![9], "the replay's click");
+    assert_eq!(world.site_in(3).state.borrow().fields.get(&41).map(String::as_str), Some("bob"), "the skill typed bob");
+    for id in [&replay, &skill] {
+        assert!(stored_schedule(&world, id).last_result.is_some_and(|r| r.ok), "{id}");
+    }
+    let (_, events) = worker.status_of(&tasks[0].task_id);
+    assert!(matches!(events.first(), Some(AgentEvent::TaskStarted { replay: true, scheduled: true, .. })));
+}
+
+#[test]
+fn a_schedule_that_cannot_run_is_refused_with_what_to_fix_and_a_broken_stored_one_is_kept() {
+    let world = schedule_world();
+    let mut worker = Worker::start(&world, None);
+    let save = |draft: Value| json!({"v": 1, "type": "save_schedule", "draft": draft});
+    let mut refusal = |draft: Value| worker.schedules_after(save(draft)).expect_err("refused");
+    let when = json!({"every": "daily", "at": "07:00"});
+    assert!(refusal(json!({"title": " ", "what": {"kind": "task", "task": "x"}, "when": when})).contains("title"));
+    let bad_time =
+        refusal(json!({"title": "T", "what": {"kind": "task", "task": "x"}, "when": {"every": "daily", "at": "7.30"}}));
+    assert!(bad_time.contains("\"7.30\" is not a time of day"), "{bad_time}");
+    let bad_steps = refusal(
+        json!({"title": "T", "when": when, "what": {"kind": "replay", "start_url": START_URL, "steps": [{"goal": 3}]}}),
+    );
+    assert!(bad_steps.starts_with("The saved steps cannot be replayed (step 1: "), "{bad_steps}");
+    let no_skill = refusal(json!({"title": "T", "when": when, "what": {"kind": "skill", "name": "Nothing"}}));
+    assert!(no_skill.contains("no saved skill named \"Nothing\""), "{no_skill}");
+    assert!(worker.schedules_after(json!({"v": 1, "type": "remove_schedule", "id": "nope"})).is_err());
+    assert!(world.schedules.borrow().is_empty(), "nothing refused was kept");
+    // A stored entry this version cannot read is listed as left out, never run, and kept.
+    let broken =
+        json!({"id": "x", "title": "From a newer version", "what": {"kind": "dance"}, "when": when, "created_ms": 1.0});
+    world.schedules.borrow_mut().push(broken.clone());
+    let id = worker.add_schedule(sign_in_every_five_minutes());
+    match worker.ask(json!({"v": 1, "type": "list_schedules"})) {
+        Some(PanelReply::Schedules { schedules, left_out, .. }) => {
+            assert_eq!(schedules.len(), 1);
+            assert_eq!(left_out.len(), 1);
+            assert!(left_out[0].contains("From a newer version") && left_out[0].contains("dance"), "{left_out:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let paused = worker.schedules_after(json!({"v": 1, "type": "pause_schedule", "id": id, "paused": true})).unwrap();
+    assert!(paused[0].paused && paused[0].next_run_ms.is_none());
+    assert!(world.alarms.borrow().is_empty(), "a paused schedule has no alarm");
+    assert!(world.schedules.borrow().contains(&broken), "the entry it cannot read is kept as it was");
+    let left = worker.schedules_after(json!({"v": 1, "type": "remove_schedule", "id": id})).unwrap();
+    assert!(left.is_empty());
+    assert_eq!(*world.schedules.borrow(), vec![broken]);
+}
+
+#[test]
+fn a_scheduled_task_that_meets_an_act_needing_a_yes_waits_says_so_and_never_acts_without_it() {
+    let world = schedule_world();
+    let other = "https://other.example/page";
+    let policy: Policy = Rc::new(move |state: &str, _: &Value| {
+        if state.contains("URL: https://other.example/") {
+            output("Report", json!([{"done": {"text": "At the other site.", "success": true}}]))
+        } else if state.contains("Step 1:") {
+            output("Report", json!([{"done": {"text": "Stayed: the person said no.", "success": false}}]))
+        } else {
+            output("Look elsewhere", json!([{"navigate": {"url": other}}]))
+        }
+    });
+    *world.policy.borrow_mut() = Some(policy);
+    let mut worker = Worker::start(&world, None);
+    let id = worker.add_schedule(json!({"title": "Compare prices", "when": {"every": "minutes", "n": 30},
+        "what": {"kind": "task", "task": "Compare the prices with the other site", "start_url": START_URL}}));
+    // The person is away when the run comes.
+    world.held.hold(PERSON_AWAY);
+    world.site_in(2).state.borrow_mut().consent_answers = [tabwright::guard::ConsentAnswer::Deny].into();
+    world.now.set(MONDAY_8AM + 30.0 * MINUTE);
+    worker.ring(&alarm_name(&id));
+    let run = worker.tasks()[0].clone();
+    assert_eq!(run.status, tabwright::protocol::TaskStatus::Waiting, "the run waits for the person's yes");
+    let waits = format!("tabwright-schedule-waits:{}", run.task_id);
+    let shown = world.notices.borrow().get(&waits).cloned();
+    let (title, act) = shown.expect("the wait is told by a notification");
+    assert_eq!(title, "Scheduled task \"Compare prices\" waits for you");
+    assert!(act.contains("other.example"), "{act}");
+    let site = world.site_in(2);
+    assert_eq!(site.state.borrow().url, START_URL, "the act has not happened");
+    let asked = world.requests.borrow().len();
+    worker.pool.run_until_stalled();
+    assert_eq!(world.requests.borrow().len(), asked, "nothing goes on while it waits");
+    // The person comes back and says no: the act never happens.
+    world.held.let_go(PERSON_AWAY);
+    worker.pool.run_until_stalled();
+    assert_eq!(site.state.borrow().consents.len(), 1);
+    assert_eq!(site.state.borrow().url, START_URL, "never done without the yes");
+    assert!(!world.notices.borrow().contains_key(&waits), "the wait's notification is taken away");
+    let result = stored_schedule(&world, &id).last_result.unwrap();
+    assert!(!result.ok && result.summary == "Stayed: the person said no.", "{result:?}");
+    assert!(world.notices.borrow().contains_key(&format!("tabwright-schedule-result:{id}")), "its failure told");
+}
+
+#[test]
+fn a_scheduled_tasks_question_is_told_until_answered() {
+    let world = schedule_world();
+    let policy: Policy = Rc::new(|state: &str, _: &Value| {
+        if state.contains("Step 1:") {
+            output("Report", json!([{"done": {"text": "Blue it is.", "success": true}}]))
+        } else {
+            output("Ask", json!([{"ask_human": {"question": "Which colour?"}}]))
+        }
+    });
+    *world.policy.borrow_mut() = Some(policy);
+    let mut worker = Worker::start(&world, None);
+    let id = worker.add_schedule(json!({"title": "Order mugs", "when": {"every": "minutes", "n": 30},
+        "what": {"kind": "task", "task": "Order a mug", "start_url": START_URL}}));
+    world.held.hold(PERSON_AWAY);
+    world.now.set(MONDAY_8AM + 30.0 * MINUTE);
+    worker.ring(&alarm_name(&id));
+    let run = worker.tasks()[0].task_id.clone();
+    let waits = format!("tabwright-schedule-waits:{run}");
+    let shown = world.notices.borrow().get(&waits).cloned();
+    assert_eq!(shown, Some(("Scheduled task \"Order mugs\" waits for you".into(), "Which colour?".into())));
+    world.site_in(2).state.borrow_mut().answer = "Blue".into();
+    world.held.let_go(PERSON_AWAY);
+    worker.pool.run_until_stalled();
+    assert!(!world.notices.borrow().contains_key(&waits), "answered: the notification goes");
+    assert!(stored_schedule(&world, &id).last_result.is_some_and(|r| r.ok));
+}
+
+#[test]
+fn a_queued_task_has_a_status_of_its_own_before_it_starts() {
+    let world = two_tab_world();
+    world.settings.borrow_mut()["max_parallel_tasks"] = json!(1);
+    let mut worker = Worker::start(&world, None);
+    world.held.hold("hunter2");
+    worker.start_in(ALICE, TAB);
+    let (waiting, queued) = worker.start_in(SECOND, 2);
+    assert!(queued);
+    let (running, events) = worker.status_of(&waiting);
+    assert!(running && events.is_empty(), "it waits, and will run");
+    world.held.let_go("hunter2");
+    worker.pool.run_until_stalled();
+    let (running, events) = worker.status_of(&waiting);
+    assert!(!running && end_of(&events).is_some_and(Succeeded::is_success));
 }

@@ -7,6 +7,7 @@ import { t, localize, coreText } from '../i18n.js';
 import { download } from '../download.js';
 import { askCore } from '../core-client.js';
 import { showSkills } from './skills-list.js';
+import { showSchedules } from './schedules.js';
 import { PROVIDERS, providerName } from '../providers.js';
 import { listModels } from '../model-list.js';
 
@@ -34,7 +35,7 @@ async function storedSettings() {
 }
 // Limit fields and their keys in the stored settings; empty means the default.
 const LIMITS = [
-  ['max-steps', 'max_steps'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures'],
+  ['max-steps', 'max_steps'], ['max-parallel', 'max_parallel_tasks'], ['max-actions', 'max_actions_per_step'], ['max-failures', 'max_failures'],
   ['action-timeout', 'action_timeout_s'], ['request-budget', 'request_budget_tokens'],
   ['viewport-expansion', 'viewport_expansion'],
 ];
@@ -204,7 +205,7 @@ const SETTING_FIELDS = {
   'llm.provider': 'provider', 'llm.base_url': 'base-url', 'llm.model': 'model', 'llm.api_key': 'api-key',
   'llm.api_version': 'api-version', 'llm.timeout_s': 'llm-timeout', 'llm.context_tokens': 'context-tokens',
   'llm.extra_headers': 'extra-headers', 'llm.structured_output': 'structured-output', 'llm.prices': 'prices',
-  max_steps: 'max-steps', max_actions_per_step: 'max-actions', max_failures: 'max-failures',
+  max_steps: 'max-steps', max_parallel_tasks: 'max-parallel', max_actions_per_step: 'max-actions', max_failures: 'max-failures',
   action_timeout_s: 'action-timeout', request_budget_tokens: 'request-budget', viewport_expansion: 'viewport-expansion',
   search_engine: 'search-engine', exclude_actions: 'exclude-actions', evaluate_domains: 'evaluate-domains',
   allowed_domains: 'allowed-domains', blocked_domains: 'blocked-domains', secrets: 'secrets', vision: 'vision',
@@ -629,3 +630,4 @@ showProvider();
 // overwritten by the stored values (a script filling the form waits for this mark).
 load().finally(() => { document.body.dataset.ready = 'true'; });
 showSkills(field('skills'));
+showSchedules(document.querySelector('.schedules-section'));

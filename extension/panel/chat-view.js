@@ -52,7 +52,7 @@ export function describeEnd(end) {
  */
 export function pastEvents({ task, steps }) {
   /** @type {any[]} */
-  const events = [{ type: 'task_started', task_id: task.task_id, task: task.task, max_steps: task.max_steps ?? 0, replay: task.replay === true, model: task.model ?? '' }];
+  const events = [{ type: 'task_started', task_id: task.task_id, task: task.task, max_steps: task.max_steps ?? 0, replay: task.replay === true, scheduled: task.scheduled === true, model: task.model ?? '' }];
   for (const record of steps) events.push({ type: 'step_finished', record });
   if (task.end) {
     events.push({ type: 'task_finished', end: task.end, steps: task.step_count, usage: task.usage, cost_usd: task.cost_usd });
@@ -305,6 +305,8 @@ export class ChatView {
         this.maxSteps = event.max_steps;
         this.replay = event.replay === true;
         this.root.append(el('div', 'bubble', event.task));
+        // A schedule started it, not the person.
+        if (event.scheduled) this.root.append(el('div', 'task-model task-scheduled', t('taskScheduled')));
         // A replay runs without the model.
         if (event.model && !this.replay) this.root.append(el('div', 'task-model', t('taskModel', [event.model])));
         const control = this.hooks.exportControl?.(event.task_id);

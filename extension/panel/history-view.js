@@ -81,6 +81,8 @@ export class HistoryView {
     if (typeof session.cost_usd === 'number') parts.push(`$${session.cost_usd.toFixed(4)}`);
     if (tasks > 1) parts.push(t('historyTaskCount', [tasks]));
     if (session.running) parts.push(t('historyRunning'));
+    // A conversation a schedule started, not the person.
+    if (session.tasks.some((task) => task.scheduled)) parts.push(t('historyScheduled'));
     open.append(el('span', 'session-meta', parts.join(' · ')));
     open.title = t('historyOpenTitle');
     open.addEventListener('click', () => this.hooks.open(session.conversation_id));

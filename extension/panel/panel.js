@@ -1,5 +1,11 @@
-// The side panel: a task box, Run, Pause and Stop, the running task's steps as they happen
-// (chat-view.js), and the history of past conversations (history-view.js).
+// The side panel: a task box, Run, Pause and Stop, the shown task's steps as they happen
+// (chat-view.js), the list of tasks that run and wait (task-list.js), and the history of past
+// conversations (history-view.js).
+//
+// Several tasks may run at once. The chat shows one: the one the person started last, or the
+// one working in the tab they look at, or the one they picked in the list; Stop, Pause and
+// the answers act on it. The queue is the worker's: a task typed while the shown one works in
+// this tab waits there, and starts by itself, panel open or not.
 //
 // It talks to the core through the service worker: requests with runtime.sendMessage
 // ({to: 'core', request}), live events over a port named 'tabwright-panel'. Page and model text
@@ -20,6 +26,7 @@ import { showProblem } from './problem-view.js';
 import { ReplaySecrets, MASKED } from './replay-secrets.js';
 import { Favourites } from './favourites.js';
 import { FirstRun, setupNeeded } from './first-run.js';
+import { TaskList } from './task-list.js';
 
 localize();
 
@@ -40,7 +47,7 @@ let conversationOpen = false;
 const attachments = new Attachments({
   list: $('attachments'), input: $('attach-input'), button: $('attach'), dropZone: $('composer'), notice: (text) => showNotice(text),
 });
-// Favourites run as if typed: at once, or queued while a task runs.
+// Favourites run as if typed: at once, or queued while a task works in this tab.
 const favourites = new Favourites({
   list: $('favourites'), save: /** @type {HTMLButtonElement} */ ($('save-favourite')), taskBox, run: runText, notice: showNotice,
 });
@@ -70,12 +77,10 @@ function showNotice(/** @type {string | {message?: string | null, locale_text?: 
 
 function setRunning(value, label) {
   running = value;
-  // While a task runs, Run queues the next one.
-  runButton.textContent = t(value ? 'queueTask' : 'run');
   stopButton.hidden = !value;
   stopButton.disabled = false;
   pauseButton.hidden = !value;
-  newTabBox.parentElement.hidden = value;
+  showRunLabel();
   newConversationButton.hidden = value || !conversationOpen;
   if (!value) showPause({ paused: false, pauseAsked: false, resumeAsked: false });
   favourites.show(!value);
@@ -124,7 +129,7 @@ const live = new ChatView($('log'), {
     } else setRunning(false, label ?? undefined);
   },
   async answer(text) {
-    const reply = await ask({ type: 'answer_question', answer: text });
+    const reply = await ask({ type: 'answer_question', answer: text, task_id: sync.taskId });
     if (reply.type === 'refused') {
       showNotice(reply);
       return false;
@@ -134,7 +139,7 @@ const live = new ChatView($('log'), {
   // A consent's answer (allow once, for the task, always, deny); the box shows the decision
   // when the worker's consent_answered comes, which every open panel draws alike.
   async consent(id, answer) {
-    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('../types/to-core').ConsentAnswer} */ (answer) });
+    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('../types/to-core').ConsentAnswer} */ (answer), task_id: sync.taskId });
     if (reply.type === 'refused') {
       showNotice(reply);
       return false;
@@ -194,8 +199,6 @@ function drawWaiting() {
     }
     if (event.type === 'task_finished') conversationOpen = true;
     live.render(event);
-    // The next queued task follows one that ended by itself (see `queued`).
-    if (event.type === 'task_finished' && event.end.kind !== 'stopped' && queued.length) setTimeout(startTask, 0);
   }
   scrollToEnd();
 }
@@ -240,78 +243,63 @@ function showTaskLength(max = taskMaxChars) {
 
 let starting = false;
 
-// Tasks typed while one runs wait here, in order, each shown with a way to take it back. The
-// next starts when the running task ends by itself; Stop holds the queue, and Run (with the
-// task box empty) takes it up again. A queued task keeps the files and the model chosen when
-// it was queued. The queue lives as long as the panel.
-/** @type {{task: string, files: any[], model: string | null}[]} */
-const queued = [];
-const queueList = $('queue');
+// The tasks the worker holds (task-list.js): the running ones to switch between, and the
+// queue, each queued task with a way to take it back.
+const taskList = new TaskList({
+  list: $('task-list'),
+  queue: $('queue'),
+  show: (taskId) => showTask(taskId),
+  async cancel(taskId) {
+    const reply = await ask({ type: 'stop_task', task_id: taskId });
+    if (reply.type === 'refused') showNotice(reply);
+    taskBox.focus();
+  },
+});
+// The tasks this panel started: the chat follows each as it starts (a queued one, later).
+const startedHere = new Set();
 
-function showQueue() {
-  queueList.replaceChildren(...queued.map((item) => {
-    const row = el('li', 'queued');
-    row.append(el('span', 'queued-label', t('queuedLabel')), el('span', 'queued-task', item.task));
-    const cancel = el('button', 'link-button', t('queuedCancel'));
-    cancel.type = 'button';
-    cancel.setAttribute('aria-label', t('queuedCancelTask', [item.task.slice(0, 80)]));
-    cancel.addEventListener('click', () => {
-      queued.splice(queued.indexOf(item), 1);
-      showQueue();
-      taskBox.focus();
-    });
-    row.append(cancel);
-    return row;
-  }));
-  queueList.hidden = !queued.length;
+/** Run says Queue while the shown task works and the next would start in its tab. */
+function showRunLabel() {
+  runButton.textContent = t(running && !newTabBox.checked ? 'queueTask' : 'run');
 }
+newTabBox.addEventListener('change', showRunLabel);
 
-/** Runs `text` as if typed (queued while a task runs): a favourite, a suggestion. */
+/** Runs `text` as if typed (queued while a task works in this tab): a favourite, a suggestion. */
 function runText(text) {
   taskBox.value = text;
   showTaskLength();
   startTask();
 }
 
-/** Runs the task typed (or queues it while one runs), else the first queued one. */
+/** Starts the task typed: now, or (the worker decides) queued until a place or its tab frees.
+ * A task typed after another continues its conversation. */
 async function startTask() {
   drawWaiting();
   const typed = taskBox.value.trim();
-  if (starting || (typed && taskLength().over)) return;
-  const fromBox = typed ? { task: typed, files: attachments.forTask(), model: modelChoice.chosen() } : null;
-  if (running) {
-    if (!fromBox) return;
-    queued.push(fromBox);
-    taskBox.value = '';
-    showTaskLength();
-    showQueue();
-    return;
-  }
-  const next = fromBox ?? queued.shift();
-  if (!next) return;
-  showQueue();
+  if (starting || !typed || taskLength().over) return;
   starting = true;
   showNotice('');
   runButton.disabled = true;
-  let started = false;
   try {
     const tabId = await targetTabId();
     const reply = await ask({
-      type: 'start_task', task: next.task, tab_id: tabId, start_url: null, follow_up: conversationOpen,
-      new_tab: newTabBox.checked, files: next.files, model: next.model,
+      type: 'start_task', task: typed, tab_id: tabId, start_url: null, follow_up: conversationOpen || running,
+      follows: conversationOpen || running ? sync.taskId : null,
+      new_tab: newTabBox.checked, files: attachments.forTask(), model: modelChoice.chosen(),
     });
     if (reply.type === 'refused') {
       showNotice(reply);
       return;
     }
-    started = true;
-    if (fromBox) taskBox.value = '';
+    if (reply.type === 'task_accepted') {
+      startedHere.add(reply.task_id);
+      // A task that starts now is shown at once (its first event may be here already).
+      if (!reply.queued && reply.task_id !== sync.taskId) showTask(reply.task_id, { below: true });
+    }
+    taskBox.value = '';
   } catch (error) {
     showNotice(t('startFailed', [error?.message ?? String(error)]));
   } finally {
-    // A queued task that could not start goes back to the head of the queue, nothing lost.
-    if (!started && !fromBox) queued.unshift(next);
-    showQueue();
     starting = false;
     showTaskLength();
   }
@@ -340,7 +328,7 @@ async function pauseOrResume() {
   drawWaiting();
   const resuming = paused || pauseAsked;
   pauseButton.disabled = true;
-  const reply = await ask({ type: resuming ? 'resume_task' : 'pause_task' });
+  const reply = await ask({ type: resuming ? 'resume_task' : 'pause_task', task_id: sync.taskId });
   drawWaiting();
   if (reply.type === 'refused') {
     showNotice(reply);
@@ -355,7 +343,7 @@ async function pauseOrResume() {
 async function stopTask() {
   drawWaiting();
   stopButton.disabled = true;
-  const reply = await ask({ type: 'stop_task' });
+  const reply = await ask({ type: 'stop_task', task_id: sync.taskId });
   if (reply.type === 'refused') {
     showNotice(reply);
     stopButton.disabled = false;
@@ -535,10 +523,6 @@ async function replayPast() {
     showNotice(t('replayNothing'));
     return;
   }
-  if (running) {
-    showNotice(t('replayWhileRunning'));
-    return;
-  }
   const ready = await withSecretsForPasswords(steps);
   if (!ready) return;
   const title = t('replayTitle', [pastTasks[0].task.task]);
@@ -547,14 +531,40 @@ async function replayPast() {
     showNotice(reply);
     return;
   }
+  if (reply.type === 'task_accepted') {
+    startedHere.add(reply.task_id);
+    if (!reply.queued) showTask(reply.task_id, { below: true });
+  }
   showView('chat');
 }
 
 // Keeping in step with the worker. Every event comes with its task id and its position (seq) in
-// that task's log; `get_status` returns the log from the first event the panel lacks. The panel renders each event once, in
-// order: repeats are skipped, and a gap (or a task it never saw start) triggers a resync. The
-// port drops whenever Chrome stops the idle worker; the panel reconnects and resyncs.
-const sync = { taskId: null, next: 0, syncing: null, held: [] };
+// that task's log; `get_status` returns the log from the first event the panel lacks. The panel
+// renders each event of the shown task once, in order: repeats are skipped, and a gap triggers
+// a resync. Another task's events are not drawn (the list of tasks says how it goes), except
+// the start of one this panel started, which the chat then follows while the shown one is
+// over. The port drops whenever Chrome stops the idle worker; the panel reconnects and resyncs.
+// `over`: the shown task's end was taken in (drawn or about to be).
+const sync = { taskId: null, next: 0, syncing: null, held: [], over: false };
+
+/** Shows task `taskId` in the chat: `below` the tasks shown (one the person started here, as
+ * the chat has always gone on until New conversation), else in a chat of its own (a task
+ * picked in the list, or the one of the tab brought to the front). */
+function showTask(taskId, { below = false } = {}) {
+  if (taskId === sync.taskId) return;
+  drawWaiting();
+  if (!below) {
+    live.reset();
+    $('log').replaceChildren();
+    conversationOpen = false;
+  }
+  sync.taskId = taskId;
+  sync.next = 0;
+  sync.over = false;
+  taskList.update(undefined, taskId);
+  setRunning(false);
+  resync();
+}
 
 function accept(taskId, seq, event) {
   if (sync.syncing) {
@@ -562,13 +572,19 @@ function accept(taskId, seq, event) {
     return;
   }
   if (taskId !== sync.taskId) {
-    if (seq !== 0) {
-      resync();
-      return;
+    const follow = sync.taskId === null || (startedHere.has(taskId) && sync.over);
+    if (!follow || event.type !== 'task_started' || seq !== 0) return;
+    // A task started here goes on in the chat below the others, as a typed one always has.
+    if (sync.taskId !== null && !startedHere.has(taskId)) {
+      live.reset();
+      $('log').replaceChildren();
     }
     sync.taskId = taskId;
     sync.next = 0;
+    taskList.update(undefined, taskId);
   }
+  if (event.type === 'task_started') sync.over = false;
+  if (event.type === 'task_finished') sync.over = true;
   // A restarted worker rewrites the log from its last saved point on: take its word.
   if (event.type === 'task_restored' && seq < sync.next) sync.next = seq;
   if (seq < sync.next) return;
@@ -583,13 +599,22 @@ function accept(taskId, seq, event) {
 function resync() {
   if (sync.syncing) return sync.syncing;
   sync.syncing = (async () => {
+    const asked = sync.taskId;
     const status = await ask({ type: 'get_status', task_id: sync.taskId, since: sync.next });
-    if (status.type === 'status') showTaskLength(status.task_max_chars);
+    if (status.type === 'status') {
+      showTaskLength(status.task_max_chars);
+      // A task the worker no longer holds: show the one it shows first.
+      if (asked !== null && status.task_id !== asked) {
+        live.reset();
+        $('log').replaceChildren();
+      }
+    }
     if (status.type === 'status' && status.task_id) {
       if (status.task_id !== sync.taskId) {
         sync.taskId = status.task_id;
         sync.next = 0;
       }
+      sync.over = !status.running;
       // A worker Chrome restarted keeps the task's log as last saved, which may end before
       // what this panel already showed (a step that was under way): go on from its log.
       if (status.from < sync.next) sync.next = status.from;
@@ -602,6 +627,7 @@ function resync() {
       if (status.state?.pending_consent) live.showPendingConsent(status.state.pending_consent);
       sync.next = Math.max(sync.next, status.from + status.events.length);
       if (!status.running && running) setRunning(false);
+      taskList.update(status.tasks, sync.taskId);
     } else if (status.type === 'refused') {
       showNotice(status);
     }
@@ -625,6 +651,7 @@ function connect() {
       return;
     }
     if (message?.event) accept(message.task_id, message.seq, message.event);
+    if (Array.isArray(message?.tasks)) taskList.update(message.tasks, sync.taskId);
   });
   port.onDisconnect.addListener(() => {
     setTimeout(() => {
@@ -636,4 +663,14 @@ function connect() {
 }
 
 connect();
-resync();
+resync().then(showTaskOfActiveTab);
+
+/** Shows the task working in the tab the person looks at, if one does (and another is shown). */
+async function showTaskOfActiveTab() {
+  const tabId = await targetTabId().catch(() => null);
+  const task = tabId === null ? null : taskList.inTab(tabId);
+  if (task && task.task_id !== sync.taskId) showTask(task.task_id);
+}
+chrome.tabs.onActivated.addListener(() => {
+  showTaskOfActiveTab();
+});

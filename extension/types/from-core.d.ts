@@ -12,6 +12,12 @@ export type PanelReply =
       v: number;
     }
   | {
+      type: 'task_accepted';
+      v: number;
+      task_id: string;
+      queued: boolean;
+    }
+  | {
       type: 'refused';
       v: number;
       message: string;
@@ -37,6 +43,7 @@ export type PanelReply =
        * The longest task text the core takes, for the task box's count.
        */
       task_max_chars: number;
+      tasks: TaskSummary[];
     }
   | {
       type: 'connection_works';
@@ -77,6 +84,12 @@ export type PanelReply =
       type: 'secret_saved';
       v: number;
       name: string;
+    }
+  | {
+      type: 'schedules';
+      v: number;
+      schedules: Schedule[];
+      left_out: string[];
     };
 /**
  * A way to set right what a message tells of.
@@ -112,6 +125,10 @@ export type AgentEvent =
        * its elements were found again (worth showing from step 1 on).
        */
       replay: boolean;
+      /**
+       * A schedule started it, not the person (`crate::schedule`).
+       */
+      scheduled: boolean;
     }
   | {
       type: 'step_started';
@@ -235,6 +252,69 @@ export type TaskEnd =
       kind: 'error';
       message: string;
       locale_text?: LocaleText | null;
+    };
+/**
+ * Where a task stands, for the list of tasks.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "TaskStatus".
+ */
+export type TaskStatus = ('queued' | 'running' | 'paused' | 'succeeded' | 'failed' | 'stopped') | 'waiting';
+/**
+ * What a schedule runs.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ScheduledWork".
+ */
+export type ScheduledWork =
+  | {
+      kind: 'task';
+      task: string;
+      /**
+       * The page it starts on, in a new tab; none: a new tab.
+       */
+      start_url?: string | null;
+      /**
+       * A JSON Schema the task's result is data of, as the panel's start takes it.
+       */
+      output_schema?: {
+        [k: string]: unknown | undefined;
+      };
+    }
+  | {
+      kind: 'replay';
+      start_url: string;
+      steps: unknown[];
+    }
+  | {
+      kind: 'skill';
+      name: string;
+      params: {
+        [k: string]: unknown | undefined;
+      };
+    };
+/**
+ * When a schedule runs. Times of day are the local wall clock's `"HH:MM"` (24-hour).
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Repeat".
+ */
+export type Repeat =
+  | {
+      every: 'minutes';
+      n: number;
+    }
+  | {
+      every: 'hourly';
+      minute: number;
+    }
+  | {
+      every: 'daily';
+      at: string;
+    }
+  | {
+      every: 'weekdays';
+      at: string;
     };
 /**
  * Requests the worker sends to the content script of one frame. Indices are the frame's own
@@ -722,6 +802,10 @@ export interface TaskState {
   max_steps: number | null;
   conversation_id: string;
   replay: boolean;
+  /**
+   * A schedule started it (`crate::schedule`).
+   */
+  scheduled: boolean;
   running: boolean;
   paused: boolean;
   /**
@@ -764,6 +848,37 @@ export interface Restored {
   reason: string;
 }
 /**
+ * One task as the list of tasks shows it.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "TaskSummary".
+ */
+export interface TaskSummary {
+  task_id: string;
+  /**
+   * The task's text, cut to `SUMMARY_TASK_CHARS`.
+   */
+  task: string;
+  status: TaskStatus;
+  /**
+   * Steps finished.
+   */
+  step: number;
+  cost_usd: number | null;
+  /**
+   * The tabs it works in (the current one first); none while queued.
+   */
+  tabs: number[];
+  /**
+   * Its place in the queue (0 first) while queued.
+   */
+  queued_at?: number | null;
+  /**
+   * Whether a schedule started it.
+   */
+  scheduled: boolean;
+}
+/**
  * The price of the models whose names start with `model_prefix`, in USD per million tokens.
  *
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -792,6 +907,80 @@ export interface Suggested {
    * The step (from 1) that first typed it.
    */
   step: number;
+}
+/**
+ * A scheduled task, as the options page lists it and `chrome.storage.local` keeps it.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "Schedule".
+ */
+export interface Schedule {
+  /**
+   * Given by [`ScheduleBook::add`]; names the schedule's alarm.
+   */
+  id: string;
+  /**
+   * What the person sees in the list, the history and notifications.
+   */
+  title: string;
+  what: ScheduledWork;
+  when: Repeat;
+  /**
+   * A paused schedule does not run and has no next run.
+   */
+  paused: boolean;
+  /**
+   * Whether a successful run is told by a notification (a failure always is).
+   */
+  notify_success: boolean;
+  /**
+   * When it was made (ms since the epoch); "every N minutes" counts from here.
+   */
+  created_ms: number;
+  /**
+   * When its last run began.
+   */
+  last_run_ms?: number | null;
+  /**
+   * How its last run ended.
+   */
+  last_result?: RunResult | null;
+  /**
+   * When it runs next; none while paused. Missing in a stored entry, it is worked out from
+   * the last run (or the creation).
+   */
+  next_run_ms?: number | null;
+  /**
+   * The task of its run under way (queued, running or waiting for the person), from the
+   * run's start until its result is recorded.
+   */
+  run_task_id?: string | null;
+}
+/**
+ * How a run ended.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "RunResult".
+ */
+export interface RunResult {
+  /**
+   * When it ended.
+   */
+  at_ms: number;
+  ok: boolean;
+  /**
+   * A line for the list and the notification: the task's answer, or why it failed.
+   */
+  summary: string;
+  /**
+   * Where the pages find `summary` in their language; none for words shown as they are
+   * (the task's own answer).
+   */
+  summary_locale_text?: LocaleText | null;
+  /**
+   * The run's task, in the history (none when no task started).
+   */
+  task_id: string;
 }
 /**
  * This interface was referenced by `FromCore`'s JSON-Schema

@@ -19,6 +19,10 @@ export type PanelRequest =
        */
       follow_up?: boolean;
       /**
+       * The task a follow-up continues the conversation of; the latest task when absent.
+       */
+      follows?: string | null;
+      /**
        * Start in a new tab (in the "Tabwright" tab group) instead of the user's tab.
        */
       new_tab?: boolean;
@@ -35,24 +39,29 @@ export type PanelRequest =
       type: 'answer_question';
       v: number;
       answer: string;
+      task_id?: string | null;
     }
   | {
       type: 'answer_consent';
       v: number;
       id: number;
       answer: ConsentAnswer;
+      task_id?: string | null;
     }
   | {
       type: 'stop_task';
       v: number;
+      task_id?: string | null;
     }
   | {
       type: 'pause_task';
       v: number;
+      task_id?: string | null;
     }
   | {
       type: 'resume_task';
       v: number;
+      task_id?: string | null;
     }
   | {
       type: 'get_status';
@@ -107,6 +116,32 @@ export type PanelRequest =
       name: string;
       value: string;
       site: string;
+    }
+  | {
+      type: 'list_schedules';
+      v: number;
+    }
+  | {
+      type: 'save_schedule';
+      v: number;
+      id?: string | null;
+      draft: ScheduleDraft;
+    }
+  | {
+      type: 'remove_schedule';
+      v: number;
+      id: string;
+    }
+  | {
+      type: 'pause_schedule';
+      v: number;
+      id: string;
+      paused: boolean;
+    }
+  | {
+      type: 'run_schedule_now';
+      v: number;
+      id: string;
     };
 /**
  * The person's answer.
@@ -115,6 +150,62 @@ export type PanelRequest =
  * via the `definition` "ConsentAnswer".
  */
 export type ConsentAnswer = ('allow_once' | 'deny') | 'allow_for_task' | 'always';
+/**
+ * What a schedule runs.
+ *
+ * This interface was referenced by `ToCore`'s JSON-Schema
+ * via the `definition` "ScheduledWork".
+ */
+export type ScheduledWork =
+  | {
+      kind: 'task';
+      task: string;
+      /**
+       * The page it starts on, in a new tab; none: a new tab.
+       */
+      start_url?: string | null;
+      /**
+       * A JSON Schema the task's result is data of, as the panel's start takes it.
+       */
+      output_schema?: {
+        [k: string]: unknown | undefined;
+      };
+    }
+  | {
+      kind: 'replay';
+      start_url: string;
+      steps: unknown[];
+    }
+  | {
+      kind: 'skill';
+      name: string;
+      params?: {
+        [k: string]: unknown | undefined;
+      };
+    };
+/**
+ * When a schedule runs. Times of day are the local wall clock's `"HH:MM"` (24-hour).
+ *
+ * This interface was referenced by `ToCore`'s JSON-Schema
+ * via the `definition` "Repeat".
+ */
+export type Repeat =
+  | {
+      every: 'minutes';
+      n: number;
+    }
+  | {
+      every: 'hourly';
+      minute: number;
+    }
+  | {
+      every: 'daily';
+      at: string;
+    }
+  | {
+      every: 'weekdays';
+      at: string;
+    };
 
 /**
  * Generated from the Rust types by tests/js_types.rs; do not edit.
@@ -222,6 +313,19 @@ export interface SkillParam {
   example: string;
 }
 /**
+ * A new schedule, or the new settings of one, as the options page sends them.
+ *
+ * This interface was referenced by `ToCore`'s JSON-Schema
+ * via the `definition` "ScheduleDraft".
+ */
+export interface ScheduleDraft {
+  title: string;
+  what: ScheduledWork;
+  when: Repeat;
+  paused?: boolean;
+  notify_success?: boolean;
+}
+/**
  * The content script's answer. `code` says what kind of failure it was, so the worker can map
  * it to a typed error.
  *
@@ -253,6 +357,10 @@ export interface ContentReply {
 export interface StoredSettings {
   llm?: StoredLlm;
   max_steps?: number | null;
+  /**
+   * How many tasks may run at once in this browser (the rest wait in the queue).
+   */
+  max_parallel_tasks?: number | null;
   max_actions_per_step?: number | null;
   max_failures?: number | null;
   /**
@@ -368,8 +476,9 @@ export interface StoredLlm {
    */
   structured_output?: string;
   /**
-   * Ollama's context window in tokens (`options.num_ctx`), 8,192 to 1,048,576; none =
-   * [`DEFAULT_OLLAMA_CONTEXT_TOKENS`]. Other providers ignore it.
+   * Ollama's context window in tokens (`options.num_ctx`), 12,096 (the smallest request
+   * budget and room for the answer) to 1,048,576; none = [`DEFAULT_OLLAMA_CONTEXT_TOKENS`].
+   * Other providers ignore it.
    */
   context_tokens?: number | null;
 }

@@ -72,6 +72,8 @@ impl ActionDef for Extract {
         }
         let total = chunks.len();
         let mut found = Vec::new();
+        // Every answer is billed, used or not: each goes with the result, whatever it says.
+        let mut bills = Vec::new();
         for (i, chunk) in chunks.iter().take(MAX_CHUNKS).enumerate() {
             let request = ChatRequest {
                 system: EXTRACTION_PROMPT.to_string(),
@@ -100,19 +102,20 @@ impl ActionDef for Extract {
             let completion = match ctx.llm.complete_extraction(&request).await {
                 Ok(c) => c,
                 Err(e) => {
-                    return Ok(ActionResult::error(format!(
-                        "Extraction with the model {} failed: {e}",
-                        ctx.llm.extraction_model()
-                    )))
+                    bills.extend(e.bills().into_iter().map(|(model, usage)| (model.to_string(), usage)));
+                    let failed = format!("Extraction with the model {} failed: {e}", ctx.llm.extraction_model());
+                    return Ok(ActionResult { bills, ..ActionResult::error(failed) });
                 }
             };
+            bills.push((completion.model.clone(), completion.usage));
             match crate::json::from_text::<ChunkAnswer>(completion.content.trim()) {
                 Ok(answer) if answer.found && !answer.content.trim().is_empty() => found.push(answer.content),
                 Ok(_) => {}
                 Err(e) => {
-                    return Ok(ActionResult::error(format!(
+                    let unread = format!(
                         "The extraction model's answer could not be read ({e}); try extract again with a simpler query."
-                    )))
+                    );
+                    return Ok(ActionResult { bills, ..ActionResult::error(unread) });
                 }
             }
         }
@@ -124,14 +127,14 @@ impl ActionDef for Extract {
             String::new()
         };
         if found.is_empty() {
-            return Ok(ActionResult::ok(format!(
-                "Extracted nothing for {:?}: the page does not contain it{read}",
-                params.query
-            )));
+            let nothing = format!("Extracted nothing for {:?}: the page does not contain it{read}", params.query);
+            return Ok(ActionResult { bills, ..ActionResult::ok(nothing) });
         }
         let joined = found.join("\n\n");
-        Ok(ActionResult::ok(format!("Extracted {:?} from the page (shown in the results below){read}", params.query))
-            .with_detail(untrusted_block(&joined, MAX_RESULT_CHARS)))
+        let result =
+            ActionResult::ok(format!("Extracted {:?} from the page (shown in the results below){read}", params.query))
+                .with_detail(untrusted_block(&joined, MAX_RESULT_CHARS));
+        Ok(ActionResult { bills, ..result })
     }
 }
 

@@ -239,6 +239,10 @@ pub struct ActionResult {
     /// Set by `screenshot`: attached to the next request for models that can see.
     #[serde(skip)]
     pub screenshot: Option<Screenshot>,
+    /// What the models the action asked billed (`extract`), each with its model, answers it
+    /// could not use too: the loop adds them to the step's and the task's tokens and cost.
+    #[serde(skip)]
+    pub bills: Vec<(String, crate::llm::Usage)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -259,6 +263,7 @@ impl ActionResult {
             navigated_to: None,
             detail: None,
             screenshot: None,
+            bills: Vec::new(),
         }
     }
 

@@ -30,6 +30,9 @@ pub enum AgentEvent {
         /// its elements were found again (worth showing from step 1 on).
         #[serde(default)]
         replay: bool,
+        /// A schedule started it, not the person (`crate::schedule`).
+        #[serde(default)]
+        scheduled: bool,
     },
     /// The step began: the page is being observed and the LLM asked.
     StepStarted {
@@ -132,6 +135,8 @@ pub struct TaskState {
     pub max_steps: Option<u32>,
     pub conversation_id: String,
     pub replay: bool,
+    /// A schedule started it (`crate::schedule`).
+    pub scheduled: bool,
     pub running: bool,
     pub paused: bool,
     /// Set when a restarted worker continued the task.
@@ -178,13 +183,14 @@ impl TaskState {
             self.running = true;
         }
         match event {
-            AgentEvent::TaskStarted { task, max_steps, model, conversation_id, replay, task_id, .. } => {
+            AgentEvent::TaskStarted { task, max_steps, model, conversation_id, replay, scheduled, task_id, .. } => {
                 self.task = task.clone();
                 self.max_steps = Some(*max_steps);
                 self.model = model.clone();
                 self.conversation_id =
                     if conversation_id.is_empty() { task_id.clone() } else { conversation_id.clone() };
                 self.replay = *replay;
+                self.scheduled = *scheduled;
             }
             AgentEvent::TaskRestored { step, steps_kept, reason, .. } => {
                 self.restored = Some(Restored { step: *step, steps_kept: *steps_kept, reason: reason.clone() });
@@ -249,6 +255,7 @@ mod tests {
             model: "m".into(),
             conversation_id: String::new(),
             replay: false,
+            scheduled: true,
         };
         let events = [
             started,
@@ -263,6 +270,7 @@ mod tests {
             ("Read it", "task-1", Some(9))
         );
         assert!(state.running && state.paused);
+        assert!(state.scheduled, "a schedule started it");
         assert_eq!((state.step_count, state.usage.input_tokens, state.cost_usd), (3, 300, Some(0.5)));
         assert_eq!(state.unpriced_steps, 1, "a step with tokens and no price; one without tokens costs nothing");
         let mut state = state;

@@ -74,10 +74,12 @@
 //!    is shown to the LLM once, in the next step's `<last_step_results>` inside `<page_content>`;
 //!    a screenshot is attached to the next request as an image.
 //! 7. **Record** — the `StepRecord` (tab, URL, title, thoughts, actions with descriptions and
-//!    results, error, tokens and cost of every call the step made, timings of observe/LLM/act, the
-//!    screenshot taken in the step), masked of secrets, is kept, sent to the panel as
+//!    results, error, tokens and cost of every call the step made, timings of observe/LLM/act,
+//!    the screenshot taken in the step), masked of secrets, is kept, sent to the panel as
 //!    `step_finished`, saved for a restarted worker (without the screenshot: session storage is
-//!    small) and written into the task history (with it).
+//!    small) and written into the task history (with it). An answer the provider billed but
+//!    that could not be used (cut off, refused, over the context window) counts in the step's
+//!    and the task's tokens and cost as an answer used does (`LlmError::bills`).
 //!
 //! **Steering.** Stop is immediate. Pause takes effect at the next step or action boundary
 //! (`task_paused`), resume lets it go on (`task_resumed`). A follow-up task (`start_task` with
@@ -101,7 +103,7 @@ use crate::actions::{registered_for, Action, ActionContext, ActionResult, Action
 use crate::browser::{Browser, PageState, Screenshot};
 use crate::dom::ElementFingerprint;
 use crate::guard::{Check, Consent, ConsentAnswer, Decision, Guard, Guarded, Verdict};
-use crate::llm::{ChatRequest, LlmClient, LlmTransport, Usage};
+use crate::llm::{ChatRequest, LlmClient, LlmError, LlmTransport, Usage};
 use crate::prompt::{
     estimate_image_tokens, estimate_json_tokens, estimate_tokens, page_listing, short_page_listing, state_message,
     steps_text, system_prompt_tokens, Detail, HistorySummary, StateInput, RECENT_STEPS, SUMMARY_PROMPT, SYSTEM_PROMPT,
@@ -160,6 +162,8 @@ pub struct Agent<B, T, E, C> {
     task: String,
     /// The conversation the task belongs to (its own id unless it follows up another).
     conversation_id: String,
+    /// A schedule started it (said in `task_started`, which the history keeps).
+    scheduled: bool,
     limits: Limits,
     options: ActionOptions,
     /// The user's secrets and URL firewall.
@@ -253,6 +257,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         }
         Agent {
             conversation_id: task_id.clone(),
+            scheduled: false,
             task_id,
             task,
             limits: settings.limits,
@@ -347,6 +352,12 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         self
     }
 
+    /// Marks the task as started by a schedule (`task_started` says so); nothing else changes.
+    pub fn scheduled(mut self, scheduled: bool) -> Self {
+        self.scheduled = scheduled;
+        self
+    }
+
     /// Asks for the task's result in the shape of this JSON Schema: `done` then takes
     /// `{data, success}` with `data` checked against it.
     pub fn with_output_schema(mut self, schema: Option<&serde_json::Value>) -> Self {
@@ -383,6 +394,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 model: self.llm.model().to_string(),
                 conversation_id: self.conversation_id.clone(),
                 replay: self.script.is_some(),
+                scheduled: self.scheduled,
             }),
             Some(reason) => self.events.emit(AgentEvent::TaskRestored {
                 v: V,
@@ -607,21 +619,27 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let asked = self.clock.now_ms();
         let mut answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
         // A model that cannot read images refuses a request carrying a screenshot: ask again
-        // without it rather than ending the task.
-        if request.image.is_some() && matches!(answer, Some(Err(crate::llm::LlmError::Http { status: 400, .. }))) {
-            let request = ChatRequest { image: None, ..request };
-            answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
+        // without it rather than ending the task (what the first answer cost, if anything, is
+        // the step's too).
+        if let (true, Some(Err(refused))) = (request.image.is_some(), &answer) {
+            if matches!(refused.unbilled(), LlmError::Http { status: 400, .. }) {
+                self.count_bills(record, refused);
+                let request = ChatRequest { image: None, ..request };
+                answer = self.stop.unless_stopped(self.llm.complete(&request)).await;
+            }
         }
         record.timings.llm_ms = self.clock.now_ms() - asked;
         let completion = match answer {
             None => return Err(StepEnd::End(TaskEnd::Stopped)),
             Some(Ok(c)) => c,
             Some(Err(e)) => {
+                // An answer that could not be used was billed all the same.
+                self.count_bills(record, &e);
                 record.note_error(&e);
                 return Err(if e.ends_task() { StepEnd::End(TaskEnd::error(&e)) } else { StepEnd::Continue });
             }
         };
-        self.count_usage(record, &completion);
+        self.count_usage(record, &completion.model, completion.usage);
         Ok(completion.content)
     }
 
@@ -778,7 +796,11 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 Ok(Action::UseSkill(call)) => self.start_skill(&call, page),
                 Err(refused) => ActionResult::error(refused),
                 Ok(action) => match self.run_action(action, &name, page, record.step).await {
-                    Ran::Result(result) => {
+                    Ran::Result(mut result) => {
+                        // What the action's own model calls cost is the step's too.
+                        for (model, usage) in std::mem::take(&mut result.bills) {
+                            self.count_usage(record, &model, usage);
+                        }
                         // Kept with the step that took it; the model sees it on the next step.
                         if let Some(shot) = &self.screenshot {
                             record.screenshot = Some(shot.clone());
@@ -1069,14 +1091,18 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             image: None,
         };
         let text = match self.stop.unless_stopped(self.llm.complete_extraction(&request)).await {
+            Some(Err(error)) => {
+                self.count_bills(record, &error);
+                None
+            }
             Some(Ok(completion)) => {
-                self.count_usage(record, &completion);
+                self.count_usage(record, &completion.model, completion.usage);
                 crate::json::from_text::<serde_json::Value>(completion.content.trim())
                     .ok()
                     .and_then(|v| v.get("summary").and_then(|s| s.as_str()).map(|s| s.trim().to_string()))
                     .filter(|s| !s.is_empty())
             }
-            _ => None,
+            None => None,
         };
         let Some(text) = text else {
             self.summary_failed_at = Some(n);
@@ -1088,14 +1114,22 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         true
     }
 
-    /// Adds a call's tokens and cost to the step and the task. A step's cost is unknown when
-    /// any of its calls used a model the price table lacks.
-    fn count_usage(&mut self, record: &mut StepRecord, completion: &crate::llm::Completion) {
-        let cost = self.llm.cost_usd(&completion.model, completion.usage);
+    /// Adds a call's tokens and cost (`usage` of `model`) to the step and the task. A step's cost
+    /// is unknown when any of its calls used a model the price table lacks.
+    fn count_usage(&mut self, record: &mut StepRecord, model: &str, usage: Usage) {
+        let cost = self.llm.cost_usd(model, usage);
         let before = record.usage.input_tokens + record.usage.output_tokens;
         record.cost_usd = if before == 0 { cost } else { record.cost_usd.zip(cost).map(|(a, b)| a + b) };
-        record.usage += completion.usage;
-        self.usage += completion.usage;
+        record.usage += usage;
+        self.usage += usage;
+    }
+
+    /// Adds what the answers behind `error` cost, each billed though it could not be used
+    /// (`LlmError::bills`), to the step and the task, as an answer used is added.
+    fn count_bills(&mut self, record: &mut StepRecord, error: &LlmError) {
+        for (model, usage) in error.bills() {
+            self.count_usage(record, model, usage);
+        }
     }
 
     /// Takes the task off `page` (back, or the tab closed) and looks again; the LLM hears why.

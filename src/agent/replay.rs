@@ -23,6 +23,14 @@
 //! again by its features"). The replay stops at the first element it cannot find, a password that
 //! history keeps masked (only `<secret>` placeholders can be typed again), or a failed action; after
 //! its last step it ends with a report. A restored replay skips the steps it completed.
+//!
+//! **The count in the report.** The report says how many elements were where they had been and
+//! how many were found again by their features. Each step's evaluation ends with the count so
+//! far ("So far 4 element(s) were where they had been, 1 were found again."), and a replay
+//! restored after Chrome stopped the worker takes it up from its last completed step. Only that
+//! record is read: records far behind are trimmed (`StepRecord::trim`, in the agent and in the
+//! worker's saved log), their evaluations cut to a hundred characters, which would lose the
+//! elements a step named past them; the last record is always whole.
 
 use crate::dom::{find_element, ElementFingerprint, Snapshot};
 use serde::{Deserialize, Serialize};
@@ -35,6 +43,20 @@ pub(crate) const MASKED: &str = "•••";
 const SAME_PLACE: &str = " is [";
 /// How it says an element was found by its features: "[2] found again as [5] by its features".
 const REFOUND: &str = " found again as [";
+/// How the end of a step's evaluation gives the count so far: before the elements where they
+/// had been, between the two numbers, and after the second.
+const SO_FAR: &str = " So far ";
+const SO_FAR_SAME_PLACE: &str = " element(s) were where they had been, ";
+const SO_FAR_REFOUND: &str = " were found again.";
+
+/// The count so far at the end of a replayed step's evaluation: elements where they had been,
+/// and elements found again by their features.
+fn count_so_far(evaluation: &str) -> Option<(u32, u32)> {
+    let (_, count) = evaluation.rsplit_once(SO_FAR)?;
+    let (same_place, rest) = count.split_once(SO_FAR_SAME_PLACE)?;
+    let refound = rest.strip_suffix(SO_FAR_REFOUND)?;
+    Some((same_place.parse().ok()?, refound.parse().ok()?))
+}
 
 /// One saved step to replay: what it set out to do, and its actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -95,12 +117,14 @@ impl Script {
 
     /// Drops the steps already done: a replay continued after the worker was stopped, with
     /// the evaluations of its completed steps. How their elements were found counts in the
-    /// report: each evaluation says it, in the words `next` wrote.
+    /// report: the last of them ends with the count so far (`count_so_far`), in the words
+    /// `next` wrote; the others may be trimmed.
     pub fn skip_done(&mut self, evaluations: &[&str]) {
-        for evaluation in evaluations.iter().take(self.steps.len()) {
-            self.steps.pop_front();
-            self.same_place += evaluation.matches(SAME_PLACE).count() as u32;
-            self.refound += evaluation.matches(REFOUND).count() as u32;
+        let done = evaluations.len().min(self.steps.len());
+        self.steps.drain(..done);
+        if let Some((same_place, refound)) = evaluations[..done].iter().rev().find_map(|e| count_so_far(e)) {
+            self.same_place = same_place;
+            self.refound = refound;
         }
     }
 
@@ -167,7 +191,9 @@ impl Script {
             Some(name) => format!("Running the skill \"{name}\", step {position} of {}", self.total),
             None => format!("Replaying step {position} of {}", self.total),
         };
-        let evaluation = if how.is_empty() { format!("{doing}.") } else { format!("{doing}: {}.", how.join("; ")) };
+        let so_far = format!("{SO_FAR}{}{SO_FAR_SAME_PLACE}{}{SO_FAR_REFOUND}", self.same_place, self.refound);
+        let evaluation =
+            if how.is_empty() { format!("{doing}.{so_far}") } else { format!("{doing}: {}.{so_far}", how.join("; ")) };
         let actions = items.len();
         Some(Ok(Scripted {
             answer: serde_json::json!({
@@ -189,5 +215,31 @@ impl Script {
             self.same_place,
             self.refound
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The count so far is read back from the end of an evaluation as `next` writes it, the
+    /// last of the evaluations given; evaluations without one leave the count as it was.
+    #[test]
+    fn the_count_so_far_is_read_from_the_last_completed_step() {
+        let so_far = |same: u32, refound: u32| format!("{SO_FAR}{same}{SO_FAR_SAME_PLACE}{refound}{SO_FAR_REFOUND}");
+        let first =
+            format!("Replaying step 1 of 3: [41] is [141]; [2] found again as [5] by its features.{}", so_far(1, 1));
+        let second = format!("Replaying step 2 of 3.{}", so_far(1, 1));
+        assert_eq!(count_so_far(&first), Some((1, 1)));
+        assert_eq!(count_so_far("judged from the page"), None);
+        let step = |n| ReplayStep { goal: format!("goal {n}"), actions: Vec::new() };
+        let mut script = Script::new((1..=3).map(step).collect());
+        // The first record was trimmed: its end is gone.
+        script.skip_done(&["Replaying step 1 of 3: [41] is [141]; [2] fou…", &second]);
+        assert_eq!((script.handed_out(), script.same_place, script.refound), (2, 1, 1));
+        let mut script = Script::new((1..=3).map(step).collect());
+        script.skip_done(&[&first, "Replaying step 2 of 3.", "", "", ""]);
+        assert_eq!((script.handed_out(), script.same_place, script.refound), (3, 1, 1), "the last that has one");
+        assert!(script.finished());
     }
 }

@@ -361,6 +361,12 @@ impl Skill {
         Script::skill(self.name.clone(), steps)
     }
 
+    /// The skill's steps with the given values in place of its parameters, as they run from
+    /// its own start page (a schedule replays them so, without the model).
+    pub fn steps_with(&self, values: &BTreeMap<String, String>) -> Vec<ReplayStep> {
+        self.steps.iter().map(|s| self.filled(s, values)).collect()
+    }
+
     fn filled(&self, step: &ReplayStep, values: &BTreeMap<String, String>) -> ReplayStep {
         let fill = |text: &str| {
             self.params.iter().fold(text.to_string(), |text, p| {

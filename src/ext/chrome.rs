@@ -33,10 +33,14 @@ extern "C" {
     fn storage_session_get(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = set, catch)]
     fn storage_session_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "session"], js_name = remove, catch)]
+    fn storage_session_remove(keys: Vec<String>) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = create, catch)]
     fn alarms_create(name: &str, info: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = clear, catch)]
     fn alarms_clear(name: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "alarms"], js_name = getAll, catch)]
+    fn alarms_get_all() -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = captureVisibleTab, catch)]
     fn tabs_capture_visible_tab(window_id: i32, options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = group, catch)]
@@ -64,8 +68,11 @@ extern "C" {
     // Requests to a frame's content script over the port kept open to it (content-channel.js).
     #[wasm_bindgen(js_namespace = tabwrightContent, js_name = ask, catch)]
     fn content_ask(tab_id: i32, frame_id: f64, message: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(js_namespace = tabwrightContent, js_name = closeAll, catch)]
-    fn content_close_all() -> Result<(), JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightContent, js_name = closeTabs, catch)]
+    fn content_close_tabs(tab_ids: Vec<i32>) -> Result<(), JsValue>;
+    // The open panels, told of the list of tasks (background.js).
+    #[wasm_bindgen(js_namespace = tabwrightPanels, js_name = tasksChanged, catch)]
+    fn panels_tasks_changed(tasks: &JsValue) -> Result<(), JsValue>;
     // The files attached to a task, kept by the panel (extension/files-store.js).
     #[wasm_bindgen(js_namespace = tabwrightFiles, js_name = read, catch)]
     fn files_read(id: &str) -> Result<Promise, JsValue>;
@@ -76,15 +83,20 @@ extern "C" {
     fn frames_frame_id_of(tab_id: i32, token: &str) -> Result<f64, JsValue>;
     // What goes into web pages, only while a task runs (extension/page-scripts.js).
     #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = begin, catch)]
-    fn page_scripts_begin(tab_ids: Vec<i32>) -> Result<Promise, JsValue>;
+    fn page_scripts_begin(task_id: &str, tab_ids: Vec<i32>) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = setTabs, catch)]
-    fn page_scripts_set_tabs(tab_ids: Vec<i32>) -> Result<(), JsValue>;
+    fn page_scripts_set_tabs(task_id: &str, tab_ids: Vec<i32>) -> Result<(), JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = end, catch)]
-    fn page_scripts_end() -> Result<Promise, JsValue>;
+    fn page_scripts_end(task_id: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = inject, catch)]
     fn page_scripts_inject(tab_id: i32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = tabwrightPageScripts, js_name = injectWhereMissing, catch)]
     fn page_scripts_inject_where_missing(tab_id: i32) -> Result<Promise, JsValue>;
+    // The person's notifications, shown as the waits' are (extension/attention.js).
+    #[wasm_bindgen(js_namespace = tabwrightNotices, js_name = show, catch)]
+    fn notices_show(id: &str, title: &JsValue, message: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = tabwrightNotices, js_name = clear, catch)]
+    fn notices_clear(id: &str) -> Result<Promise, JsValue>;
 }
 
 pub use crate::tabs::host::Tab;
@@ -250,27 +262,28 @@ pub fn frame_id_of(tab_id: i32, token: &str) -> Option<i64> {
     (id.is_finite() && id > 0.0).then_some(id as i64)
 }
 
-/// Closes the ports to the content scripts (the task is over).
-pub fn close_content_ports() {
-    let _ = content_close_all();
+/// Closes the ports to the content scripts of these tabs (their task is over).
+pub fn close_content_ports(tab_ids: &[i32]) {
+    let _ = content_close_tabs(tab_ids.to_vec());
 }
 
-/// A task starts, or continues after a worker restart, in these tabs: every document that
-/// loads from now on gets the content scripts (extension/page-scripts.js says which, and why
-/// only while a task runs).
-pub async fn begin_page_scripts(tab_ids: &[i32]) -> Result<(), String> {
-    settle(page_scripts_begin(tab_ids.to_vec())).await.map(|_| ())
+/// Task `task_id` starts, or continues after a worker restart, in these tabs: every document
+/// that loads from now on gets the content scripts (extension/page-scripts.js says which, and
+/// why only while a task runs).
+pub async fn begin_page_scripts(task_id: &str, tab_ids: &[i32]) -> Result<(), String> {
+    settle(page_scripts_begin(task_id, tab_ids.to_vec())).await.map(|_| ())
 }
 
-/// The task's tabs changed: frames loading in them keep the scripts, frames elsewhere take
-/// them out.
-pub fn set_task_tabs(tab_ids: &[i32]) {
-    let _ = page_scripts_set_tabs(tab_ids.to_vec());
+/// The task's tabs changed: frames loading in them keep the scripts, frames in no task's tab
+/// take them out.
+pub fn set_task_tabs(task_id: &str, tab_ids: &[i32]) {
+    let _ = page_scripts_set_tabs(task_id, tab_ids.to_vec());
 }
 
-/// No task runs: documents that load from now on get nothing.
-pub async fn end_page_scripts() -> Result<(), String> {
-    settle(page_scripts_end()).await.map(|_| ())
+/// Task `task_id` is over: its pages take the scripts out; once no task runs, documents that
+/// load from now on get nothing.
+pub async fn end_page_scripts(task_id: &str) -> Result<(), String> {
+    settle(page_scripts_end(task_id)).await.map(|_| ())
 }
 
 /// Injects the content scripts into every frame of the tab: its pages loaded before the task
@@ -321,6 +334,23 @@ pub async fn write_settings(settings: &serde_json::Value) -> Result<(), String> 
 
 pub async fn write_skills(skills: &[serde_json::Value]) -> Result<(), String> {
     let items = to_js(&serde_json::json!({ SKILLS_KEY: skills }));
+    settle(storage_local_set(&items)).await.map(|_| ())
+}
+
+/// The schedules as stored (`crate::schedule::STORAGE_KEY`); none when nothing is. Anything
+/// but a list is an error, not an empty list: writing over it would lose it.
+pub async fn stored_schedules() -> Result<Vec<serde_json::Value>, String> {
+    let key = crate::schedule::STORAGE_KEY;
+    let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(key))).await?)?;
+    match all.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+        Some(serde_json::Value::Array(list)) => Ok(list.clone()),
+        Some(_) => Err(format!("\"{key}\" in the extension's storage is not a list")),
+    }
+}
+
+pub async fn write_schedules(schedules: &[serde_json::Value]) -> Result<(), String> {
+    let items = to_js(&serde_json::json!({ crate::schedule::STORAGE_KEY: schedules }));
     settle(storage_local_set(&items)).await.map(|_| ())
 }
 
@@ -404,6 +434,16 @@ pub async fn session_set_with(key: &str, text: impl FnOnce() -> Result<String, S
     settle(storage_session_set(&items)).await.map(|_| ())
 }
 
+/// Hands the list of tasks to the open panels (a closed panel is no error).
+pub fn tasks_changed(tasks: &[crate::protocol::TaskSummary]) {
+    let _ = panels_tasks_changed(&to_js(&tasks));
+}
+
+/// Removes items of chrome.storage.session.
+pub async fn session_remove(keys: Vec<String>) -> Result<(), String> {
+    settle(storage_session_remove(keys)).await.map(|_| ())
+}
+
 /// A repeating alarm: its event wakes a stopped service worker.
 pub async fn start_alarm(name: &str, period_minutes: f64) {
     let info = to_js(&serde_json::json!({"periodInMinutes": period_minutes, "delayInMinutes": period_minutes}));
@@ -412,6 +452,41 @@ pub async fn start_alarm(name: &str, period_minutes: f64) {
 
 pub async fn stop_alarm(name: &str) {
     let _ = settle(alarms_clear(name)).await;
+}
+
+/// An alarm that rings once, at `when_ms` (ms since the epoch), in place of any of that name.
+pub async fn alarm_at(name: &str, when_ms: f64) -> Result<(), String> {
+    settle(alarms_create(name, &to_js(&serde_json::json!({ "when": when_ms })))).await.map(|_| ())
+}
+
+/// The names of the alarms set.
+pub async fn alarm_names() -> Result<Vec<String>, String> {
+    #[derive(serde::Deserialize)]
+    struct Alarm {
+        name: String,
+    }
+    let alarms: Vec<Alarm> = from_js(settle(alarms_get_all()).await?)?;
+    Ok(alarms.into_iter().map(|a| a.name).collect())
+}
+
+/// The local time zone's offset from UTC at `utc_ms`, in minutes east of Greenwich.
+pub fn local_offset_minutes(utc_ms: f64) -> i32 {
+    let minutes_west = js_sys::Date::new(&JsValue::from_f64(utc_ms)).get_timezone_offset();
+    if minutes_west.is_finite() {
+        -(minutes_west as i32)
+    } else {
+        0
+    }
+}
+
+/// Shows notification `id` with words as the pages read a core message (`{message,
+/// locale_text}`), in the person's language.
+pub async fn notify(id: &str, title: &impl Serialize, message: &impl Serialize) -> Result<(), String> {
+    settle(notices_show(id, &to_js(title), &to_js(message))).await.map(|_| ())
+}
+
+pub async fn clear_notification(id: &str) -> Result<(), String> {
+    settle(notices_clear(id)).await.map(|_| ())
 }
 
 /// A cheap extension-API call; made every ~25 s while a task runs, it keeps Chrome from

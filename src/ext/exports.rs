@@ -1,5 +1,6 @@
-//! The functions the background module calls: panel requests and the restore of a stopped
-//! worker's task, handed to the worker's `TaskHost` (`crate::worker`), which decides everything.
+//! The functions the background module calls: panel requests, the restore of a stopped
+//! worker's tasks, and the schedules' alarms and wake-ups, handed to the worker's `TaskHost`
+//! (`crate::worker`), which decides everything.
 //!
 //! `answer_panel_message` is a plain call, not an async one: a cold start's first request (the
 //! panel's `get_status`) then runs no future and no promise queue. Chrome compiles the wasm
@@ -105,4 +106,31 @@ pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
         let _ = settle.call0(&JsValue::NULL);
     }
     JsValue::from_bool(resumed)
+}
+
+/// Waits (bounded) for a restore under way: a schedule's run must not start before the tasks
+/// it could find running are back.
+async fn restored() {
+    if let Some(restored) = RESTORING.with_borrow(|r| r.as_ref().map(|(promise, _)| promise.clone())) {
+        let _ = crate::tabs::wait::within(&super::tabs::ChromeTabs, RESTORE_WAIT_MS, JsFuture::from(restored)).await;
+    }
+}
+
+/// Alarm `name` rang: a schedule's (`tabwright-schedule:<id>`) starts its run when its time
+/// has come (`TaskHost::schedule_alarm`). `broadcast` receives the events of the run.
+#[wasm_bindgen]
+pub async fn schedule_alarm(name: String, broadcast: js_sys::Function) {
+    let worker = worker(broadcast);
+    restored().await;
+    worker.schedule_alarm(&name).await;
+}
+
+/// The worker, the browser or the extension (installed, updated) started: the schedules
+/// whose time passed run once, and every schedule's alarm is set again
+/// (`TaskHost::wake_schedules`). Called after the restore.
+#[wasm_bindgen]
+pub async fn wake_schedules(broadcast: js_sys::Function) {
+    let worker = worker(broadcast);
+    restored().await;
+    worker.wake_schedules().await;
 }

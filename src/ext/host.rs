@@ -1,21 +1,21 @@
 //! `ChromeHost`: the worker's ports (`crate::worker::host`) over chrome.*: session storage for
-//! the saved task, local storage for settings and skills, tabs, timers, the alarm, and the
-//! background module's broadcast to the panels.
+//! the saved task, local storage for settings, skills and schedules, tabs, timers, the alarms,
+//! notifications, and the background module's broadcast to the panels.
 
 use super::chrome::{self, to_js};
 use super::tabs::ChromeTabs;
 use super::transport::FetchTransport;
 use crate::agent::TaskState;
 use crate::llm::{HttpRequest, HttpResponse, TransportError};
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, TaskSummary};
 use crate::settings::PageOptions;
 use crate::tabs::host::Tab;
 use crate::tabs::TabBrowser;
-use crate::worker::host::{SavedItems, SettingsStore, Tabs, TaskRuntime, TaskStore, Work};
+use crate::worker::host::{NoticeText, SavedItems, SettingsStore, Tabs, TaskRuntime, TaskStore, Work};
 use std::cell::RefCell;
 use wasm_bindgen::JsValue;
 
-/// The alarm that wakes a stopped worker while a task runs.
+/// The alarm that wakes a stopped worker while tasks run.
 const WAKE_ALARM: &str = "tabwright-task";
 
 #[derive(Default)]
@@ -37,6 +37,12 @@ impl TaskStore for ChromeHost {
 
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
         let _ = chrome::session_set_with(&key, text).await;
+    }
+
+    async fn remove_saved(&self, keys: Vec<String>) {
+        if let Err(e) = chrome::session_remove(keys).await {
+            warn(&format!("Tabwright could not let go of a task it no longer keeps: {e}"));
+        }
     }
 }
 
@@ -60,6 +66,14 @@ impl SettingsStore for ChromeHost {
     async fn write_settings(&self, settings: &serde_json::Value) -> Result<(), String> {
         chrome::write_settings(settings).await
     }
+
+    async fn stored_schedules(&self) -> Result<Vec<serde_json::Value>, String> {
+        chrome::stored_schedules().await
+    }
+
+    async fn write_schedules(&self, schedules: &[serde_json::Value]) -> Result<(), String> {
+        chrome::write_schedules(schedules).await
+    }
 }
 
 impl Tabs for ChromeHost {
@@ -80,8 +94,8 @@ impl Tabs for ChromeHost {
         chrome::create_tab(&props).await
     }
 
-    async fn group_tab(&self, id: i32) -> Result<(), String> {
-        crate::tabs::join_task_group(&ChromeTabs, id).await
+    async fn group_tab(&self, id: i32, group: &str) -> Result<(), String> {
+        crate::tabs::join_task_group(&ChromeTabs, id, group).await
     }
 }
 
@@ -90,8 +104,14 @@ impl TaskRuntime for ChromeHost {
     type Transport = FetchTransport;
     type Clock = ChromeTabs;
 
-    fn browser(&self, tab: i32, tabs: &[i32], options: PageOptions) -> TabBrowser<ChromeTabs> {
-        TabBrowser::new(ChromeTabs, tab, options).with_tabs(tabs.to_vec())
+    fn browser(
+        &self,
+        seat: crate::tabs::TaskSeat,
+        tab: i32,
+        tabs: &[i32],
+        options: PageOptions,
+    ) -> TabBrowser<ChromeTabs> {
+        TabBrowser::new(ChromeTabs, tab, options).with_tabs(tabs.to_vec()).for_task(seat)
     }
 
     fn transport(&self, timeout_ms: u32) -> FetchTransport {
@@ -119,34 +139,65 @@ impl TaskRuntime for ChromeHost {
         }
     }
 
-    fn deliver_answer(&self, answer: String) -> bool {
-        super::tabs::deliver_answer(answer)
+    fn broadcast_tasks(&self, tasks: &[TaskSummary]) {
+        chrome::tasks_changed(tasks);
     }
 
-    fn deliver_consent(&self, id: u32, answer: crate::guard::ConsentAnswer) -> bool {
-        super::tabs::deliver_consent(id, answer)
-    }
-
-    async fn task_began(&self, tabs: &[i32]) {
+    async fn task_began(&self, task_id: &str, tabs: &[i32]) {
         chrome::start_alarm(WAKE_ALARM, 0.5).await;
-        // Pages get the content scripts only while the task runs (its end takes them out:
+        // Pages get the content scripts only while a task runs (its end takes them out:
         // `TabBrowser::finish`). Without the registration, each page gets them when the
         // task first looks at it, later than its own scripts.
-        if let Err(e) = chrome::begin_page_scripts(tabs).await {
+        if let Err(e) = chrome::begin_page_scripts(task_id, tabs).await {
             warn(&format!("Tabwright could not register its page scripts: {e}"));
         }
     }
 
-    async fn task_ended(&self) {
+    async fn tasks_idle(&self) {
         chrome::stop_alarm(WAKE_ALARM).await;
     }
 
-    async fn end_page_scripts(&self) {
-        let _ = chrome::end_page_scripts().await;
+    async fn end_page_scripts(&self, task_id: &str) {
+        let _ = chrome::end_page_scripts(task_id).await;
     }
 
     async fn keep_alive(&self) {
         chrome::keep_alive().await;
+    }
+
+    async fn set_alarm(&self, name: &str, when_ms: f64) {
+        if let Err(e) = chrome::alarm_at(name, when_ms).await {
+            warn(&format!("Tabwright could not set the alarm {name}: {e}"));
+        }
+    }
+
+    async fn clear_alarm(&self, name: &str) {
+        chrome::stop_alarm(name).await;
+    }
+
+    async fn clear_alarms_except(&self, prefix: &str, keep: &[String]) {
+        match chrome::alarm_names().await {
+            Ok(names) => {
+                for name in names.iter().filter(|n| n.starts_with(prefix) && !keep.contains(n)) {
+                    chrome::stop_alarm(name).await;
+                }
+            }
+            Err(e) => warn(&format!("Tabwright could not list its alarms: {e}")),
+        }
+    }
+
+    fn local_offset_minutes(&self, utc_ms: f64) -> i32 {
+        chrome::local_offset_minutes(utc_ms)
+    }
+
+    async fn notify(&self, id: &str, title: &NoticeText, message: &NoticeText) {
+        if let Err(e) = chrome::notify(id, title, message).await {
+            warn(&format!("Tabwright could not show a notification: {e}"));
+        }
+    }
+
+    async fn clear_notification(&self, id: &str) {
+        let _ = chrome::clear_notification(id).await;
     }
 
     fn warn(&self, text: &str) {

@@ -4,25 +4,8 @@
 
 use super::chrome::{self, from_js};
 use crate::protocol::{ContentReply, ContentRequest};
-use crate::tabs::host::{Answers, Consents, FrameAnswer, Later, Tab, TabChange, TabHost};
+use crate::tabs::host::{FrameAnswer, Later, Tab, TabChange, TabHost};
 use wasm_bindgen::{JsCast, JsValue};
-
-thread_local! {
-    /// The running task's open question (see `Answers`).
-    static ANSWERS: Answers = Answers::default();
-    /// The running task's open consent (see `Consents`).
-    static CONSENTS: Consents = Consents::default();
-}
-
-/// Hands the person's answer to the task's consent `id`; false when it does not wait.
-pub fn deliver_consent(id: u32, answer: crate::guard::ConsentAnswer) -> bool {
-    CONSENTS.with(|consents| consents.deliver(id, answer))
-}
-
-/// Hands the person's answer to the task's open question; false when none waits.
-pub fn deliver_answer(answer: String) -> bool {
-    ANSWERS.with(|answers| answers.deliver(0, answer))
-}
 
 #[derive(Clone, Copy, Default)]
 pub struct ChromeTabs;
@@ -122,8 +105,8 @@ impl TabHost for ChromeTabs {
         chrome::new_group(tab, window, title, color).await
     }
 
-    fn set_task_tabs(&self, ids: &[i32]) {
-        chrome::set_task_tabs(ids);
+    fn set_task_tabs(&self, task: &str, ids: &[i32]) {
+        chrome::set_task_tabs(task, ids);
     }
 
     fn ask_frame(&self, tab: i32, frame: i64, request: &ContentRequest) -> Later<Result<FrameAnswer, String>> {
@@ -151,12 +134,12 @@ impl TabHost for ChromeTabs {
         chrome::inject_files(tab, files).await
     }
 
-    async fn end_page_scripts(&self) -> Result<(), String> {
-        chrome::end_page_scripts().await
+    async fn end_page_scripts(&self, task: &str) -> Result<(), String> {
+        chrome::end_page_scripts(task).await
     }
 
-    fn close_content_ports(&self) {
-        chrome::close_content_ports();
+    fn close_content_ports(&self, tabs: &[i32]) {
+        chrome::close_content_ports(tabs);
     }
 
     async fn read_task_file(&self, id: &str) -> Result<Option<String>, String> {
@@ -182,13 +165,5 @@ impl TabHost for ChromeTabs {
 
     fn debugger_detached(&self, tab: i32) -> Option<String> {
         chrome::debugger_detached(tab)
-    }
-
-    fn answers(&self) -> Answers {
-        ANSWERS.with(Answers::clone)
-    }
-
-    fn consents(&self) -> Consents {
-        CONSENTS.with(Consents::clone)
     }
 }

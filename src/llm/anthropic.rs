@@ -120,21 +120,28 @@ struct WireUsage {
 /// - `max_tokens`: cut off at the output limit ([`LlmError::Truncated`]).
 /// - `model_context_window_exceeded`: the request and the answer outgrew the model's context
 ///   ([`LlmError::ContextWindowExceeded`]), whatever part of an answer came.
-/// - `refusal`: [`LlmError::Refusal`] with the explanation of `stop_details`, else the text.
+/// - `refusal`: [`LlmError::Refusal`] with the explanation of `stop_details`; without one, the
+///   text the model had written is no reason but what came before the refusal
+///   ([`LlmError::RefusedMidAnswer`]).
 /// - `pause_turn`: the API paused a long turn (server tools, which no request here offers);
 ///   an answer already given is taken, else it is asked again.
 /// - anything newer: an answer given is taken, else the reason is named.
+///
+/// An answer that is not taken was billed all the same: its error carries the `usage`
+/// ([`LlmError::Billed`]).
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "Anthropic Messages")?;
+    let usage = parsed.usage.as_ref().map(WireUsage::usage);
+    let billed = |error| LlmError::billed(error, usage);
     let text: Vec<&str> =
         parsed.content.iter().filter(|b| b.kind == "text").filter_map(|b| b.text.as_deref()).collect();
     let text = text.join("\n");
     let stop_reason = parsed.stop_reason.as_deref().unwrap_or("");
     match stop_reason {
-        "max_tokens" => return Err(LlmError::Truncated),
-        "model_context_window_exceeded" => return Err(LlmError::ContextWindowExceeded),
-        "refusal" => return Err(LlmError::Refusal(refusal_reason(parsed.stop_details.as_ref(), &text))),
+        "max_tokens" => return Err(billed(LlmError::Truncated)),
+        "model_context_window_exceeded" => return Err(billed(LlmError::ContextWindowExceeded)),
+        "refusal" => return Err(billed(refusal(parsed.stop_details.as_ref(), &text))),
         _ => {}
     }
     let input = parsed.content.into_iter().find(|b| b.kind == "tool_use").and_then(|b| b.input);
@@ -143,55 +150,59 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         Some(Value::String(s)) => s,
         Some(input) => input.to_string(),
         None if stop_reason == "pause_turn" => {
-            return Err(LlmError::Malformed(
+            return Err(billed(LlmError::Malformed(
                 "the provider paused the model's turn before it gave an answer (pause_turn); the step is asked again"
                     .into(),
-            ));
+            )));
         }
         None if !["", "end_turn", "tool_use", "stop_sequence"].contains(&stop_reason) => {
-            return Err(LlmError::Malformed(format!(
+            return Err(billed(LlmError::Malformed(format!(
                 "the model stopped without an answer, for a reason Tabwright does not know (\"{}\")",
                 excerpt(stop_reason, 60)
-            )));
+            ))));
         }
         None if text.trim().is_empty() => {
-            return Err(LlmError::Malformed("the response has neither a tool call nor text".into()));
+            return Err(billed(LlmError::Malformed("the response has neither a tool call nor text".into())));
         }
         None => {
-            return Err(LlmError::Malformed(format!(
+            return Err(billed(LlmError::Malformed(format!(
                 "the model wrote text instead of calling the answer tool (\"{}\"); choose a model that supports tool use in Tabwright's settings",
                 excerpt(text.trim(), 200)
-            )));
+            ))));
         }
     };
-    let usage = parsed
-        .usage
-        .map(|u| {
-            // Anthropic counts the three parts of the input apart; the total is their sum.
-            let read = u.cache_read_input_tokens.unwrap_or(0);
-            let written = u.cache_creation_input_tokens.unwrap_or(0);
-            Usage::new(u.input_tokens + read + written, u.output_tokens).with_cached(read)
-        })
-        .unwrap_or_default();
-    Ok(Completion { content, usage, model: String::new() })
+    Ok(Completion { content, usage: usage.unwrap_or_default(), model: String::new() })
 }
 
-/// Why the model refused: the explanation `stop_details` gives (with its policy category), else
-/// the text the model wrote, else a plain statement.
-fn refusal_reason(details: Option<&Value>, text: &str) -> String {
+impl WireUsage {
+    /// Anthropic counts the three parts of the input apart; the total is their sum.
+    fn usage(&self) -> Usage {
+        let read = self.cache_read_input_tokens.unwrap_or(0);
+        let written = self.cache_creation_input_tokens.unwrap_or(0);
+        Usage::new(self.input_tokens + read + written, self.output_tokens).with_cached(read)
+    }
+}
+
+/// A refusal as the person reads it: the explanation `stop_details` gives (with its policy
+/// category); without one, what the model had written before it stopped, said as that and not
+/// as the reason (the refusal cut it off); else a plain statement.
+fn refusal(details: Option<&Value>, text: &str) -> LlmError {
     let field = |name: &str| details.and_then(|d| d.get(name)).and_then(Value::as_str).map(str::trim);
     let explanation = field("explanation").filter(|e| !e.is_empty());
     let category = field("category").filter(|c| !c.is_empty());
-    match (explanation, category) {
+    let written = text.trim();
+    LlmError::Refusal(match (explanation, category) {
         (Some(why), Some(category)) => format!("{} (policy category: {category})", excerpt(why, 300)),
         (Some(why), None) => excerpt(why, 300),
-        (None, category) if !text.trim().is_empty() => match category {
-            Some(category) => format!("{} (policy category: {category})", excerpt(text.trim(), 300)),
-            None => excerpt(text.trim(), 300),
-        },
+        (None, category) if !written.is_empty() => {
+            return LlmError::RefusedMidAnswer {
+                written: excerpt(written, 300),
+                category: category.map(|c| excerpt(c, 60)),
+            };
+        }
         (None, Some(category)) => format!("the model declined to answer (policy category: {category})"),
         (None, None) => "the model declined to answer".to_string(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -243,19 +254,47 @@ mod tests {
     #[test]
     fn a_refusal_says_why_with_what_it_has() {
         let details = r#"{"type":"refusal","category":"bio","explanation":null}"#;
-        assert_eq!(
-            with_stop("refusal", TEXT, details),
-            Err(LlmError::Refusal("I won't do that. (policy category: bio)".into()))
-        );
+        let midway = |category: Option<&str>| LlmError::RefusedMidAnswer {
+            written: "I won't do that.".into(),
+            category: category.map(str::to_string),
+        };
+        assert_eq!(with_stop("refusal", TEXT, details), Err(midway(Some("bio"))));
         assert_eq!(
             with_stop("refusal", "[]", details),
             Err(LlmError::Refusal("the model declined to answer (policy category: bio)".into()))
         );
-        assert_eq!(with_stop("refusal", TEXT, "null"), Err(LlmError::Refusal("I won't do that.".into())));
+        assert_eq!(with_stop("refusal", TEXT, "null"), Err(midway(None)));
         assert_eq!(
             with_stop("refusal", "[]", r#""odd""#),
             Err(LlmError::Refusal("the model declined to answer".into()))
         );
+        // The text is what came before the refusal, not its reason.
+        assert_eq!(
+            midway(None).to_string(),
+            "The model refused to go on (no reason given). It had written: “I won't do that.”"
+        );
+        assert_eq!(
+            midway(Some("bio")).to_string(),
+            "The model refused to go on (no reason given; policy category: bio). It had written: “I won't do that.”"
+        );
+        // An explanation is the reason, whatever text came before it.
+        let explained = r#"{"type":"refusal","category":null,"explanation":"It conflicts with the usage policy."}"#;
+        assert_eq!(
+            with_stop("refusal", TEXT, explained),
+            Err(LlmError::Refusal("It conflicts with the usage policy.".into()))
+        );
+    }
+
+    /// What a stop billed comes with its error; a body without usage bills nothing.
+    #[test]
+    fn an_answer_not_taken_carries_its_usage() {
+        let body = r#"{"content":[],"stop_reason":"max_tokens","usage":{"input_tokens":10,"cache_read_input_tokens":30,"output_tokens":8192}}"#;
+        let r = parse_response("u", &HttpResponse { status: 200, body: body.into(), ..HttpResponse::default() });
+        let err = r.unwrap_err();
+        assert_eq!(err.bills(), vec![("", Usage::new(40, 8192).with_cached(30))]);
+        assert_eq!(err.unbilled(), &LlmError::Truncated);
+        assert_eq!(err.to_string(), LlmError::Truncated.to_string());
+        assert_eq!(with_stop("max_tokens", ANSWER, "null"), Err(LlmError::Truncated), "no usage, no bill");
     }
 
     #[test]

@@ -14,6 +14,11 @@
 //! Once the fallback has answered for a model, the next [`STICKY_FALLBACK_CALLS`] calls for that
 //! model go to the fallback first: a model that is down or rate-limited stays so for a while,
 //! and each step should not wait through its retries again. Then the model is tried again.
+//!
+//! What a call cost travels with its outcome: a [`Completion`]'s usage, or the bill of an answer
+//! the provider charged for but that could not be used ([`LlmError::Billed`], with the model
+//! that was billed). Only failures that carry no answer, and so no bill, are retried or left
+//! for the fallback; a failed fallback keeps both errors, and with them both bills.
 
 use super::pricing::PriceTable;
 use super::retry::{backoff_ms, is_retryable_status, retry_after_ms, MAX_RETRIES};
@@ -97,7 +102,13 @@ impl<T: LlmTransport> LlmClient<T> {
             }
             _ => {
                 let said: String = completion.content.chars().take(200).collect();
-                Err(LlmError::Malformed(format!("the model answered, but not with the JSON object asked for: {said}")))
+                Err(LlmError::Billed {
+                    error: Box::new(LlmError::Malformed(format!(
+                        "the model answered, but not with the JSON object asked for: {said}"
+                    ))),
+                    usage: completion.usage,
+                    model: completion.model,
+                })
             }
         }
     }
@@ -187,7 +198,8 @@ impl<T: LlmTransport> LlmClient<T> {
             },
             Ok(response) => Attempt::Final(
                 parse_response(settings.provider, &http.url, &response)
-                    .map(|completion| Completion { model: model.to_string(), ..completion }),
+                    .map(|completion| Completion { model: model.to_string(), ..completion })
+                    .map_err(|error| error.billed_by(model)),
             ),
         }
     }

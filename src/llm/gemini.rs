@@ -145,10 +145,14 @@ const FAILED: &[&str] = &[
 /// with neither (its safety ratings) is no refusal. A candidate's `finishReason`: `STOP` (or
 /// none) is an answer, `MAX_TOKENS` [`LlmError::Truncated`], the [`REFUSED`] ones a refusal,
 /// the [`FAILED`] ones a failed answer asked again; a reason newer than these is taken as a
-/// stop when text came. `finishMessage`, when given, is said with the reason.
+/// stop when text came. `finishMessage`, when given, is said with the reason. An answer that is
+/// not taken was billed all the same: its error carries the `usageMetadata`
+/// ([`LlmError::Billed`]).
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "Gemini generateContent")?;
+    let usage = parsed.usage_metadata.as_ref().map(UsageMetadata::usage);
+    let billed = |error| LlmError::billed(error, usage);
     let feedback = parsed.prompt_feedback.unwrap_or(PromptFeedback { block_reason: None, block_reason_message: None });
     let reason = feedback.block_reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
     let message = feedback.block_reason_message.as_deref().map(str::trim).filter(|m| !m.is_empty());
@@ -160,26 +164,26 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         })
     };
     if reason.is_some() {
-        return Err(blocked(reason, message));
+        return Err(billed(blocked(reason, message)));
     }
     let Some(candidate) = parsed.candidates.into_iter().next() else {
         // No answer, and the feedback says why in words only.
-        return Err(match message {
+        return Err(billed(match message {
             Some(message) => blocked(None, Some(message)),
             None => LlmError::Malformed("the response has no candidates".into()),
-        });
+        }));
     };
     let because = |reason: &str| match candidate.finish_message.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
         Some(message) => format!("{reason}: {}", excerpt(message, 300)),
         None => reason.to_string(),
     };
     match candidate.finish_reason.as_deref() {
-        Some("MAX_TOKENS") => return Err(LlmError::Truncated),
+        Some("MAX_TOKENS") => return Err(billed(LlmError::Truncated)),
         Some(reason) if REFUSED.contains(&reason) => {
-            return Err(LlmError::Refusal(format!("Gemini stopped the answer ({})", because(reason))));
+            return Err(billed(LlmError::Refusal(format!("Gemini stopped the answer ({})", because(reason)))));
         }
         Some(reason) if FAILED.contains(&reason) => {
-            return Err(LlmError::Malformed(format!("Gemini ended the answer early ({})", because(reason))));
+            return Err(billed(LlmError::Malformed(format!("Gemini ended the answer early ({})", because(reason)))));
         }
         _ => {}
     }
@@ -189,16 +193,17 @@ pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, 
         .unwrap_or_default();
     if content.trim().is_empty() {
         let why = candidate.finish_reason.map(|r| format!(" (finish reason {r})")).unwrap_or_default();
-        return Err(LlmError::Malformed(format!("the response has no text{why}")));
+        return Err(billed(LlmError::Malformed(format!("the response has no text{why}"))));
     }
-    let usage = parsed
-        .usage_metadata
-        .map(|u| {
-            Usage::new(u.prompt_token_count, u.candidates_token_count + u.thoughts_token_count)
-                .with_cached(u.cached_content_token_count)
-        })
-        .unwrap_or_default();
-    Ok(Completion { content, usage, model: String::new() })
+    Ok(Completion { content, usage: usage.unwrap_or_default(), model: String::new() })
+}
+
+impl UsageMetadata {
+    /// A thinking model's thoughts are billed as output.
+    fn usage(&self) -> Usage {
+        Usage::new(self.prompt_token_count, self.candidates_token_count + self.thoughts_token_count)
+            .with_cached(self.cached_content_token_count)
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@
 //! The parsers hand the model's text on as it is, even when it is not valid JSON: the agent's
 //! validator reads it (and tells the model what was wrong on the next step). They only fail when
 //! the provider's answer carries no usable text at all, or says the answer was refused or cut off.
-//! [`pricing`] turns token counts into dollars.
+//! Such an answer is billed all the same, so its error carries the usage the provider reported
+//! ([`LlmError::Billed`]), and the agent counts it in the task's tokens and cost as it counts an
+//! answer it used. [`pricing`] turns token counts into dollars.
 
 pub mod anthropic;
 mod client;
@@ -143,6 +145,10 @@ pub enum LlmError {
     Http { url: String, status: u16, message: String },
     #[error("The model refused: {0}")]
     Refusal(String),
+    /// Anthropic's refusal (`stop_reason: refusal`) that came without an explanation: what the
+    /// model had written when it stopped is no reason, only what came before the refusal.
+    #[error("{}", refused_mid_answer(written, category.as_deref()))]
+    RefusedMidAnswer { written: String, category: Option<String> },
     #[error("The model's answer was cut off at the output token limit before it was complete.")]
     Truncated,
     #[error("The request and the model's answer did not fit in the model's context window. Lower the most input tokens one request may carry in Tabwright's settings, or choose a model with a larger context.")]
@@ -151,6 +157,27 @@ pub enum LlmError {
     Malformed(String),
     #[error("With the model {model}: {error} With the fallback model {fallback}: {fallback_error}")]
     FallbackFailed { model: String, error: Box<LlmError>, fallback: String, fallback_error: Box<LlmError> },
+    /// An answer the provider billed though it could not be used (cut off, refused, over the
+    /// context window, without an answer): `error` says why, `usage` is what the provider
+    /// reported it cost. It reads as `error`; the agent adds `usage` to the task's.
+    #[error("{error}")]
+    Billed {
+        error: Box<LlmError>,
+        usage: Usage,
+        /// The configured model that was billed. Empty from the providers' `parse_response`,
+        /// which cannot know it; [`LlmClient`] fills it in, as for a [`Completion`].
+        model: String,
+    },
+}
+
+/// What a refusal without an explanation says (see [`LlmError::RefusedMidAnswer`]).
+fn refused_mid_answer(written: &str, category: Option<&str>) -> String {
+    match category {
+        Some(category) => format!(
+            "The model refused to go on (no reason given; policy category: {category}). It had written: “{written}”"
+        ),
+        None => format!("The model refused to go on (no reason given). It had written: “{written}”"),
+    }
 }
 
 impl LlmError {
@@ -160,9 +187,56 @@ impl LlmError {
         match self {
             LlmError::Unreachable { .. } | LlmError::Http { .. } => true,
             LlmError::FallbackFailed { fallback_error, .. } => fallback_error.ends_task(),
-            LlmError::Refusal(_) | LlmError::Truncated | LlmError::ContextWindowExceeded | LlmError::Malformed(_) => {
-                false
+            LlmError::Billed { error, .. } => error.ends_task(),
+            LlmError::Refusal(_)
+            | LlmError::RefusedMidAnswer { .. }
+            | LlmError::Truncated
+            | LlmError::ContextWindowExceeded
+            | LlmError::Malformed(_) => false,
+        }
+    }
+
+    /// `error`, billed for `usage` when the provider's answer reported any tokens.
+    pub fn billed(error: LlmError, usage: Option<Usage>) -> LlmError {
+        match usage {
+            Some(usage) if usage != Usage::default() => {
+                LlmError::Billed { error: Box::new(error), usage, model: String::new() }
             }
+            _ => error,
+        }
+    }
+
+    /// The error itself, without what it cost: why the answer could not be used.
+    pub fn unbilled(&self) -> &LlmError {
+        match self {
+            LlmError::Billed { error, .. } => error.unbilled(),
+            other => other,
+        }
+    }
+
+    /// Every answer this error stands for that the provider billed, as (model, usage): one for
+    /// a billed answer, those of both models when the fallback failed too, none for an error
+    /// that had no answer (an HTTP error, an unreachable server).
+    pub fn bills(&self) -> Vec<(&str, Usage)> {
+        match self {
+            LlmError::Billed { usage, model, .. } => vec![(model.as_str(), *usage)],
+            LlmError::FallbackFailed { error, fallback_error, .. } => {
+                let mut bills = error.bills();
+                bills.extend(fallback_error.bills());
+                bills
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// This error with `model` named as the one billed, where it was billed and no model was
+    /// named yet (the providers' parsers cannot know it).
+    fn billed_by(self, model: &str) -> LlmError {
+        match self {
+            LlmError::Billed { error, usage, model: named } if named.is_empty() => {
+                LlmError::Billed { error, usage, model: model.to_string() }
+            }
+            other => other,
         }
     }
 }
@@ -201,11 +275,17 @@ impl crate::message::Localize for LlmError {
                 }
             }
             LlmError::Refusal(why) => L::new("llm_refusal", [why]),
+            LlmError::RefusedMidAnswer { written, category: None } => L::new("llm_refused_mid_answer", [written]),
+            LlmError::RefusedMidAnswer { written, category: Some(category) } => {
+                L::new("llm_refused_mid_answer_category", [category, written])
+            }
             LlmError::Truncated => L::plain("llm_truncated"),
             LlmError::ContextWindowExceeded => L::plain("llm_context_window_exceeded"),
             LlmError::Malformed(why) => L::new("llm_malformed", [why]),
             // Two errors in one: each is already in English, with its own advice.
             LlmError::FallbackFailed { .. } => return None,
+            // What it cost is counted, not said.
+            LlmError::Billed { error, .. } => return error.locale_text(),
         })
     }
 }

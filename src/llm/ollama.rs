@@ -59,19 +59,22 @@ struct Message {
     content: Option<String>,
 }
 
-/// Parses an `/api/chat` response, or the error body `{error: "..."}`.
+/// Parses an `/api/chat` response, or the error body `{error: "..."}`. An answer cut off or
+/// empty carries its token counts ([`LlmError::Billed`]): a local model costs nothing in the
+/// price table, but its tokens are the task's all the same.
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "Ollama chat")?;
+    let usage = Usage::new(parsed.prompt_eval_count, parsed.eval_count);
+    let billed = |error| LlmError::billed(error, Some(usage));
     if parsed.done_reason.as_deref() == Some("length") {
-        return Err(LlmError::Truncated);
+        return Err(billed(LlmError::Truncated));
     }
     let content = parsed
         .message
         .content
         .filter(|c| !c.trim().is_empty())
-        .ok_or_else(|| LlmError::Malformed("the response message has no content".into()))?;
-    let usage = Usage::new(parsed.prompt_eval_count, parsed.eval_count);
+        .ok_or_else(|| billed(LlmError::Malformed("the response message has no content".into())))?;
     Ok(Completion { content, usage, model: String::new() })
 }
 

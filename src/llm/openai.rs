@@ -165,35 +165,42 @@ struct WireUsage {
     prompt_tokens_details: Option<serde_json::Value>,
 }
 
-/// Parses a chat-completions response, or the provider's error body.
+/// Parses a chat-completions response, or the provider's error body. An answer that is not
+/// taken (refused, cut off, empty) was billed all the same: its error carries the `usage`
+/// ([`LlmError::Billed`]).
 pub fn parse_response(url: &str, response: &HttpResponse) -> Result<Completion, LlmError> {
     http_error(url, response)?;
     let parsed: Response = parse_body(&response.body, "chat-completions")?;
-    let choice =
-        parsed.choices.into_iter().next().ok_or_else(|| LlmError::Malformed("the response has no choices".into()))?;
+    let usage = parsed.usage.as_ref().map(WireUsage::usage);
+    let billed = |error| LlmError::billed(error, usage);
+    let choice = parsed
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| billed(LlmError::Malformed("the response has no choices".into())))?;
     let (content, refusal_part) = message_text(choice.message.content);
     if let Some(refusal) = choice.message.refusal.or(refusal_part).filter(|r| !r.is_empty()) {
-        return Err(LlmError::Refusal(refusal));
+        return Err(billed(LlmError::Refusal(refusal)));
     }
     match choice.finish_reason.as_deref() {
-        Some("length") => return Err(LlmError::Truncated),
+        Some("length") => return Err(billed(LlmError::Truncated)),
         // OpenAI's and Azure's content filters stop an answer this way.
         Some("content_filter") => {
-            return Err(LlmError::Refusal("the provider's content filter withheld the answer".into()))
+            return Err(billed(LlmError::Refusal("the provider's content filter withheld the answer".into())))
         }
         _ => {}
     }
     let content = content
         .filter(|c| !c.trim().is_empty())
-        .ok_or_else(|| LlmError::Malformed("the response message has no content".into()))?;
-    let usage = parsed
-        .usage
-        .map(|u| {
-            let cached = u.prompt_tokens_details.as_ref().and_then(|d| d.get("cached_tokens")).and_then(|c| c.as_u64());
-            Usage::new(u.prompt_tokens, u.completion_tokens).with_cached(cached.unwrap_or(0))
-        })
-        .unwrap_or_default();
-    Ok(Completion { content, usage, model: String::new() })
+        .ok_or_else(|| billed(LlmError::Malformed("the response message has no content".into())))?;
+    Ok(Completion { content, usage: usage.unwrap_or_default(), model: String::new() })
+}
+
+impl WireUsage {
+    fn usage(&self) -> Usage {
+        let cached = self.prompt_tokens_details.as_ref().and_then(|d| d.get("cached_tokens")).and_then(|c| c.as_u64());
+        Usage::new(self.prompt_tokens, self.completion_tokens).with_cached(cached.unwrap_or(0))
+    }
 }
 
 #[cfg(test)]

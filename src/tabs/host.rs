@@ -96,6 +96,11 @@ impl<T: Clone> Waiting<T> {
         }
     }
 
+    /// Whether something waits for the person's answer now.
+    pub fn is_open(&self) -> bool {
+        matches!(&*self.0.borrow(), Some((_, None)))
+    }
+
     pub(crate) fn open(&self, id: u32) {
         *self.0.borrow_mut() = Some((id, None));
     }
@@ -145,8 +150,8 @@ pub trait TabHost: Clock + Clone + 'static {
     async fn add_to_group(&self, tab: i32, group: i32) -> Result<(), String>;
     /// Makes a new group of the tab in the window, titled and coloured.
     async fn new_group(&self, tab: i32, window: i32, title: &str, color: &str) -> Result<(), String>;
-    /// Which tabs are the task's (content scripts in other tabs stay quiet).
-    fn set_task_tabs(&self, ids: &[i32]);
+    /// Which tabs are task `task`'s (content scripts in tabs of no task stay quiet).
+    fn set_task_tabs(&self, task: &str, ids: &[i32]);
 
     // The content scripts.
     /// Sends `request` to a frame's content script (the question leaves before the call returns).
@@ -161,9 +166,11 @@ pub trait TabHost: Clock + Clone + 'static {
     async fn inject_where_missing(&self, tab: i32) -> Result<u32, String>;
     /// Puts extension files into the tab's top frame.
     async fn inject_files(&self, tab: i32, files: &[&str]) -> Result<(), String>;
-    /// Takes the scripts out of every page: the task is over.
-    async fn end_page_scripts(&self) -> Result<(), String>;
-    fn close_content_ports(&self);
+    /// Task `task` is over: its pages take the scripts out, and once no task runs, no page
+    /// that loads gets them.
+    async fn end_page_scripts(&self, task: &str) -> Result<(), String>;
+    /// Closes the ports to the content scripts of these tabs (their task is over).
+    fn close_content_ports(&self, tabs: &[i32]);
 
     // Files the person attached (base64; `None` when no longer kept).
     async fn read_task_file(&self, id: &str) -> Result<Option<String>, String>;
@@ -179,9 +186,13 @@ pub trait TabHost: Clock + Clone + 'static {
     ) -> Result<serde_json::Value, String>;
     /// Why the debugger was detached from the tab since the last call, if it was.
     fn debugger_detached(&self, tab: i32) -> Option<String>;
+}
 
-    /// The person's answers to the task's questions.
-    fn answers(&self) -> Answers;
-    /// The person's answers to the task's consents.
-    fn consents(&self) -> Consents;
+/// What one task waits for from the person: its open question and its open consent. Each task
+/// has its own, held by its browser and by the worker, which hands over what the side panel
+/// sent for that task.
+#[derive(Clone, Default)]
+pub struct PersonWaits {
+    pub answers: Answers,
+    pub consents: Consents,
 }

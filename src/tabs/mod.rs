@@ -177,35 +177,85 @@ pub struct TabBrowser<H: TabHost> {
     facts_read: Option<(crate::browser::FactsOf, String)>,
     /// The facts the next click on that element must still find (`expect_facts`).
     expected: Option<(u32, String)>,
+    /// Which task this browser works for, and what the person answers it.
+    seat: TaskSeat,
+}
+
+/// Which task a browser works for: its id (the page scripts and ports it ends are its own),
+/// the title of its tab group, and the answers the person gives it.
+#[derive(Clone)]
+pub struct TaskSeat {
+    pub task_id: String,
+    pub group_title: String,
+    pub waits: host::PersonWaits,
+}
+
+impl Default for TaskSeat {
+    fn default() -> Self {
+        TaskSeat { task_id: String::new(), group_title: TASK_GROUP_TITLE.into(), waits: Default::default() }
+    }
+}
+
+/// Tab groups take the colours Chrome offers; a task's is picked by its id, so two tasks
+/// side by side are told apart at a glance.
+const GROUP_COLORS: [&str; 8] = ["cyan", "blue", "purple", "green", "orange", "pink", "yellow", "red"];
+
+/// The title of task `task`'s tab group: the product's name and the task's first words, so a
+/// person with several tasks running sees which tabs are which.
+pub fn group_title_of(task: &str) -> String {
+    const WORDS_CHARS: usize = 24;
+    let words: Vec<&str> = task.split_whitespace().collect();
+    let Some(first) = words.first() else { return TASK_GROUP_TITLE.into() };
+    // Whole words, as many as fit; a first word longer than that is cut.
+    let mut cut: String = first.chars().take(WORDS_CHARS).collect();
+    let mut taken = 1;
+    for word in &words[1..] {
+        if cut.chars().count() + 1 + word.chars().count() > WORDS_CHARS {
+            break;
+        }
+        cut = format!("{cut} {word}");
+        taken += 1;
+    }
+    if taken < words.len() || first.chars().count() > WORDS_CHARS {
+        cut.push('…');
+    }
+    format!("{TASK_GROUP_TITLE} · {cut}")
 }
 
 /// The title of the tab group the tabs a task opens are gathered in.
 pub const TASK_GROUP_TITLE: &str = "Tabwright";
 
-/// Puts a tab the task opened into its window's "Tabwright" tab group (made the first time),
-/// so the person sees at a glance which tabs the agent opened. A tab already in a group (Chrome
-/// puts a tab opened from a grouped tab into that group) stays where it is.
-pub async fn join_task_group(host: &impl TabHost, tab_id: i32) -> Result<(), String> {
+/// Puts a tab the task opened into its window's tab group titled `title` (made the first
+/// time), so the person sees at a glance which tabs the agent opened, and for which task. A tab
+/// already in a group (Chrome puts a tab opened from a grouped tab into that group) stays
+/// where it is.
+pub async fn join_task_group(host: &impl TabHost, tab_id: i32, title: &str) -> Result<(), String> {
     let tab = host.tab(tab_id).await?;
     if tab.group_id.is_some_and(|g| g >= 0) {
         return Ok(());
     }
     let window = tab.window_id.ok_or("the tab has no window")?;
-    match host.find_group(window, TASK_GROUP_TITLE).await? {
+    match host.find_group(window, title).await? {
         Some(group) => host.add_to_group(tab_id, group).await,
-        None => host.new_group(tab_id, window, TASK_GROUP_TITLE, "cyan").await,
+        None => {
+            let pick = title.bytes().fold(0usize, |sum, b| sum.wrapping_mul(31).wrapping_add(b as usize));
+            let color =
+                if title == TASK_GROUP_TITLE { GROUP_COLORS[0] } else { GROUP_COLORS[pick % GROUP_COLORS.len()] };
+            host.new_group(tab_id, window, title, color).await
+        }
     }
 }
 
-/// Tabs waiting to join the "Tabwright" tab group, joined one after another off the task's
-/// path (two at once could each make a group).
+/// Tabs waiting to join the task's tab group, joined one after another off the task's path
+/// (two at once could each make a group).
 #[derive(Default)]
 struct Grouping {
+    title: RefCell<String>,
     pending: RefCell<Vec<i32>>,
     busy: std::cell::Cell<bool>,
 }
 
-/// Gathers tabs the task opened into the "Tabwright" tab group, in the background: the task
+/// Gathers tabs the task opened into its tab group, in the background: the task
 /// does not wait for it, and a failure (the user dragged the tab out, tab groups unavailable)
 /// only leaves the tab ungrouped.
 fn group_later<H: TabHost>(host: &H, grouping: &Rc<Grouping>, tabs: impl IntoIterator<Item = i32>) {
@@ -221,7 +271,8 @@ fn group_later<H: TabHost>(host: &H, grouping: &Rc<Grouping>, tabs: impl IntoIte
                 (!pending.is_empty()).then(|| pending.remove(0))
             };
             let Some(tab) = next else { break };
-            if let Err(e) = join_task_group(&worker, tab).await {
+            let title = grouping.title.borrow().clone();
+            if let Err(e) = join_task_group(&worker, tab, &title).await {
                 worker.warn(&format!("Tabwright could not group tab {tab}: {e}"));
             }
         }
@@ -249,11 +300,19 @@ impl<H: TabHost> TabBrowser<H> {
             blank_children: Vec::new(),
             seen_tabs: Vec::new(),
             latest_look: Rc::default(),
-            grouping: Rc::default(),
+            grouping: Rc::new(Grouping { title: RefCell::new(TASK_GROUP_TITLE.into()), ..Default::default() }),
             frames_completed: None,
             facts_read: None,
             expected: None,
+            seat: TaskSeat::default(),
         }
+    }
+
+    /// The task this browser works for (see `TaskSeat`).
+    pub fn for_task(mut self, seat: TaskSeat) -> Self {
+        *self.grouping.title.borrow_mut() = seat.group_title.clone();
+        self.seat = seat;
+        self
     }
 
     /// The task's tabs, when it continues after a worker restart (the current one among them).
@@ -354,7 +413,7 @@ impl<H: TabHost> TabBrowser<H> {
             self.stitcher = Stitcher::new();
             self.frame_waits.forget();
         }
-        self.host.set_task_tabs(&self.tabs);
+        self.host.set_task_tabs(&self.seat.task_id, &self.tabs);
         Ok(joined)
     }
 
@@ -1022,7 +1081,7 @@ impl<H: TabHost> Browser for TabBrowser<H> {
             .ok_or_else(|| BrowserError::Navigation { url: url.into(), reason: "Chrome opened no tab".into() })?;
         if !self.tabs.contains(&id) {
             self.tabs.push(id);
-            self.host.set_task_tabs(&self.tabs);
+            self.host.set_task_tabs(&self.seat.task_id, &self.tabs);
         }
         group_later(&self.host, &self.grouping, [id]);
         self.make_current(id).await;
@@ -1061,7 +1120,7 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         self.debugger.release(tab_id).await;
         self.host.close_tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
         self.tabs.retain(|&id| id != tab_id);
-        self.host.set_task_tabs(&self.tabs);
+        self.host.set_task_tabs(&self.seat.task_id, &self.tabs);
         if tab_id != self.tab_id {
             return Ok(None);
         }
@@ -1416,11 +1475,11 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         &mut self,
         consent: &crate::guard::Consent,
     ) -> Result<crate::guard::ConsentAnswer, BrowserError> {
-        Ok(self.wait_for_person(self.host.consents(), consent.id).await)
+        Ok(self.wait_for_person(self.seat.waits.consents.clone(), consent.id).await)
     }
 
     async fn ask_human(&mut self, _question: &str) -> Result<String, BrowserError> {
-        Ok(self.wait_for_person(self.host.answers(), 0).await)
+        Ok(self.wait_for_person(self.seat.waits.answers.clone(), 0).await)
     }
 
     async fn finish(&mut self) {
@@ -1429,11 +1488,11 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         }
         // Nothing more goes into pages, and every frame with the scripts takes them out: the
         // page's own functions and dialogs are the person's again.
-        if let Err(e) = self.host.end_page_scripts().await {
+        if let Err(e) = self.host.end_page_scripts(&self.seat.task_id).await {
             self.host.warn(&format!("Tabwright could not take its scripts out of the pages: {e}"));
         }
         self.debugger.release_all().await;
-        self.host.close_content_ports();
+        self.host.close_content_ports(&self.tabs);
     }
 }
 

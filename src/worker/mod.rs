@@ -1,11 +1,22 @@
-//! The worker's one task: panel requests answered, a task started on the right tab, saved as it
-//! goes, and continued by a worker that Chrome stopped and started again.
+//! The worker's tasks: panel requests answered, tasks started on the right tabs, several at
+//! once, a queue for the rest, each saved as it goes and continued by a worker that Chrome
+//! stopped and started again.
 //!
-//! Only one task runs at a time; its events are kept so a panel that (re)opens mid-task can show
-//! everything so far, and saved (`saved.rs`) so a restarted worker continues from the last
-//! completed step. Everything here is decided in plain Rust behind the ports of `host.rs`; the
-//! extension implements them over chrome.* and native tests over memory, stopping a worker at
-//! each await and starting a new one on what it saved.
+//! # Several tasks at once
+//!
+//! Up to `Settings::tasks_at_once` tasks run at once, each on its own tabs, in its own tab
+//! group (`tabs::group_title_of`), with its own stop signal, question and consent
+//! (`tabs::TaskSeat`). They run as futures of the one worker thread: a task waiting for its
+//! model or its page lets the others go on, so a slow, failing or paused task never stalls
+//! another. A tab belongs to one running task at a time: a task asked to start on a tab that
+//! another works in waits in the queue until that task ends. A task that cannot start now (all
+//! places taken, or its tab taken) waits in the queue, held here in the worker and saved, and
+//! starts by itself when a place frees, whether a panel is open or not.
+//!
+//! Every request that steers a task (stop, pause, answers, status) names it by `task_id`; one
+//! that names none steers the task shown first (`TaskHost::chosen`: the latest running, else the
+//! latest), which is what a single-task caller means. Tasks that ended are kept, the latest
+//! `KEPT_ENDED`, for panels that open later and for follow-ups.
 //!
 //! Requests the core answers at once (status, pause, stop, a settings check) are answered by a
 //! plain call, `answer_now`; only those that wait on Chrome or the model go through a future
@@ -15,49 +26,55 @@
 //!
 //! # Other requests of the extension's pages
 //!
-//! **Other requests of the extension's pages.** `test_connection` (settings as the options page
-//! holds them): `LlmClient::check_connection` asks the agent's model once — no retries, no
-//! fallback — for a one-field JSON object with a strict schema, and the reply says how long it
-//! took or, refused, the error as a task would meet it. `list_models` (the provider, base URL,
-//! key and headers as typed; a model name is not needed): the provider's model list
-//! (`llm::models`, a GET through `TaskRuntime::get`), asked by the options page when a model
-//! field is first visited and after those fields change, never when the page opens (that would
-//! start the worker for nothing). `check_settings`: the settings' check a
-//! task would make, without a task. Settings with `keys_in_session` have their API key in
-//! `chrome.storage.session` (`session_keys`), put in place by `saved_settings` when the settings are read; when the
-//! browser session is over, the check says to enter the key again.
+//! `test_connection` (settings as the options page holds them): `LlmClient::check_connection`
+//! asks the agent's model once — no retries, no fallback — for a one-field JSON object with a
+//! strict schema, and the reply says how long it took or, refused, the error as a task would
+//! meet it. `list_models` (the provider, base URL, key and headers as typed; a model name is
+//! not needed): the provider's model list (`llm::models`, a GET through `TaskRuntime::get`),
+//! asked by the options page when a model field is first visited and after those fields
+//! change, never when the page opens (that would start the worker for nothing).
+//! `check_settings`: the settings' check a task would make, without a task. Settings with
+//! `keys_in_session` have their API key in `chrome.storage.session` (`session_keys`), put in
+//! place by `saved_settings` when the settings are read; when the browser session is over, the
+//! check says to enter the key again. The schedules' requests (`list_schedules`,
+//! `save_schedule`, `remove_schedule`, `pause_schedule`, `run_schedule_now`), their alarms and
+//! their runs are `schedules.rs`'s: a run is started as the panel starts a task.
 //!
 //! # Surviving the worker being stopped
 //!
-//! **Surviving the worker being stopped.** Chrome stops an idle worker, and may stop a busy one.
-//! While a task runs a cheap API call every 25 s keeps it alive, but that is not relied on: the
-//! task's start is saved to `chrome.storage.session` (`task`) when it starts, and after every event
-//! its log (so a restarted worker's log never ends before what a panel already showed), in pages of
-//! eight events (`task_events_<n>`, each naming its task): a turn rewrites only the page its events
-//! fall in, so saving step 90 costs what saving step 1 did. Values are JSON text, built when the
-//! write is made, and the writes of one key asked for in one turn of the worker come down to the
-//! newest, so saving costs the step almost nothing. When the worker starts again — any event wakes it: the
-//! panel reconnecting, a `get_status`, the 30-second alarm a running task sets — `background.js`
-//! looks at session storage as it found it (read while the core loads); when a task is saved there it
-//! calls `resume_interrupted_task`: the task continues from its last completed step with its
+//! Chrome stops an idle worker, and may stop a busy one. While a task runs a cheap API call
+//! every 25 s keeps it alive, but that is not relied on: each task's start is saved to
+//! `chrome.storage.session` when it starts, and after every event its log (so a restarted
+//! worker's log never ends before what a panel already showed), in pages of eight events, each
+//! under keys of its own task (`saved.rs`): a turn rewrites only the page its events fall in,
+//! so saving step 90 costs what saving step 1 did, and one task's saving never touches
+//! another's. Values are JSON text, built when the write is made, and the writes of one key
+//! asked for in one turn of the worker come down to the newest, so saving costs the step almost
+//! nothing. When the worker starts again — any event wakes it: the panel reconnecting, a
+//! `get_status`, the 30-second alarm set while tasks run — `background.js` looks at session
+//! storage as it found it (read while the core loads); when tasks are saved there it calls
+//! `resume_interrupted_task`: every task continues from its last completed step with its
 //! history, tokens, tabs, pause state and conversation (`task_restored`; the step that was under
-//! way is done again), or, if it cannot (settings now invalid, its tabs closed), ends saying why.
-//! Nothing recorded is lost. Requests wait while a task is being restored (they are answered the
-//! moment it ends; with no task saved they do not wait at all), and a panel whose log runs past the
-//! restored one resyncs to it.
+//! way is done again), or, if it cannot (settings now invalid, its tabs closed), ends saying
+//! why; the queue is taken up again. Nothing recorded is lost. Requests wait while tasks are
+//! being restored (they are answered the moment it ends; with nothing saved they do not wait at
+//! all), and a panel whose log runs past the restored one resyncs to it.
 
 pub mod host;
 pub mod saved;
+pub(crate) mod schedules;
 
 use crate::agent::skill::{Skill, SkillDraft};
 use crate::agent::{Agent, Ports, PreviousTask, StepRecord, StopSignal, TaskState};
 use crate::browser::{BrowserError, TaskFile};
 use crate::llm::Usage;
-use crate::protocol::{AgentEvent, PanelReply, PanelRequest, Refusal, PROTOCOL_VERSION as V};
+use crate::protocol::{AgentEvent, PanelReply, PanelRequest, Refusal, TaskStatus, TaskSummary, PROTOCOL_VERSION as V};
 use crate::settings::{Settings, StoredSettings};
+use crate::tabs::host::PersonWaits;
+use crate::tabs::TaskSeat;
 use crate::web::{is_blank_page, is_restricted, is_web_url};
 use host::WorkerHost;
-use saved::{save_events_page, SavedTask, EVENTS_PER_PAGE};
+use saved::{save_events_page, QueuedTask, SavedTask, EVENTS_PER_PAGE};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
@@ -85,8 +102,13 @@ pub const KEEP_ALIVE_MS: u32 = 25_000;
 const CONNECTION_CHECK_MS: u32 = 30_000;
 /// Why a restored task's step record says it was interrupted.
 const RESTORED_BECAUSE: &str = "Chrome stopped Tabwright's service worker while the task ran";
+/// Tasks that ended kept for panels and follow-ups (and in session storage); older ones are in
+/// the task history only.
+pub const KEPT_ENDED: usize = 10;
+/// Tasks that may wait in the queue.
+pub const QUEUE_MAX: usize = 20;
 
-/// The task this worker runs, or ran last. Its handles are shared (a clone is the running
+/// One task this worker runs or ran lately. Its handles are shared (a clone is the running
 /// task's own).
 #[derive(Clone)]
 struct TaskSlot {
@@ -102,42 +124,78 @@ struct TaskSlot {
     conversation: Rc<RefCell<Vec<PreviousTask>>>,
     /// The id of the conversation's first task.
     conversation_id: String,
+    /// What the person answers this task.
+    waits: PersonWaits,
+    /// The tabs it works in, the current one first (none until its tab is picked).
+    tabs: Rc<RefCell<Vec<i32>>>,
+    scheduled: bool,
+}
+
+impl TaskSlot {
+    fn summary(&self) -> TaskSummary {
+        let state = self.state.borrow();
+        let status = match &state.end {
+            Some(crate::agent::TaskEnd::Done { success: true, .. }) => TaskStatus::Succeeded,
+            Some(crate::agent::TaskEnd::Stopped) => TaskStatus::Stopped,
+            Some(_) => TaskStatus::Failed,
+            None if !self.running.get() => TaskStatus::Failed,
+            None if state.pending_consent.is_some() || self.waits.answers.is_open() => TaskStatus::Waiting,
+            None if state.paused || self.stop.is_paused() => TaskStatus::Paused,
+            None => TaskStatus::Running,
+        };
+        let task = if state.task.is_empty() { String::new() } else { excerpt(&state.task) };
+        TaskSummary {
+            task_id: self.task_id.clone(),
+            task,
+            status,
+            step: state.step_count,
+            cost_usd: state.cost_usd,
+            tabs: self.tabs.borrow().clone(),
+            queued_at: None,
+            scheduled: self.scheduled,
+        }
+    }
+}
+
+/// Whether the list of tasks shows `event` (a step's end, a pause, a wait for the person).
+fn changes_summary(event: &AgentEvent) -> bool {
+    matches!(
+        event,
+        AgentEvent::StepFinished { .. }
+            | AgentEvent::TaskPaused { .. }
+            | AgentEvent::TaskResumed { .. }
+            | AgentEvent::QuestionAsked { .. }
+            | AgentEvent::QuestionAnswered { .. }
+            | AgentEvent::ConsentAsked { .. }
+            | AgentEvent::ConsentAnswered { .. }
+    )
+}
+
+/// A task's text as the list of tasks carries it.
+fn excerpt(task: &str) -> String {
+    let cut: String = task.chars().take(crate::protocol::SUMMARY_TASK_CHARS).collect();
+    if cut.len() < task.len() {
+        cut + "…"
+    } else {
+        cut
+    }
 }
 
 /// Where a task starts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Start {
     /// The tab the panel named, or the active tab of the last focused window.
-    Tab(Option<i32>),
-    /// A new blank tab in the "Tabwright" group, in the window of the tab the panel named.
+    Tab { tab: Option<i32> },
+    /// A new blank tab in the task's group, in the window of the tab the panel named.
     NewTab { beside: Option<i32> },
-    /// A new tab at this URL (the headless runner, a replay).
-    NewTabAt(String),
-}
-
-/// What a task is asked to do: its text, where it starts, the shape of its answer, the files
-/// attached to it, or (a replay) the saved steps that stand in for the model.
-pub struct TaskRequest {
-    task: String,
-    start: Start,
-    output_schema: Option<serde_json::Value>,
-    files: Vec<TaskFile>,
-    script: Option<Vec<crate::agent::replay::ReplayStep>>,
-    /// The model the person chose for this task in the side panel.
-    model: Option<String>,
+    /// A new tab at this URL (the headless runner, a replay, a schedule).
+    NewTabAt { url: String },
 }
 
 /// A request that waits on Chrome or the model, taken out of its `PanelRequest`.
 pub enum Later {
-    Start {
-        request: Box<TaskRequest>,
-        follow_up: bool,
-    },
-    Replay {
-        title: String,
-        start_url: String,
-        steps: Vec<crate::agent::replay::ReplayStep>,
-    },
+    Start(Box<QueuedTask>),
     TestConnection(serde_json::Value),
     /// The settings as the options page holds them, or the saved ones.
     ListModels(Option<serde_json::Value>),
@@ -147,15 +205,35 @@ pub enum Later {
         site: String,
     },
     SaveSkill(SkillDraft),
+    ListSchedules,
+    SaveSchedule {
+        id: Option<String>,
+        draft: Box<crate::schedule::ScheduleDraft>,
+    },
+    RemoveSchedule(String),
+    PauseSchedule {
+        id: String,
+        paused: bool,
+    },
+    RunScheduleNow(String),
 }
 
-/// The worker's task and what it answers. One per worker; `Rc`, because a started task's work
+/// The worker's tasks and what it answers. One per worker; `Rc`, because a started task's work
 /// outlives the request that started it.
 pub struct TaskHost<H: WorkerHost> {
     host: Rc<H>,
-    slot: RefCell<Option<TaskSlot>>,
-    /// Set while a task saved by a stopped worker is being restored.
+    /// Running tasks and those that ended lately, oldest first.
+    tasks: RefCell<Vec<TaskSlot>>,
+    /// Tasks waiting to start, first first.
+    queue: RefCell<Vec<QueuedTask>>,
+    /// Set while tasks saved by a stopped worker are being restored.
     restoring: Cell<bool>,
+    /// How many tasks may run at once, as the settings said when last read.
+    tasks_at_once: Cell<usize>,
+    /// Set while queued tasks are being started (one at a time).
+    starting_queued: Cell<bool>,
+    /// The schedules' book held by one change at a time, and their runs (`schedules.rs`).
+    schedules: schedules::ScheduleRuns,
 }
 
 fn refused(reason: impl Into<Refusal>) -> PanelReply {
@@ -164,21 +242,97 @@ fn refused(reason: impl Into<Refusal>) -> PanelReply {
 
 impl<H: WorkerHost> TaskHost<H> {
     pub fn new(host: H) -> Rc<Self> {
-        Rc::new(TaskHost { host: Rc::new(host), slot: RefCell::new(None), restoring: Cell::new(false) })
+        Rc::new(TaskHost {
+            host: Rc::new(host),
+            tasks: RefCell::default(),
+            queue: RefCell::default(),
+            restoring: Cell::new(false),
+            tasks_at_once: Cell::new(crate::settings::DEFAULT_TASKS_AT_ONCE as usize),
+            starting_queued: Cell::new(false),
+            schedules: schedules::ScheduleRuns::default(),
+        })
     }
 
     pub fn host(&self) -> &H {
         &self.host
     }
 
-    /// Whether a task saved by a stopped worker is being restored (requests wait for it).
+    /// Whether tasks saved by a stopped worker are being restored (requests wait for it).
     pub fn restoring(&self) -> bool {
         self.restoring.get()
     }
 
     /// Whether a task runs now.
     pub fn running(&self) -> bool {
-        self.slot.borrow().as_ref().is_some_and(|s| s.running.get())
+        self.running_count() > 0
+    }
+
+    fn running_count(&self) -> usize {
+        self.tasks.borrow().iter().filter(|s| s.running.get()).count()
+    }
+
+    /// The task a request means: the one it names, else the latest running, else the latest.
+    fn chosen(&self, task_id: Option<&str>) -> Option<TaskSlot> {
+        let tasks = self.tasks.borrow();
+        match task_id {
+            Some(id) => tasks.iter().find(|s| s.task_id == id).cloned(),
+            None => tasks.iter().rev().find(|s| s.running.get()).or(tasks.last()).cloned(),
+        }
+    }
+
+    /// The running tasks a request means: the one it names, else all of them.
+    fn running_chosen(&self, task_id: Option<&str>) -> Vec<TaskSlot> {
+        self.tasks
+            .borrow()
+            .iter()
+            .filter(|s| s.running.get() && task_id.is_none_or(|id| s.task_id == id))
+            .cloned()
+            .collect()
+    }
+
+    /// Why a request naming `task_id` found no running task.
+    fn not_running(&self, task_id: Option<&str>, otherwise: Refusal) -> PanelReply {
+        match task_id {
+            Some(id) if !self.tasks.borrow().iter().any(|s| s.task_id == id) => refused(Refusal::NoSuchTask),
+            _ => refused(otherwise),
+        }
+    }
+
+    /// Every task, as the list of tasks shows them: those running or ended lately, in the
+    /// order they started, then the queue.
+    pub fn summaries(&self) -> Vec<TaskSummary> {
+        let mut list: Vec<TaskSummary> = self.tasks.borrow().iter().map(TaskSlot::summary).collect();
+        for (at, queued) in self.queue.borrow().iter().enumerate() {
+            list.push(TaskSummary {
+                task_id: queued.task_id.clone(),
+                task: excerpt(&queued.task),
+                status: TaskStatus::Queued,
+                step: 0,
+                cost_usd: None,
+                tabs: Vec::new(),
+                queued_at: Some(at as u32),
+                scheduled: queued.scheduled,
+            });
+        }
+        list
+    }
+
+    /// Tells the panels the list of tasks changed.
+    fn tasks_changed(&self) {
+        self.host.broadcast_tasks(&self.summaries());
+    }
+
+    /// Saves the queue and tells the panels.
+    fn queue_changed(&self) {
+        let (host, queue) = (self.host.clone(), self.queue.borrow().clone());
+        self.host.spawn(Box::pin(async move { saved::save_queue(&*host, queue).await }));
+        self.tasks_changed();
+    }
+
+    /// Saves which tasks are kept.
+    fn index_changed(&self) {
+        let (host, ids) = (self.host.clone(), self.tasks.borrow().iter().map(|s| s.task_id.clone()).collect());
+        self.host.spawn(Box::pin(async move { saved::save_index(&*host, ids).await }));
     }
 
     /// The answer to a request the core can give at once, or what to do later (`answer_later`).
@@ -191,67 +345,112 @@ impl<H: WorkerHost> TaskHost<H> {
                 start_url,
                 output_schema,
                 follow_up,
+                follows,
                 new_tab,
                 files,
                 model,
                 ..
             } => {
                 let start = match (start_url, new_tab) {
-                    (Some(url), _) => Start::NewTabAt(url),
+                    (Some(url), _) => Start::NewTabAt { url },
                     (None, true) => Start::NewTab { beside: tab_id },
-                    (None, false) => Start::Tab(tab_id),
+                    (None, false) => Start::Tab { tab: tab_id },
                 };
-                let request = TaskRequest { task, start, output_schema, files, script: None, model };
-                return Err(Later::Start { request: Box::new(request), follow_up });
+                return Err(Later::Start(Box::new(QueuedTask {
+                    task_id: String::new(),
+                    task,
+                    start,
+                    output_schema,
+                    files,
+                    script: None,
+                    model,
+                    follow_up,
+                    follows,
+                    scheduled: false,
+                })));
             }
             PanelRequest::ReplayTask { title, start_url, steps, .. } => {
                 if steps.is_empty() {
                     refused(Refusal::EmptyReplay)
                 } else {
-                    return Err(Later::Replay { title, start_url, steps });
+                    return Err(Later::Start(Box::new(QueuedTask {
+                        task_id: String::new(),
+                        task: title,
+                        start: Start::NewTabAt { url: start_url },
+                        output_schema: None,
+                        files: Vec::new(),
+                        script: Some(steps),
+                        model: None,
+                        follow_up: false,
+                        follows: None,
+                        scheduled: false,
+                    })));
                 }
             }
             PanelRequest::TestConnection { settings, .. } => return Err(Later::TestConnection(settings)),
             PanelRequest::ListModels { settings, .. } => return Err(Later::ListModels(settings)),
             PanelRequest::SaveSkill { draft, .. } => return Err(Later::SaveSkill(draft)),
             PanelRequest::SaveSecret { name, value, site, .. } => return Err(Later::SaveSecret { name, value, site }),
-            PanelRequest::PauseTask { .. } => match &*self.slot.borrow() {
+            PanelRequest::ListSchedules { .. } => return Err(Later::ListSchedules),
+            PanelRequest::SaveSchedule { id, draft, .. } => {
+                return Err(Later::SaveSchedule { id, draft: Box::new(draft) })
+            }
+            PanelRequest::RemoveSchedule { id, .. } => return Err(Later::RemoveSchedule(id)),
+            PanelRequest::PauseSchedule { id, paused, .. } => return Err(Later::PauseSchedule { id, paused }),
+            PanelRequest::RunScheduleNow { id, .. } => return Err(Later::RunScheduleNow(id)),
+            PanelRequest::PauseTask { task_id, .. } => match self.chosen(task_id.as_deref()) {
                 Some(slot) if slot.running.get() => {
                     slot.stop.pause();
+                    self.tasks_changed();
                     PanelReply::Accepted { v: V }
                 }
-                _ => refused(Refusal::NoTaskRunning),
+                _ => self.not_running(task_id.as_deref(), Refusal::NoTaskRunning),
             },
-            PanelRequest::ResumeTask { .. } => match &*self.slot.borrow() {
+            PanelRequest::ResumeTask { task_id, .. } => match self.chosen(task_id.as_deref()) {
                 Some(slot) if slot.running.get() && slot.stop.is_paused() => {
                     slot.stop.resume();
+                    self.tasks_changed();
                     PanelReply::Accepted { v: V }
                 }
-                _ => refused(Refusal::NoTaskPaused),
+                _ => self.not_running(task_id.as_deref(), Refusal::NoTaskPaused),
             },
-            PanelRequest::AnswerQuestion { answer, .. } => {
+            PanelRequest::AnswerQuestion { answer, task_id, .. } => {
                 if answer.trim().is_empty() {
                     refused(Refusal::EmptyAnswer)
-                } else if self.host.deliver_answer(answer) {
+                } else if self
+                    .running_chosen(task_id.as_deref())
+                    .iter()
+                    .any(|s| s.waits.answers.deliver(0, answer.clone()))
+                {
                     PanelReply::Accepted { v: V }
                 } else {
-                    refused(Refusal::NoQuestion)
+                    self.not_running(task_id.as_deref(), Refusal::NoQuestion)
                 }
             }
-            PanelRequest::AnswerConsent { id, answer, .. } => {
-                if self.host.deliver_consent(id, answer) {
+            PanelRequest::AnswerConsent { id, answer, task_id, .. } => {
+                if self.running_chosen(task_id.as_deref()).iter().any(|s| s.waits.consents.deliver(id, answer)) {
                     PanelReply::Accepted { v: V }
                 } else {
-                    refused(Refusal::NoConsent)
+                    self.not_running(task_id.as_deref(), Refusal::NoConsent)
                 }
             }
-            PanelRequest::StopTask { .. } => match &*self.slot.borrow() {
-                Some(slot) if slot.running.get() => {
-                    slot.stop.stop();
+            PanelRequest::StopTask { task_id, .. } => {
+                let in_queue =
+                    task_id.as_deref().and_then(|id| self.queue.borrow().iter().position(|q| q.task_id == id));
+                if let Some(at) = in_queue {
+                    self.queue.borrow_mut().remove(at);
+                    self.queue_changed();
                     PanelReply::Accepted { v: V }
+                } else {
+                    match self.chosen(task_id.as_deref()) {
+                        Some(slot) if slot.running.get() => {
+                            slot.stop.stop();
+                            PanelReply::Accepted { v: V }
+                        }
+                        _ => self.not_running(task_id.as_deref(), Refusal::NoTaskRunning),
+                    }
                 }
-                _ => refused(Refusal::NoTaskRunning),
-            },
+            }
             PanelRequest::ReadSettingsLists { extra_headers, prices, .. } => {
                 let read = crate::settings::form::read_header_lines(&extra_headers)
                     .and_then(|headers| Ok((headers, crate::settings::form::read_price_lines(&prices)?)));
@@ -270,36 +469,55 @@ impl<H: WorkerHost> TaskHost<H> {
                 Ok((domain, params)) => PanelReply::SkillDraft { v: V, domain, params },
                 Err(e) => refused(e),
             },
-            PanelRequest::GetStatus { task_id, since, .. } => match &*self.slot.borrow() {
-                Some(slot) => {
-                    // Only what the caller lacks: a follower polling a long task must not get
-                    // the whole log (every step's record) again each time.
-                    let events = slot.events.borrow();
-                    let from = if task_id.as_deref() == Some(slot.task_id.as_str()) {
-                        since.unwrap_or(0).min(events.len() as u32)
-                    } else {
-                        0
-                    };
-                    PanelReply::Status {
+            PanelRequest::GetStatus { task_id, since, .. } => {
+                let tasks = self.summaries();
+                let queued = task_id.as_deref().filter(|id| self.queue.borrow().iter().any(|q| q.task_id == *id));
+                if let Some(id) = queued {
+                    // Waiting in the queue: no events yet, and it will run.
+                    return Ok(PanelReply::Status {
                         v: V,
-                        task_id: Some(slot.task_id.clone()),
-                        running: slot.running.get(),
-                        from,
-                        events: events[from as usize..].to_vec(),
-                        state: Some(Box::new(slot.state.borrow().clone())),
+                        task_id: Some(id.to_string()),
+                        running: true,
+                        from: 0,
+                        events: Vec::new(),
+                        state: None,
                         task_max_chars: crate::protocol::TASK_MAX_CHARS,
-                    }
+                        tasks,
+                    });
                 }
-                None => PanelReply::Status {
-                    v: V,
-                    task_id: None,
-                    running: false,
-                    from: 0,
-                    events: Vec::new(),
-                    state: None,
-                    task_max_chars: crate::protocol::TASK_MAX_CHARS,
-                },
-            },
+                match self.chosen(task_id.as_deref()) {
+                    Some(slot) => {
+                        // Only what the caller lacks: a follower polling a long task must not
+                        // get the whole log (every step's record) again each time.
+                        let events = slot.events.borrow();
+                        let from = if task_id.as_deref() == Some(slot.task_id.as_str()) {
+                            since.unwrap_or(0).min(events.len() as u32)
+                        } else {
+                            0
+                        };
+                        PanelReply::Status {
+                            v: V,
+                            task_id: Some(slot.task_id.clone()),
+                            running: slot.running.get(),
+                            from,
+                            events: events[from as usize..].to_vec(),
+                            state: Some(Box::new(slot.state.borrow().clone())),
+                            task_max_chars: crate::protocol::TASK_MAX_CHARS,
+                            tasks,
+                        }
+                    }
+                    None => PanelReply::Status {
+                        v: V,
+                        task_id: None,
+                        running: false,
+                        from: 0,
+                        events: Vec::new(),
+                        state: None,
+                        task_max_chars: crate::protocol::TASK_MAX_CHARS,
+                        tasks,
+                    },
+                }
+            }
         })
     }
 
@@ -310,32 +528,16 @@ impl<H: WorkerHost> TaskHost<H> {
         let this = self.clone();
         Box::pin(async move {
             match later {
-                Later::Start { request, follow_up } => {
-                    let earlier = if follow_up {
-                        this.slot
-                            .borrow()
-                            .as_ref()
-                            .map(|s| (s.conversation.borrow().clone(), s.conversation_id.clone()))
-                    } else {
-                        None
-                    };
-                    this.start_task(*request, earlier).await
-                }
-                Later::Replay { title, start_url, steps } => {
-                    let request = TaskRequest {
-                        task: title,
-                        start: Start::NewTabAt(start_url),
-                        output_schema: None,
-                        files: Vec::new(),
-                        script: Some(steps),
-                        model: None,
-                    };
-                    this.start_task(request, None).await
-                }
+                Later::Start(request) => this.start_task(*request).await,
                 Later::TestConnection(settings) => this.test_connection(settings).await,
                 Later::ListModels(settings) => this.list_models(settings).await,
                 Later::SaveSecret { name, value, site } => this.save_secret(name, value, site).await,
                 Later::SaveSkill(draft) => this.save_skill(draft).await,
+                Later::ListSchedules => this.list_schedules().await,
+                Later::SaveSchedule { id, draft } => this.save_schedule(id, *draft).await,
+                Later::RemoveSchedule(id) => this.remove_schedule(id).await,
+                Later::PauseSchedule { id, paused } => this.pause_schedule(id, paused).await,
+                Later::RunScheduleNow(id) => this.run_schedule_now(id).await,
             }
         })
     }
@@ -484,24 +686,20 @@ impl<H: WorkerHost> TaskHost<H> {
         }
     }
 
-    async fn start_task(
-        self: Rc<Self>,
-        request: TaskRequest,
-        earlier: Option<(Vec<PreviousTask>, String)>,
-    ) -> PanelReply {
-        let TaskRequest { task, start, output_schema, files, script, model } = request;
-        let task = task.trim().to_string();
-        if task.is_empty() {
+    /// Checks a task's request and starts it, or queues it when it cannot start now.
+    async fn start_task(self: Rc<Self>, mut request: QueuedTask) -> PanelReply {
+        request.task = request.task.trim().to_string();
+        if request.task.is_empty() {
             return refused(Refusal::EmptyTask);
         }
-        let chars = task.chars().count();
+        let chars = request.task.chars().count();
         if chars > crate::protocol::TASK_MAX_CHARS {
             return refused(Refusal::TaskTooLong { chars, max: crate::protocol::TASK_MAX_CHARS });
         }
-        if let Err(why) = TaskFile::check_all(&files) {
+        if let Err(why) = TaskFile::check_all(&request.files) {
             return refused(Refusal::BadFiles(why));
         }
-        if let Some(schema) = &output_schema {
+        if let Some(schema) = &request.output_schema {
             if !schema.is_object() {
                 return refused(Refusal::BadOutputSchema);
             }
@@ -512,57 +710,220 @@ impl<H: WorkerHost> TaskHost<H> {
         if self.restoring.get() {
             return refused(Refusal::Restoring);
         }
-        // Claim the slot before the first await, so two start requests cannot both pass the check.
-        let task_id = self.new_task_id();
-        let (earlier, conversation_id) = earlier.unwrap_or_else(|| (Vec::new(), task_id.clone()));
-        let Some(slot) = self.claim_slot(&task_id, Vec::new(), earlier.clone(), &conversation_id) else {
-            return refused(Refusal::TaskRunning);
+        // Settings that cannot run a task are said now, not when a queued task's turn comes.
+        let settings = match self.task_settings(request.model.as_deref()).await {
+            Ok(settings) => settings,
+            Err(reason) => return refused(reason),
         };
-        let (settings, tab_id) = match self.prepare(start, model.as_deref()).await {
-            Ok(ready) => ready,
+        request.task_id = self.new_task_id();
+        let task_id = request.task_id.clone();
+        // From here to the claim in `begin` nothing waits, so two starts cannot both take the
+        // last place.
+        if !self.can_start_now(&request) {
+            if self.queue.borrow().len() >= QUEUE_MAX {
+                return refused(Refusal::QueueFull(QUEUE_MAX));
+            }
+            self.queue.borrow_mut().push(request);
+            self.queue_changed();
+            return PanelReply::TaskAccepted { v: V, task_id, queued: true };
+        }
+        match self.begin(request, settings).await {
+            Ok(()) => PanelReply::TaskAccepted { v: V, task_id, queued: false },
+            Err(reason) => refused(reason),
+        }
+    }
+
+    /// The settings a task runs with (the model the person chose for it, else the saved one);
+    /// they also say how many tasks may run at once.
+    async fn task_settings(&self, model: Option<&str>) -> Result<Settings, Refusal> {
+        let settings = self.saved_settings().await?.validate()?.with_model(model)?;
+        self.tasks_at_once.set(settings.tasks_at_once);
+        Ok(settings)
+    }
+
+    /// Whether `request` may start now: a place is free, and no running task works in the tab
+    /// it names.
+    fn can_start_now(&self, request: &QueuedTask) -> bool {
+        self.running_count() < self.tasks_at_once.get()
+            && match request.start {
+                Start::Tab { tab: Some(tab) } => self.task_in_tab(tab, "").is_none(),
+                _ => true,
+            }
+    }
+
+    /// The running task other than `except` that works in `tab`.
+    fn task_in_tab(&self, tab: i32, except: &str) -> Option<String> {
+        self.tasks
+            .borrow()
+            .iter()
+            .find(|s| s.running.get() && s.task_id != except && s.tabs.borrow().contains(&tab))
+            .map(|s| s.task_id.clone())
+    }
+
+    /// Starts a task now: claims its place (before the first await), picks its tab, and runs it.
+    async fn begin(self: &Rc<Self>, request: QueuedTask, settings: Settings) -> Result<(), Refusal> {
+        let earlier = if request.follow_up { self.conversation_before(request.follows.as_deref()) } else { None };
+        let (earlier, conversation_id) = earlier.unwrap_or_else(|| (Vec::new(), request.task_id.clone()));
+        let slot = self.claim_slot(&request.task_id, Vec::new(), earlier.clone(), &conversation_id, request.scheduled);
+        let group = crate::tabs::group_title_of(&request.task);
+        let tab_id = match self.pick_tab(request.start.clone(), &group).await {
+            Ok(tab) => tab,
             Err(reason) => {
-                slot.running.set(false);
-                return refused(reason);
+                self.drop_slot(&request.task_id);
+                return Err(reason);
             }
         };
+        // Two tasks never act in one tab (the person's tab was free when asked, but another
+        // start may have taken it meanwhile).
+        if self.task_in_tab(tab_id, &request.task_id).is_some() {
+            self.drop_slot(&request.task_id);
+            return Err(Refusal::TabTaken);
+        }
+        slot.tabs.borrow_mut().push(tab_id);
         let saved = SavedTask {
-            task_id,
-            task,
+            task_id: request.task_id,
+            task: request.task,
             start_tab: tab_id,
-            output_schema,
+            output_schema: request.output_schema,
             events: Vec::new(),
             earlier,
             conversation_id,
-            script,
-            files,
+            script: request.script,
+            files: request.files,
+            scheduled: request.scheduled,
             guard: None,
         };
         let skills = self.skills_for(&saved).await;
         self.launch(saved, slot, settings, skills, &[tab_id], None);
-        PanelReply::Accepted { v: V }
+        Ok(())
+    }
+
+    /// The conversation a follow-up continues: task `follows`'s, else the latest task's.
+    fn conversation_before(&self, follows: Option<&str>) -> Option<(Vec<PreviousTask>, String)> {
+        let tasks = self.tasks.borrow();
+        let slot = match follows {
+            Some(id) => tasks.iter().find(|s| s.task_id == id),
+            None => tasks.iter().rev().find(|s| !s.running.get()).or(tasks.last()),
+        }?;
+        let conversation = slot.conversation.borrow().clone();
+        Some((conversation, slot.conversation_id.clone()))
+    }
+
+    /// Starts the queued tasks that can start now, first first, one at a time; those that
+    /// cannot yet stay in the queue in their order. Runs on its own.
+    fn start_queued(self: &Rc<Self>) {
+        if self.queue.borrow().is_empty() || self.restoring.get() || self.starting_queued.replace(true) {
+            return;
+        }
+        let this = self.clone();
+        self.host.spawn(Box::pin(async move {
+            loop {
+                let next = {
+                    let queue = this.queue.borrow();
+                    queue.iter().position(|q| this.can_start_now(q)).map(|at| (at, queue[at].clone()))
+                };
+                let Some((_, request)) = next else { break };
+                let settings = this.task_settings(request.model.as_deref()).await;
+                // The settings may have lowered how many run at once, and a start from the panel
+                // may have come meanwhile.
+                if settings.is_ok() && !this.can_start_now(&request) {
+                    continue;
+                }
+                // Stopped meanwhile, or moved up.
+                let Some(at) = this.queue.borrow().iter().position(|q| q.task_id == request.task_id) else { continue };
+                this.queue.borrow_mut().remove(at);
+                this.queue_changed();
+                let started = match settings {
+                    Ok(settings) => this.begin(request.clone(), settings).await,
+                    Err(reason) => Err(reason),
+                };
+                if let Err(reason) = started {
+                    this.not_started(&request, &reason);
+                }
+            }
+            this.starting_queued.set(false);
+        }));
+    }
+
+    /// A queued task that could not start: it is kept as a task that ended saying why, in the
+    /// list, the panels and the history, so nothing the person asked for vanishes unseen.
+    fn not_started(self: &Rc<Self>, request: &QueuedTask, reason: &Refusal) {
+        let slot = self.claim_slot(&request.task_id, Vec::new(), Vec::new(), &request.task_id, request.scheduled);
+        slot.running.set(false);
+        let events = [
+            AgentEvent::TaskStarted {
+                v: V,
+                task_id: request.task_id.clone(),
+                task: request.task.clone(),
+                max_steps: 0,
+                model: request.model.clone().unwrap_or_default(),
+                conversation_id: request.task_id.clone(),
+                replay: request.script.is_some(),
+                scheduled: request.scheduled,
+            },
+            AgentEvent::TaskFinished {
+                v: V,
+                end: crate::agent::TaskEnd::error(reason),
+                steps: 0,
+                usage: Usage::default(),
+                cost_usd: None,
+            },
+        ];
+        for event in events {
+            slot.events.borrow_mut().push(event.clone());
+            slot.state.borrow_mut().apply(&event);
+            let seq = slot.events.borrow().len() - 1;
+            self.host.broadcast(&event, seq as u32, &request.task_id, &slot.state.borrow());
+        }
+        let (host, id, log, scheduled) =
+            (self.host.clone(), request.task_id.clone(), slot.events.clone(), request.scheduled);
+        self.host.spawn(Box::pin(async move {
+            SavedTask {
+                task_id: id.clone(),
+                task: String::new(),
+                start_tab: -1,
+                output_schema: None,
+                events: Vec::new(),
+                earlier: Vec::new(),
+                conversation_id: String::new(),
+                script: None,
+                files: Vec::new(),
+                scheduled,
+                guard: None,
+            }
+            .save(&*host)
+            .await;
+            save_events_page(&*host, id, log, 0).await;
+        }));
+        self.task_over();
     }
 
     /// A task id no earlier task of this browser has: the time, and one more than the last
     /// when two starts fall in the same millisecond.
     fn new_task_id(&self) -> String {
         let now = crate::agent::Clock::now_ms(&self.host.clock()).max(0.0) as u64;
-        let last = self.slot.borrow().as_ref().and_then(|s| s.task_id.strip_prefix("task-")?.parse::<u64>().ok());
+        let number = |id: &str| id.strip_prefix("task-")?.parse::<u64>().ok();
+        let last = self
+            .tasks
+            .borrow()
+            .iter()
+            .map(|s| s.task_id.clone())
+            .chain(self.queue.borrow().iter().map(|q| q.task_id.clone()))
+            .filter_map(|id| number(&id))
+            .max();
         format!("task-{}", last.map_or(now, |last| now.max(last + 1)))
     }
 
-    /// Claims the one task slot (synchronously, so two claims cannot both pass), with the
-    /// events the task already has; `None` while another task runs.
+    /// Claims a place for a task (synchronously, so two claims cannot both pass a check made
+    /// just before), with the events it already has.
     fn claim_slot(
         &self,
         task_id: &str,
         mut events: Vec<AgentEvent>,
         earlier: Vec<PreviousTask>,
         conversation_id: &str,
-    ) -> Option<TaskSlot> {
-        let mut slot = self.slot.borrow_mut();
-        if slot.as_ref().is_some_and(|s| s.running.get()) {
-            return None;
-        }
+        scheduled: bool,
+    ) -> TaskSlot {
         let trimmed_to = saved::trim_log(&mut events, 0);
         let claimed = TaskSlot {
             trimmed_to: Rc::new(Cell::new(trimmed_to)),
@@ -573,16 +934,62 @@ impl<H: WorkerHost> TaskHost<H> {
             running: Rc::new(Cell::new(true)),
             conversation: Rc::new(RefCell::new(earlier)),
             conversation_id: conversation_id.to_string(),
+            waits: PersonWaits::default(),
+            tabs: Rc::default(),
+            scheduled,
         };
-        *slot = Some(claimed.clone());
-        Some(claimed)
+        self.tasks.borrow_mut().push(claimed.clone());
+        self.index_changed();
+        claimed
+    }
+
+    /// Gives up a place claimed for a task that did not start.
+    fn drop_slot(&self, task_id: &str) {
+        self.tasks.borrow_mut().retain(|s| s.task_id != task_id);
+        self.index_changed();
+    }
+
+    /// A task ended (or never started): tasks that ended long ago are let go, with what was
+    /// saved of them; queued tasks take the free place; the panels are told.
+    fn task_over(self: &Rc<Self>) {
+        let dropped: Vec<(String, usize)> = {
+            let mut tasks = self.tasks.borrow_mut();
+            let mut ended = tasks.iter().filter(|s| !s.running.get()).count();
+            let mut dropped = Vec::new();
+            tasks.retain(|s| {
+                if ended > KEPT_ENDED && !s.running.get() {
+                    ended -= 1;
+                    dropped.push((s.task_id.clone(), s.events.borrow().len()));
+                    false
+                } else {
+                    true
+                }
+            });
+            dropped
+        };
+        if !dropped.is_empty() {
+            self.index_changed();
+            let host = self.host.clone();
+            self.host.spawn(Box::pin(async move {
+                let keys = dropped.iter().flat_map(|(id, events)| saved::keys_of(id, *events)).collect();
+                host.remove_saved(keys).await;
+            }));
+        }
+        if !self.running() && self.queue.borrow().is_empty() {
+            let host = self.host.clone();
+            self.host.spawn(Box::pin(async move { host.tasks_idle().await }));
+        }
+        self.start_queued();
+        self.tasks_changed();
+        // A schedule's run that ended: its result is recorded and told.
+        self.scheduled_runs_over();
     }
 
     /// Runs the agent on its own: every event is logged, broadcast and saved; a heartbeat keeps
     /// the worker from being stopped as idle while it runs. `restored` continues a task whose
     /// worker was stopped.
     fn launch(
-        &self,
+        self: &Rc<Self>,
         saved: SavedTask,
         slot: TaskSlot,
         settings: Settings,
@@ -590,7 +997,8 @@ impl<H: WorkerHost> TaskHost<H> {
         tabs: &[i32],
         restored: Option<(Vec<StepRecord>, Usage)>,
     ) {
-        let TaskSlot { stop, events, state, running, conversation, trimmed_to, .. } = slot;
+        let TaskSlot { stop, events, state, running, conversation, trimmed_to, waits, tabs: task_tabs, .. } = slot;
+        *task_tabs.borrow_mut() = tabs.to_vec();
         // The latest summary of old steps, so a restored task does not condense them again.
         let summary = state.borrow().summary.clone();
         let host = self.host.clone();
@@ -609,7 +1017,10 @@ impl<H: WorkerHost> TaskHost<H> {
         // Each event goes out with its task and its position in the task's log, so a panel can
         // tell a repeat from a gap and resynchronise with `get_status`.
         let sink = {
-            let (events, host, task_id) = (events.clone(), host.clone(), saved.task_id.clone());
+            let (events, host, task_id, this) =
+                (events.clone(), host.clone(), saved.task_id.clone(), Rc::downgrade(self));
+            let scheduled = saved.scheduled;
+            let task_tabs = task_tabs.clone();
             move |event: AgentEvent| {
                 let seq = events.borrow().len();
                 // A site the person always allows joins the settings, for later tasks.
@@ -619,6 +1030,14 @@ impl<H: WorkerHost> TaskHost<H> {
                 }
                 events.borrow_mut().push(event.clone());
                 state.borrow_mut().apply(&event);
+                if let AgentEvent::StepFinished { record, .. } = &event {
+                    // The tab it works in now comes first in its list.
+                    let mut tabs = task_tabs.borrow_mut();
+                    if record.tab_id != 0 && tabs.first() != Some(&record.tab_id) {
+                        tabs.retain(|t| *t != record.tab_id);
+                        tabs.insert(0, record.tab_id);
+                    }
+                }
                 if matches!(event, AgentEvent::StepFinished { .. }) {
                     // The step that fell far behind keeps only what a long task needs of it,
                     // here and in its saved pages.
@@ -643,10 +1062,22 @@ impl<H: WorkerHost> TaskHost<H> {
                 let (writer, id, log) = (host.clone(), task_id.clone(), events.clone());
                 host.spawn(Box::pin(async move { save_events_page(&*writer, id, log, seq).await }));
                 host.broadcast(&event, seq as u32, &task_id, &state.borrow());
+                // The list of tasks shows each task's step, pause and wait.
+                if let Some(this) = this.upgrade() {
+                    if changes_summary(&event) {
+                        this.tasks_changed();
+                    }
+                    // Nobody watches a scheduled task: a wait for the person is notified.
+                    if scheduled {
+                        this.scheduled_event(&task_id, &event);
+                    }
+                }
             }
         };
+        let seat =
+            TaskSeat { task_id: saved.task_id.clone(), group_title: crate::tabs::group_title_of(&saved.task), waits };
         let ports = Ports {
-            browser: host.browser(tabs[0], tabs, settings.page),
+            browser: host.browser(seat, tabs[0], tabs, settings.page),
             transport: host.transport(settings.llm.timeout_s.saturating_mul(1000)),
             events: sink,
             clock: host.clock(),
@@ -655,6 +1086,7 @@ impl<H: WorkerHost> TaskHost<H> {
             .with_output_schema(saved.output_schema.as_ref())
             .following(saved.earlier.clone())
             .in_conversation(saved.conversation_id())
+            .scheduled(saved.scheduled)
             .with_skills(skills)
             .with_files(saved.files.clone());
         if let Some((history, usage)) = restored {
@@ -672,14 +1104,15 @@ impl<H: WorkerHost> TaskHost<H> {
                 host.spawn(Box::pin(async move {
                     // Whole: what was added before is in it, so the added pieces start again.
                     let (key, text, added) = match kept {
-                        crate::guard::Kept::Whole(text) => (saved::GUARD_KEY, text, Some("[]".to_string())),
-                        crate::guard::Kept::Added(text) => (saved::GUARD_ADDED_KEY, text, None),
+                        crate::guard::Kept::Whole(text) => (saved::guard_key(&task_id), text, Some("[]".to_string())),
+                        crate::guard::Kept::Added(text) => (saved::guard_added_key(&task_id), text, None),
                     };
                     let id = task_id.clone();
-                    writer.write_saved(key.into(), Box::new(move || Ok(saved::guard_text(&id, &text)))).await;
+                    writer.write_saved(key, Box::new(move || Ok(saved::guard_text(&id, &text)))).await;
                     if let Some(none) = added {
+                        let key = saved::guard_added_key(&task_id);
                         let text = move || Ok(saved::guard_text(&task_id, &none));
-                        writer.write_saved(saved::GUARD_ADDED_KEY.into(), Box::new(text)).await;
+                        writer.write_saved(key, Box::new(text)).await;
                     }
                 }));
             });
@@ -689,15 +1122,16 @@ impl<H: WorkerHost> TaskHost<H> {
         }
         let tabs = tabs.to_vec();
         {
-            let (host, running) = (host.clone(), running.clone());
+            let (host, running, this, task_id) = (host.clone(), running.clone(), self.clone(), saved.task_id.clone());
             self.host.spawn(Box::pin(async move {
-                host.task_began(&tabs).await;
+                host.task_began(&task_id, &tabs).await;
                 let history = agent.run().await;
                 conversation.borrow_mut().push(history.as_previous());
                 running.set(false);
-                host.task_ended().await;
+                this.task_over();
             }));
         }
+        self.tasks_changed();
         self.host.spawn(Box::pin(async move {
             let clock = host.clock();
             while running.get() {
@@ -707,35 +1141,52 @@ impl<H: WorkerHost> TaskHost<H> {
         }));
     }
 
-    /// Continues the task that was running when Chrome stopped the worker, from its last
-    /// completed step; or, when it cannot, ends it with a message saying why. A finished task
-    /// is restored too, so a panel opened later still shows it. Called whenever the worker
-    /// starts (and on the wake-up alarm); does nothing when this worker already has a task.
-    /// True when a task goes on running.
+    /// Continues the tasks that were running when Chrome stopped the worker, each from its
+    /// last completed step, and takes up the queue; a task that cannot go on ends with a
+    /// message saying why. Tasks that had ended are restored too, so a panel opened later
+    /// still shows them. Called whenever the worker starts (and on the wake-up alarm); does
+    /// nothing when this worker already has tasks. True when a task goes on running.
     pub async fn restore(self: &Rc<Self>) -> bool {
-        if self.restoring.get() || self.slot.borrow().is_some() {
+        if self.restoring.get() || !self.tasks.borrow().is_empty() || !self.queue.borrow().is_empty() {
             return false;
         }
         self.restoring.set(true);
         let resumed = self.clone().restore_saved().await;
         self.restoring.set(false);
+        self.start_queued();
+        if !self.tasks.borrow().is_empty() || !self.queue.borrow().is_empty() {
+            self.tasks_changed();
+        }
         resumed
     }
 
     async fn restore_saved(self: Rc<Self>) -> bool {
-        let saved = match self.host.read_saved().await {
-            Ok(items) => SavedTask::read(&items),
+        let items = match self.host.read_saved().await {
+            Ok(items) => items,
             Err(e) => {
-                self.host.warn(&format!("Tabwright could not read the saved task: {e}"));
-                None
+                self.host.warn(&format!("Tabwright could not read the saved tasks: {e}"));
+                return false;
             }
         };
-        let Some(mut saved) = saved else { return false };
+        *self.queue.borrow_mut() = saved::read_queue(&items);
+        let mut resumed = false;
+        for id in saved::read_index(&items) {
+            if self.tasks.borrow().iter().any(|s| s.task_id == id) {
+                continue;
+            }
+            if let Some(saved) = SavedTask::read(&items, &id) {
+                resumed |= self.restore_one(saved).await;
+            }
+        }
+        resumed
+    }
+
+    /// Restores one saved task (see `restore`).
+    async fn restore_one(self: &Rc<Self>, mut saved: SavedTask) -> bool {
         // The log lives in the slot from here on, not also in the saved task.
         let events = std::mem::take(&mut saved.events);
-        let Some(slot) = self.claim_slot(&saved.task_id, events, saved.earlier.clone(), saved.conversation_id()) else {
-            return false;
-        };
+        let slot =
+            self.claim_slot(&saved.task_id, events, saved.earlier.clone(), saved.conversation_id(), saved.scheduled);
         // Every completed step's record is in the log.
         let history: Vec<StepRecord> = slot
             .events
@@ -746,6 +1197,15 @@ impl<H: WorkerHost> TaskHost<H> {
                 _ => None,
             })
             .collect();
+        {
+            let mut tabs = vec![saved.start_tab];
+            for record in history.iter().rev() {
+                if record.tab_id != 0 && !tabs.contains(&record.tab_id) {
+                    tabs.push(record.tab_id);
+                }
+            }
+            *slot.tabs.borrow_mut() = tabs;
+        }
         // Where the task stands, as its events say (what the history and the panels are told).
         let state = slot.state.borrow().clone();
         // A finished task: kept for panels that open later, and for a follow-up.
@@ -765,6 +1225,7 @@ impl<H: WorkerHost> TaskHost<H> {
         let usage = state.usage;
         match self.prepare_restore(&saved, &history, &state.model).await {
             Ok((settings, tabs)) => {
+                self.tasks_at_once.set(settings.tasks_at_once);
                 if state.paused {
                     slot.stop.pause();
                 }
@@ -781,7 +1242,7 @@ impl<H: WorkerHost> TaskHost<H> {
                 slot.state.borrow_mut().apply(&event);
                 slot.running.set(false);
                 // The stopped worker's registration goes with the task.
-                self.host.end_page_scripts().await;
+                self.host.end_page_scripts(&saved.task_id).await;
                 let seq = slot.events.borrow().len() - 1;
                 save_events_page(&*self.host, saved.task_id.clone(), slot.events.clone(), seq).await;
                 self.host.broadcast(&event, seq as u32, &saved.task_id, &slot.state.borrow());
@@ -831,30 +1292,23 @@ impl<H: WorkerHost> TaskHost<H> {
         Ok(stored)
     }
 
-    /// Reads and checks the settings and picks the tab, or says why the task cannot start.
-    async fn prepare(&self, start: Start, model: Option<&str>) -> Result<(Settings, i32), Refusal> {
-        let settings = self.saved_settings().await?.validate()?.with_model(model)?;
-        let tab_id = self.pick_tab(start).await?;
-        Ok((settings, tab_id))
-    }
-
     /// The active tab of the last focused window.
     async fn active_tab(&self) -> Result<crate::tabs::host::Tab, Refusal> {
         self.host.active_tab().await.map_err(Refusal::CurrentTabUnknown)?.ok_or(Refusal::NoOpenTab)
     }
 
-    /// A task's new tab joins the "Tabwright" group before the task starts, so the user sees
-    /// it there at once; a failure only leaves it ungrouped.
-    async fn group_new_tab(&self, id: i32) {
-        if let Err(e) = self.host.group_tab(id).await {
+    /// A task's new tab joins the task's group (`group`) before the task starts, so the user
+    /// sees it there at once; a failure only leaves it ungrouped.
+    async fn group_new_tab(&self, id: i32, group: &str) {
+        if let Err(e) = self.host.group_tab(id, group).await {
             self.host.warn(&format!("Tabwright could not group its new tab: {e}"));
         }
     }
 
     /// The tab the task runs on (see `Start`).
-    async fn pick_tab(&self, start: Start) -> Result<i32, Refusal> {
+    async fn pick_tab(&self, start: Start, group: &str) -> Result<i32, Refusal> {
         let tab_id = match start {
-            Start::NewTabAt(url) => {
+            Start::NewTabAt { url } => {
                 if !is_web_url(&url) {
                     return Err(Refusal::BadStartUrl(url));
                 }
@@ -864,7 +1318,7 @@ impl<H: WorkerHost> TaskHost<H> {
                     .await
                     .map_err(|reason| Refusal::TabNotOpenedAt { url: url.clone(), reason })?;
                 let id = tab.id.ok_or(Refusal::TabWithoutId)?;
-                self.group_new_tab(id).await;
+                self.group_new_tab(id, group).await;
                 return Ok(id);
             }
             Start::NewTab { beside } => {
@@ -875,10 +1329,10 @@ impl<H: WorkerHost> TaskHost<H> {
                 .and_then(|t| t.window_id);
                 let tab = self.host.open_tab("about:blank", window).await.map_err(Refusal::NewTabNotOpened)?;
                 let id = tab.id.ok_or(Refusal::TabWithoutId)?;
-                self.group_new_tab(id).await;
+                self.group_new_tab(id, group).await;
                 return Ok(id);
             }
-            Start::Tab(tab_id) => tab_id,
+            Start::Tab { tab } => tab,
         };
         let tab = match tab_id {
             Some(id) => self.host.tab(id).await.map_err(|_| BrowserError::TabClosed)?,

@@ -1,8 +1,10 @@
-//! The running (or last) task as saved for a restarted worker (`TaskStore`): how it started
-//! under `SAVED_TASK_KEY`, written when it starts; its events in pages of `EVENTS_PER_PAGE`
-//! under `events_key(n)`. A turn's new events rewrite only the page they fall in, so saving a
-//! step costs the same at step 90 as at step 1, where one value holding the whole log would be
-//! written out again, longer, after every event.
+//! The worker's tasks as saved for a restarted worker (`TaskStore`), each under keys of its
+//! own, so one task's saving never rewrites another's: the ids of the tasks kept under
+//! `TASKS_KEY`; how each started under `task_key(id)`, written when it starts; its events in
+//! pages of `EVENTS_PER_PAGE` under `events_key(id, n)`; its guard under `guard_key(id)`; and
+//! the queue under `QUEUE_KEY`. A turn's new events rewrite only the page they fall in, so
+//! saving a step costs the same at step 90 as at step 1, where one value holding the whole log
+//! would be written out again, longer, after every event.
 
 use super::host::{SavedItems, TaskStore};
 use crate::agent::PreviousTask;
@@ -10,20 +12,91 @@ use crate::protocol::AgentEvent;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-pub const SAVED_TASK_KEY: &str = "task";
+/// The ids of the tasks kept, oldest first (JSON array).
+pub const TASKS_KEY: &str = "tasks";
+/// The tasks waiting to start, first first (JSON array of `QueuedTask`).
+pub const QUEUE_KEY: &str = "task_queue";
 pub const EVENTS_PER_PAGE: usize = 8;
-/// The running task's guard (`crate::guard::Guard`), with its task's id.
-pub const GUARD_KEY: &str = "task_guard";
-/// What the guard's ledger added since it was saved whole under `GUARD_KEY`.
-pub const GUARD_ADDED_KEY: &str = "task_guard_added";
+
+/// How task `id` started.
+pub fn task_key(id: &str) -> String {
+    format!("task:{id}")
+}
+
+/// Task `id`'s guard (`crate::guard::Guard`), with its task's id.
+pub fn guard_key(id: &str) -> String {
+    format!("task_guard:{id}")
+}
+
+/// What task `id`'s ledger added since its guard was saved whole under `guard_key`.
+pub fn guard_added_key(id: &str) -> String {
+    format!("task_guard_added:{id}")
+}
 
 /// The guard's JSON text `guard` as saved under `GUARD_KEY`, naming its task.
 pub fn guard_text(task_id: &str, guard: &str) -> String {
     format!("{{\"task_id\":{},\"guard\":{guard}}}", serde_json::Value::String(task_id.to_string()))
 }
 
-pub fn events_key(page: usize) -> String {
-    format!("task_events_{page}")
+/// Page `page` of task `id`'s events.
+pub fn events_key(id: &str, page: usize) -> String {
+    format!("task_events:{id}:{page}")
+}
+
+/// Every key task `id` is saved under, with `events` events in its log.
+pub fn keys_of(id: &str, events: usize) -> Vec<String> {
+    let mut keys = vec![task_key(id), guard_key(id), guard_added_key(id)];
+    keys.extend((0..events.div_ceil(EVENTS_PER_PAGE)).map(|page| events_key(id, page)));
+    keys
+}
+
+/// The ids of the tasks saved, oldest first (none when unreadable).
+pub fn read_index(items: &SavedItems) -> Vec<String> {
+    items(TASKS_KEY).ok().flatten().and_then(|raw| crate::json::read::<Vec<String>>(&raw).ok()).unwrap_or_default()
+}
+
+/// Saves the ids of the tasks kept.
+pub async fn save_index(store: &impl TaskStore, ids: Vec<String>) {
+    store.write_saved(TASKS_KEY.into(), Box::new(move || serde_json::to_string(&ids).map_err(|e| e.to_string()))).await;
+}
+
+/// The queue as saved; an entry this version cannot read is left out.
+pub fn read_queue(items: &SavedItems) -> Vec<QueuedTask> {
+    let Some(raw) = items(QUEUE_KEY).ok().flatten() else { return Vec::new() };
+    let Ok(entries) = crate::json::from_text::<Vec<serde_json::Value>>(&raw) else { return Vec::new() };
+    entries.iter().filter_map(|entry| crate::json::read_value::<QueuedTask>(entry).ok()).collect()
+}
+
+/// Saves the queue.
+pub async fn save_queue(store: &impl TaskStore, queue: Vec<QueuedTask>) {
+    store
+        .write_saved(QUEUE_KEY.into(), Box::new(move || serde_json::to_string(&queue).map_err(|e| e.to_string())))
+        .await;
+}
+
+/// A task waiting to start: everything its start needs, kept across restarts of the worker.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct QueuedTask {
+    pub task_id: String,
+    pub task: String,
+    pub start: super::Start,
+    #[serde(default)]
+    pub output_schema: Option<serde_json::Value>,
+    #[serde(default)]
+    pub files: Vec<crate::browser::TaskFile>,
+    /// A replay's saved steps.
+    #[serde(default)]
+    pub script: Option<Vec<crate::agent::replay::ReplayStep>>,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// It continues a conversation: the one of task `follows`, else the latest task's.
+    #[serde(default)]
+    pub follow_up: bool,
+    #[serde(default)]
+    pub follows: Option<String>,
+    /// A schedule started it.
+    #[serde(default)]
+    pub scheduled: bool,
 }
 
 /// One page of a saved task's events, with its task: a page left over from an earlier, longer
@@ -58,6 +131,9 @@ pub struct SavedTask {
     /// The files the person attached (names and where their bytes are kept).
     #[serde(default)]
     pub files: Vec<crate::browser::TaskFile>,
+    /// A schedule started it.
+    #[serde(default)]
+    pub scheduled: bool,
     /// The task's guard as last saved (under its own key).
     #[serde(skip)]
     pub guard: Option<crate::guard::Guard>,
@@ -69,30 +145,33 @@ impl SavedTask {
         let header = SavedTask { events: Vec::new(), ..self.clone() };
         store
             .write_saved(
-                SAVED_TASK_KEY.into(),
+                task_key(&self.task_id),
                 Box::new(move || serde_json::to_string(&header).map_err(|e| e.to_string())),
             )
             .await;
     }
 
-    /// The saved task, with its events gathered from their pages; `None` when none is saved or
-    /// it cannot be read.
-    pub fn read(items: &SavedItems) -> Option<SavedTask> {
-        let mut saved = crate::json::read::<SavedTask>(&items(SAVED_TASK_KEY).ok()??).ok()?;
+    /// Saved task `id`, with its events gathered from their pages; `None` when none is saved
+    /// or it cannot be read.
+    pub fn read(items: &SavedItems, id: &str) -> Option<SavedTask> {
+        let mut saved = crate::json::read::<SavedTask>(&items(&task_key(id)).ok()??).ok()?;
+        if saved.task_id != id {
+            return None;
+        }
         for page in 0.. {
-            let Ok(Some(raw)) = items(&events_key(page)) else { break };
+            let Ok(Some(raw)) = items(&events_key(id, page)) else { break };
             match crate::json::read::<SavedEvents>(&raw) {
                 Ok(part) if part.task_id == saved.task_id => saved.events.extend(part.events),
                 _ => break,
             }
         }
-        if let Ok(Some(raw)) = items(GUARD_KEY) {
+        if let Ok(Some(raw)) = items(&guard_key(id)) {
             let kept: serde_json::Value = crate::json::from_text(&raw).unwrap_or_default();
             if kept["task_id"].as_str() == Some(saved.task_id.as_str()) {
                 saved.guard = crate::guard::Guard::from_value(&kept["guard"]);
             }
         }
-        if let (Some(guard), Ok(Some(raw))) = (saved.guard.as_mut(), items(GUARD_ADDED_KEY)) {
+        if let (Some(guard), Ok(Some(raw))) = (saved.guard.as_mut(), items(&guard_added_key(id))) {
             let kept: serde_json::Value = crate::json::from_text(&raw).unwrap_or_default();
             if kept["task_id"].as_str() == Some(saved.task_id.as_str()) {
                 guard.ledger.add_saved(&kept["guard"]);
@@ -130,6 +209,7 @@ pub async fn save_events_page(
     seq: usize,
 ) {
     let page = seq / EVENTS_PER_PAGE;
+    let key = events_key(&task_id, page);
     let text = move || {
         let events = events.borrow();
         let start = (page * EVENTS_PER_PAGE).min(events.len());
@@ -137,7 +217,7 @@ pub async fn save_events_page(
         let part = SavedEvents { task_id, events: events[start..end].iter().map(without_screenshot).collect() };
         serde_json::to_string(&part).map_err(|e| e.to_string())
     };
-    store.write_saved(events_key(page), Box::new(text)).await;
+    store.write_saved(key, Box::new(text)).await;
 }
 
 /// Trims, in a task's log, the events of the steps that fell
@@ -218,20 +298,20 @@ mod tests {
         let added = guard.ledger.added_text();
         let task = r#"{"task_id": "t-1", "task": "Sort it", "start_tab": 1, "output_schema": null}"#;
         let mut items = BTreeMap::from([
-            (SAVED_TASK_KEY.to_string(), task.to_string()),
-            (GUARD_KEY.to_string(), guard_text("t-1", &whole)),
-            (GUARD_ADDED_KEY.to_string(), guard_text("t-1", &added)),
+            (task_key("t-1"), task.to_string()),
+            (guard_key("t-1"), guard_text("t-1", &whole)),
+            (guard_added_key("t-1"), guard_text("t-1", &added)),
         ]);
         let read = |items: &BTreeMap<String, String>| {
             let items = items.clone();
             let items: SavedItems = Box::new(move |key: &str| Ok(items.get(key).cloned()));
-            SavedTask::read(&items).unwrap().guard
+            SavedTask::read(&items, "t-1").unwrap().guard
         };
         let restored = read(&items).expect("the guard is read");
         assert!(restored.ledger.crossing("ACME-4471", "x.example", &[]).is_some(), "saved whole");
         assert!(restored.ledger.crossing("TK-88120", "x.example", &[]).is_some(), "added since");
         // Another task's guard is not this one's.
-        items.insert(GUARD_KEY.to_string(), guard_text("t-0", &whole));
+        items.insert(guard_key("t-1"), guard_text("t-0", &whole));
         assert!(read(&items).is_none());
     }
 }

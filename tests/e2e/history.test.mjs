@@ -275,7 +275,7 @@ test('when the worker starts, the history catches up from the core\'s saved log 
       { type: 'task_finished', v: 1, end: { kind: 'error', message: 'The tab was closed.' }, steps: 1, usage: { input_tokens: 0, output_tokens: 0 } },
     ];
     const state = { ...running, running: false, step_count: 1, end: events[2].end };
-    const caughtUp = await history.catchUp({ type: 'status', v: 1, task_id: id, running: false, from: 0, events, state });
+    const caughtUp = await history.catchUp([{ type: "status", v: 1, task_id: id, running: false, from: 0, events, state }]);
     return { caughtUp, kept: await history.getTask(id), orphan: (await history.getTask(orphan)).task };
   });
   assert.equal(result.caughtUp, true);

@@ -2,7 +2,7 @@
 // after the browser is quit and started again on the same profile; the list is searched, a
 // conversation is opened (its tasks, steps, screenshot and answers drawn as in the chat),
 // exported as JSON and as an HTML report, and one is deleted. Also: a task started in a new tab,
-// and the tabs a task opens, gather in a "Tabwright" tab group.
+// and the tabs a task opens, gather in a tab group of its own ("Tabwright · " and its first words).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, copyFile } from 'node:fs/promises';
@@ -183,7 +183,7 @@ function tabsAndGroups(page) {
   });
 }
 
-test('"New tab" starts the task in a new tab of the Tabwright tab group; the user\'s tab is left alone', async () => {
+test('"New tab" starts the task in a new tab of its own tab group, named after it; the user\'s tab is left alone', async () => {
   const mine = await h.openFixture('history-a.html');
   const panel = await h.openPanel();
   await panel.check('#new-tab');
@@ -193,7 +193,7 @@ test('"New tab" starts the task in a new tab of the Tabwright tab group; the use
   await final.waitFor({ timeout: 60_000 });
   assert.match(await final.innerText(), /The title is Sign in — Fixture Bank/);
   const after = await tabsAndGroups(panel);
-  const group = after.groups.find((g) => g.title === 'Tabwright');
+  const group = after.groups.find((g) => g.title === 'Tabwright · Open the fixture log-in…');
   assert.ok(group, JSON.stringify(after.groups));
   const opened = after.tabs.filter((t) => !before.tabs.some((b) => b.id === t.id));
   assert.equal(opened.length, 1, JSON.stringify(opened));

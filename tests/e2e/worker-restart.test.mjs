@@ -71,10 +71,12 @@ test('the worker stopped mid-task: the task goes on from its last completed step
   // What a next restart would read: the task's start, and its whole log in pages of eight events,
   // the ones written before the stop and after it.
   const saved = await panel.evaluate(() => chrome.storage.session.get(null));
-  const header = JSON.parse(saved.task);
+  assert.deepEqual(JSON.parse(saved.tasks), [status.task_id], 'the one task kept');
+  const header = JSON.parse(saved[`task:${status.task_id}`]);
   assert.equal(header.task_id, status.task_id);
   const pages = [];
-  for (let n = 0; saved[`task_events_${n}`] !== undefined; n++) pages.push(JSON.parse(saved[`task_events_${n}`]));
+  const page = (n) => saved[`task_events:${status.task_id}:${n}`];
+  for (let n = 0; page(n) !== undefined; n++) pages.push(JSON.parse(page(n)));
   assert.ok(pages.length >= 2, `${pages.length} page(s) for ${status.events.length} events`);
   assert.ok(pages.every((p) => p.task_id === status.task_id && p.events.length <= 8));
   assert.deepEqual(pages.flatMap((p) => p.events).map((e) => e.type), status.events.map((e) => e.type));

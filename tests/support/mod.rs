@@ -37,6 +37,7 @@ pub fn settings(max_steps: u32) -> Settings {
         safety: Default::default(),
         agent: Default::default(),
         sites: Default::default(),
+        tasks_at_once: 3,
     }
 }
 

@@ -47,6 +47,7 @@ export async function walkPanelStates(world, check) {
   await panel.locator('#log .final').nth(1).waitFor({ timeout: 30_000 });
   await check(panel, 'answered');
 
+
   // An order held for the person's yes (tests/e2e/fixtures/consent/shop.html), then denied.
   const shop = await h.openFixture('consent/shop.html');
   world.setPolicy((state) => (stepsDone(state) === 0
@@ -87,6 +88,30 @@ export async function walkPanelStates(world, check) {
   await check(panel, 'skill-form');
   await panel.locator('#skill-form').locator('button, input').first().focus();
   await panel.keyboard.press('Escape');
+  await panel.click('#past-back');
+  await panel.click('#history-back');
+
+  // Two tasks at once, each in a new tab: the list of tasks at the top.
+  world.setPolicy(async () => {
+    await new Promise((r) => setTimeout(r, 1_000));
+    return answer('Look around', [{ scroll: { down: true, pages: 0.5 } }]);
+  });
+  await newConversation(panel);
+  await panel.check('#new-tab');
+  for (const task of ['Compare the first shop', 'Compare the second shop']) {
+    await runTask(panel, task);
+    await panel.waitForFunction(() => document.querySelector('#task').value === '');
+  }
+  await panel.locator('#task-list .task-switch').nth(1).waitFor();
+  await check(panel, 'two-tasks');
+  await panel.evaluate(async () => {
+    const ask = (request) => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, ...request } });
+    const { tasks } = await ask({ type: 'get_status' });
+    for (const task of tasks.filter((t) => t.status === 'running')) await ask({ type: 'stop_task', task_id: task.task_id });
+  });
+  await panel.locator('#task-list').waitFor({ state: 'hidden', timeout: 30_000 });
+  await panel.uncheck('#new-tab');
+  world.setPolicy(null);
 
   // The first-run setup: the model taken away for a moment, then given back.
   const saved = await panel.evaluate(async () => (await chrome.storage.local.get('settings')).settings);
