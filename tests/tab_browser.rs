@@ -41,6 +41,9 @@ enum OnClick {
     TrustedOnlyInPlace,
     /// Nothing comes of any click: neither a script's nor a real one.
     Inert,
+    /// The click changes the page in place; meanwhile the worker opens a tab at the URL for
+    /// another task (no opener, the same window), claimed for it `claim_after_ms` later.
+    AnotherTaskOpens { to: String, claims: tabwright::tabs::host::TabClaims, claim_after_ms: u32 },
 }
 
 #[derive(Default)]
@@ -272,6 +275,24 @@ impl ScriptedBrowser {
                         reply(json!({"effect": false}))
                     }
                     Some(OnClick::Inert) => reply(json!({"effect": false})),
+                    Some(OnClick::AnotherTaskOpens { to, claims, claim_after_ms }) => {
+                        let opening = claims.opening();
+                        let id = {
+                            let mut s = self.state.borrow_mut();
+                            let id = s.tabs.keys().max().unwrap() + 1;
+                            let window = s.tabs[&tab].window_id;
+                            s.tabs.insert(id, Tab { id: Some(id), window_id: window, ..Tab::default() });
+                            id
+                        };
+                        self.load(id, &to, 100.0);
+                        let host = self.clone();
+                        self.spawn(Box::pin(async move {
+                            host.sleep(claim_after_ms).await;
+                            claims.claim(id, "another task");
+                            drop(opening);
+                        }));
+                        reply(json!({"effect": true, "navigating": false}))
+                    }
                     Some(OnClick::CloseTab) => {
                         // The tab goes, and the channel to its page with it (see `ask_frame`).
                         self.state.borrow_mut().tabs.remove(&tab);
@@ -590,6 +611,33 @@ fn a_tab_the_page_opens_becomes_the_tasks_and_one_it_closes_hands_the_task_back(
     assert_eq!(back.tab_id, 1);
     assert_eq!(back.tabs.len(), 1);
     assert_eq!(texts(&back), vec!["Next page"]);
+}
+
+/// Several tasks in one browser: a tab the worker opens for another task while this task's
+/// click runs, in the same window and with no opener, is that task's, not the click's, even
+/// when it is claimed only after the click's look at the tabs began.
+#[test]
+fn a_tab_opened_for_another_task_during_a_click_is_not_taken_for_the_clicks() {
+    for claim_after_ms in [0, 300] {
+        let mut sim = Sim::new(HOME, home_page());
+        let other = "https://shop.example/start";
+        sim.host.state.borrow_mut().pages.insert(other.into(), snapshot_of(other, "Shop", json!([])));
+        let claims = tabwright::tabs::host::TabClaims::default();
+        let to = OnClick::AnotherTaskOpens { to: other.into(), claims: claims.clone(), claim_after_ms };
+        sim.host.state.borrow_mut().on_click.insert((HOME.into(), 1), to);
+        let seat =
+            tabwright::tabs::TaskSeat { task_id: "this task".into(), claims: claims.clone(), ..Default::default() };
+        let mut browser = TabBrowser::new(sim.host.clone(), 1, PageOptions::default()).for_task(seat);
+        let (clicked, after) = sim.run(async move {
+            browser.observe().await.unwrap();
+            let clicked = browser.click(1).await.unwrap();
+            (clicked, browser.observe().await.unwrap())
+        });
+        assert!(clicked.opened_tab.is_none(), "{claim_after_ms} ms: {clicked:?}");
+        assert_eq!((after.tab_id, after.tabs.len()), (1, 1), "{claim_after_ms} ms: the task stays in its tab");
+        assert_eq!(claims.owner(1).as_deref(), Some("this task"));
+        assert_eq!(claims.owner(2).as_deref(), Some("another task"));
+    }
 }
 
 #[test]

@@ -107,13 +107,15 @@ export async function launchDetachable(profileDir, { port, extensionDir = EXTENS
 
 /** Saves LLM settings through the options page, as a user would. `extraHeaders` is an object
  * {name: value}; `apiVersion` is for Azure OpenAI only, `contextTokens` for Ollama only (the page
- * shows each field for its provider alone).
+ * shows each field for its provider alone). `maxParallelTasks`, the tasks one browser runs at
+ * once (`max_parallel_tasks`), is left as it is when empty.
  * Throws with the page's own words when it refuses the values. */
 export async function saveSettings(context, extensionId, {
   provider = 'openai', baseUrl = '', model = '', apiKey = '', maxSteps = '', viewportExpansion = '', highlights = true,
   extractionModel = '', searchEngine = 'duckduckgo', evaluateDomains = [], excludeActions = [],
   apiVersion = '', extraHeaders = {}, fallbackModel = '', llmTimeout = '',
   vision = 'auto', thinking = true, requestBudget = '', structuredOutput = '', contextTokens = '',
+  maxParallelTasks = '',
 }) {
   const page = await context.newPage();
   try {
@@ -155,6 +157,10 @@ export async function saveSettings(context, extensionId, {
     await page.fill('#llm-timeout', String(llmTimeout));
     await page.fill('#extra-headers', Object.entries(extraHeaders).map(([name, value]) => `${name}: ${value}`).join('\n'));
     await page.fill('#max-steps', String(maxSteps));
+    const parallelField = page.locator('#max-parallel');
+    if (maxParallelTasks !== '' && await parallelField.count() && await parallelField.isVisible()) {
+      await parallelField.fill(String(maxParallelTasks));
+    }
     await page.fill('#viewport-expansion', String(viewportExpansion));
     await page.setChecked('#highlights', highlights);
     await page.selectOption('#vision', vision);
@@ -174,7 +180,123 @@ export async function saveSettings(context, extensionId, {
     const status = page.locator('#saved:not(:empty)');
     await status.waitFor({ timeout: 5_000 });
     if ((await status.getAttribute('class')) === 'error') throw new Error(await status.innerText());
+    if (maxParallelTasks !== '') await storeMaxParallelTasks(page, maxParallelTasks);
   } finally {
     await page.close();
   }
+}
+
+/** Sets how many tasks one browser runs at once (`max_parallel_tasks` in the stored settings),
+ * leaving every other setting as it is. */
+export async function saveMaxParallelTasks(context, extensionId, count) {
+  const page = await context.newPage();
+  try {
+    await page.goto(`chrome-extension://${extensionId}/options/options.html`);
+    await page.locator('body[data-ready="true"]').waitFor({ state: 'attached', timeout: 10_000 });
+    await storeMaxParallelTasks(page, count);
+  } finally {
+    await page.close();
+  }
+}
+
+/** Writes `max_parallel_tasks` into the stored settings from `page`, an extension page (where
+ * the options page has no field for it, or saved another value). */
+async function storeMaxParallelTasks(page, count) {
+  const n = Number(count);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`The tasks at once must be a whole number from 1: ${count}`);
+  await page.evaluate(async (value) => {
+    const { settings } = await chrome.storage.local.get('settings');
+    if (settings?.max_parallel_tasks === value) return;
+    await chrome.storage.local.set({ settings: { ...(settings ?? {}), max_parallel_tasks: value } });
+  }, n);
+}
+
+// --- Browsers reached over the DevTools protocol ---------------------------------------------
+
+/** Starts headless Chromium on `profileDir` with the extension loaded, serving the DevTools
+ * protocol on a free port (`--remote-debugging-port=0`), as a machine of a fleet would. Resolves
+ * to {wsEndpoint, pid, close(), kill()}: `close()` ends it and waits (at most 5 s), `kill()`
+ * ends it at once, as a machine that fails. */
+export async function launchServing(profileDir, { extensionDir = EXTENSION_DIR, args = [] } = {}) {
+  if (!existsSync(path.join(extensionDir, 'pkg', 'tabwright_bg.wasm'))) {
+    throw new Error('The extension is not built: run scripts/build first.');
+  }
+  const child = spawn(chromiumPath(), [
+    '--headless', `--user-data-dir=${profileDir}`, '--remote-debugging-port=0',
+    '--window-size=1280,900', ...chromiumArgs(extensionDir), ...args, 'about:blank',
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let said = '';
+  const wsEndpoint = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`Chromium did not open DevTools within 15 s: ${said.slice(-500)}`));
+    }, 15_000);
+    child.stderr.on('data', (chunk) => {
+      said += chunk;
+      const found = /DevTools listening on (ws:\/\/\S+)/.exec(said);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`Chromium exited (${code}) before opening DevTools: ${said.slice(-500)}`));
+    });
+  });
+  // Chromium keeps writing to stderr; keep reading it so it never blocks on a full pipe.
+  child.stderr.resume();
+  const wait = () => Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  return {
+    wsEndpoint,
+    pid: child.pid,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      await wait();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await wait();
+    },
+  };
+}
+
+/** Attaches to a Chromium that runs Tabwright at `endpoint` (a ws:// DevTools URL, or the
+ * http:// address that serves /json/version), within `timeout` ms. Resolves to {browser,
+ * context, extensionId, close()}; `close()` lets go of the browser and leaves it running. */
+export async function connectEndpoint(endpoint, { timeout = 30_000 } = {}) {
+  const browser = await chromium.connectOverCDP(endpoint, { timeout });
+  try {
+    const context = browser.contexts()[0];
+    if (!context) throw new Error('it has no browser context');
+    const extensionId = await tabwrightIdIn(context);
+    return { browser, context, extensionId, close: () => browser.close().catch(() => {}) };
+  } catch (error) {
+    await browser.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** Tabwright's id in `context`: from its service worker's URL (chrome-extension://<id>/boot.js)
+ * when it runs; otherwise (Chrome stops an idle worker) from the browser's list of extensions
+ * (chrome://extensions-internals). Throws when Tabwright is not there. */
+export async function tabwrightIdIn(context) {
+  const ours = (worker) => new URL(worker.url()).pathname === '/boot.js';
+  const running = context.serviceWorkers().find(ours);
+  if (running) return new URL(running.url()).host;
+  const page = await context.newPage();
+  let listed;
+  try {
+    await page.goto('chrome://extensions-internals/', { timeout: 10_000 });
+    listed = JSON.parse(await page.evaluate(() => document.body.innerText));
+  } catch (error) {
+    throw new Error(`Tabwright's service worker is not running there, and the list of extensions could not be read (${error.message.split('\n')[0]})`);
+  } finally {
+    await page.close().catch(() => {});
+  }
+  const found = Array.isArray(listed) ? listed.find((e) => e?.name === 'Tabwright') : undefined;
+  if (!found?.id) throw new Error('Tabwright is not loaded in that browser (start it with --load-extension=<the extension folder>)');
+  return found.id;
 }

@@ -188,6 +188,69 @@ pub trait TabHost: Clock + Clone + 'static {
     fn debugger_detached(&self, tab: i32) -> Option<String>;
 }
 
+/// Which running task owns which tab, shared by the worker and every task's browser, and
+/// whether a tab is being opened for a task right now. Several tasks run in one browser: a tab
+/// that appears while one task's action runs may be another task's (its start tab, one it
+/// opened), and must not be taken in as the action's. The worker opens a task's tab and claims
+/// it in one piece (`opening`, then `claim`); a browser looking for the tabs its action opened
+/// waits while an opening is under way (`opening_now`), then leaves every claimed tab to its
+/// owner.
+#[derive(Clone, Default)]
+pub struct TabClaims(Rc<RefCell<Claims>>);
+
+#[derive(Default)]
+struct Claims {
+    owner: std::collections::BTreeMap<i32, String>,
+    opening: u32,
+}
+
+/// An opening under way, until dropped.
+pub struct Opening(TabClaims);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        let mut claims = (self.0).0.borrow_mut();
+        claims.opening = claims.opening.saturating_sub(1);
+    }
+}
+
+impl TabClaims {
+    /// Tab `tab` is task `task`'s.
+    pub fn claim(&self, tab: i32, task: &str) {
+        self.0.borrow_mut().owner.insert(tab, task.to_string());
+    }
+
+    /// Task `task`'s tabs are exactly these.
+    pub fn set(&self, task: &str, tabs: &[i32]) {
+        let mut claims = self.0.borrow_mut();
+        claims.owner.retain(|_, owner| owner != task);
+        for &tab in tabs {
+            claims.owner.insert(tab, task.to_string());
+        }
+    }
+
+    /// Task `task` ended: its tabs are no one's.
+    pub fn release(&self, task: &str) {
+        self.0.borrow_mut().owner.retain(|_, owner| owner != task);
+    }
+
+    /// The task that owns `tab`, if one does.
+    pub fn owner(&self, tab: i32) -> Option<String> {
+        self.0.borrow().owner.get(&tab).cloned()
+    }
+
+    /// A tab is being opened for a task until the `Opening` is dropped (after its claim).
+    pub fn opening(&self) -> Opening {
+        self.0.borrow_mut().opening += 1;
+        Opening(self.clone())
+    }
+
+    /// Whether a tab is being opened for a task now.
+    pub fn opening_now(&self) -> bool {
+        self.0.borrow().opening > 0
+    }
+}
+
 /// What one task waits for from the person: its open question and its open consent. Each task
 /// has its own, held by its browser and by the worker, which hands over what the side panel
 /// sent for that task.

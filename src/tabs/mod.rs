@@ -182,19 +182,29 @@ pub struct TabBrowser<H: TabHost> {
 }
 
 /// Which task a browser works for: its id (the page scripts and ports it ends are its own),
-/// the title of its tab group, and the answers the person gives it.
+/// the title of its tab group, the answers the person gives it, and which tabs every running
+/// task owns (shared with the worker and the other tasks' browsers).
 #[derive(Clone)]
 pub struct TaskSeat {
     pub task_id: String,
     pub group_title: String,
     pub waits: host::PersonWaits,
+    pub claims: host::TabClaims,
 }
 
 impl Default for TaskSeat {
     fn default() -> Self {
-        TaskSeat { task_id: String::new(), group_title: TASK_GROUP_TITLE.into(), waits: Default::default() }
+        TaskSeat {
+            task_id: String::new(),
+            group_title: TASK_GROUP_TITLE.into(),
+            waits: Default::default(),
+            claims: Default::default(),
+        }
     }
 }
+
+/// How long a look at the tabs waits for a tab being opened for another task to be claimed.
+const OPENING_WAIT_MS: u32 = 2_000;
 
 /// Tab groups take the colours Chrome offers; a task's is picked by its id, so two tasks
 /// side by side are told apart at a glance.
@@ -325,8 +335,14 @@ impl<H: TabHost> TabBrowser<H> {
         self
     }
 
-    /// Every tab of the browser, as the browser lists them now (none if it cannot say).
+    /// Every tab of the browser, as the browser lists them now (none if it cannot say); once
+    /// no tab is being opened for a task, so every tab listed that is a task's is claimed.
     async fn all_tabs(&self) -> Vec<Tab> {
+        let mut waited = 0;
+        while self.seat.claims.opening_now() && waited < OPENING_WAIT_MS {
+            self.host.sleep(10).await;
+            waited += 10;
+        }
         self.host.all_tabs_now().await.unwrap_or_default()
     }
 
@@ -383,7 +399,11 @@ impl<H: TabHost> TabBrowser<H> {
                 .iter()
                 .filter(|t| {
                     t.id.is_some_and(|id| {
-                        !self.tabs.contains(&id) && !self.known_tabs.contains(&id) && !self.blank_children.contains(&id)
+                        !self.tabs.contains(&id)
+                            && !self.known_tabs.contains(&id)
+                            && !self.blank_children.contains(&id)
+                            // Another running task's tab is its own.
+                            && self.seat.claims.owner(id).is_none_or(|owner| owner == self.seat.task_id)
                     })
                 })
                 .collect();
@@ -392,9 +412,9 @@ impl<H: TabHost> TabBrowser<H> {
                 let id = tab.id.unwrap_or_default();
                 let url = tab.destination();
                 let opened_by_task = tab.opener_tab_id.is_some_and(|o| self.tabs.contains(&o));
-                // Links with target=_blank open without an opener: a web tab that appeared in
-                // the task's window during the action is the action's too.
-                let beside = tab.window_id.is_some() && tab.window_id == window;
+                // Links with target=_blank open without an opener: a web tab with none that
+                // appeared in the task's window during the action is the action's too.
+                let beside = tab.opener_tab_id.is_none() && tab.window_id.is_some() && tab.window_id == window;
                 if crate::web::is_web_url(url) && (opened_by_task || beside) {
                     self.tabs.push(id);
                     joined.push(tab.clone());
@@ -414,6 +434,7 @@ impl<H: TabHost> TabBrowser<H> {
             self.frame_waits.forget();
         }
         self.host.set_task_tabs(&self.seat.task_id, &self.tabs);
+        self.seat.claims.set(&self.seat.task_id, &self.tabs);
         Ok(joined)
     }
 
@@ -1071,6 +1092,8 @@ impl<H: TabHost> Browser for TabBrowser<H> {
 
     async fn open_tab(&mut self, url: &str) -> Result<ActionEffect, BrowserError> {
         let current = self.tab().await?;
+        // Claimed as it opens: no other task takes it in meanwhile.
+        let opening = self.seat.claims.opening();
         let tab = self
             .host
             .open_tab(url, self.tab_id, current.window_id)
@@ -1079,6 +1102,8 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         let id = tab
             .id
             .ok_or_else(|| BrowserError::Navigation { url: url.into(), reason: "Chrome opened no tab".into() })?;
+        self.seat.claims.claim(id, &self.seat.task_id);
+        drop(opening);
         if !self.tabs.contains(&id) {
             self.tabs.push(id);
             self.host.set_task_tabs(&self.seat.task_id, &self.tabs);

@@ -232,6 +232,8 @@ pub struct TaskHost<H: WorkerHost> {
     tasks_at_once: Cell<usize>,
     /// Set while queued tasks are being started (one at a time).
     starting_queued: Cell<bool>,
+    /// Which running task owns which tab, shared with every task's browser.
+    claims: crate::tabs::host::TabClaims,
     /// The schedules' book held by one change at a time, and their runs (`schedules.rs`).
     schedules: schedules::ScheduleRuns,
 }
@@ -249,6 +251,7 @@ impl<H: WorkerHost> TaskHost<H> {
             restoring: Cell::new(false),
             tasks_at_once: Cell::new(crate::settings::DEFAULT_TASKS_AT_ONCE as usize),
             starting_queued: Cell::new(false),
+            claims: Default::default(),
             schedules: schedules::ScheduleRuns::default(),
         })
     }
@@ -753,6 +756,11 @@ impl<H: WorkerHost> TaskHost<H> {
 
     /// The running task other than `except` that works in `tab`.
     fn task_in_tab(&self, tab: i32, except: &str) -> Option<String> {
+        // What its browser claimed (a tab its action opened counts at once), or its list.
+        let running = |id: &str| self.tasks.borrow().iter().any(|s| s.running.get() && s.task_id == id);
+        if let Some(owner) = self.claims.owner(tab).filter(|owner| owner != except && running(owner)) {
+            return Some(owner);
+        }
         self.tasks
             .borrow()
             .iter()
@@ -766,10 +774,11 @@ impl<H: WorkerHost> TaskHost<H> {
         let (earlier, conversation_id) = earlier.unwrap_or_else(|| (Vec::new(), request.task_id.clone()));
         let slot = self.claim_slot(&request.task_id, Vec::new(), earlier.clone(), &conversation_id, request.scheduled);
         let group = crate::tabs::group_title_of(&request.task);
-        let tab_id = match self.pick_tab(request.start.clone(), &group).await {
+        let tab_id = match self.pick_tab(request.start.clone(), &group, &request.task_id).await {
             Ok(tab) => tab,
             Err(reason) => {
                 self.drop_slot(&request.task_id);
+                self.claims.release(&request.task_id);
                 return Err(reason);
             }
         };
@@ -777,9 +786,11 @@ impl<H: WorkerHost> TaskHost<H> {
         // start may have taken it meanwhile).
         if self.task_in_tab(tab_id, &request.task_id).is_some() {
             self.drop_slot(&request.task_id);
+            self.claims.release(&request.task_id);
             return Err(Refusal::TabTaken);
         }
         slot.tabs.borrow_mut().push(tab_id);
+        self.claims.claim(tab_id, &request.task_id);
         let saved = SavedTask {
             task_id: request.task_id,
             task: request.task,
@@ -1074,8 +1085,13 @@ impl<H: WorkerHost> TaskHost<H> {
                 }
             }
         };
-        let seat =
-            TaskSeat { task_id: saved.task_id.clone(), group_title: crate::tabs::group_title_of(&saved.task), waits };
+        self.claims.set(&saved.task_id, tabs);
+        let seat = TaskSeat {
+            task_id: saved.task_id.clone(),
+            group_title: crate::tabs::group_title_of(&saved.task),
+            waits,
+            claims: self.claims.clone(),
+        };
         let ports = Ports {
             browser: host.browser(seat, tabs[0], tabs, settings.page),
             transport: host.transport(settings.llm.timeout_s.saturating_mul(1000)),
@@ -1128,6 +1144,7 @@ impl<H: WorkerHost> TaskHost<H> {
                 let history = agent.run().await;
                 conversation.borrow_mut().push(history.as_previous());
                 running.set(false);
+                this.claims.release(&task_id);
                 this.task_over();
             }));
         }
@@ -1305,19 +1322,23 @@ impl<H: WorkerHost> TaskHost<H> {
         }
     }
 
-    /// The tab the task runs on (see `Start`).
-    async fn pick_tab(&self, start: Start, group: &str) -> Result<i32, Refusal> {
+    /// The tab task `task_id` runs on (see `Start`). A tab opened for it is claimed as it
+    /// opens, so no other task's action takes it for one it opened.
+    async fn pick_tab(&self, start: Start, group: &str, task_id: &str) -> Result<i32, Refusal> {
         let tab_id = match start {
             Start::NewTabAt { url } => {
                 if !is_web_url(&url) {
                     return Err(Refusal::BadStartUrl(url));
                 }
+                let opening = self.claims.opening();
                 let tab = self
                     .host
                     .open_tab(&url, None)
                     .await
                     .map_err(|reason| Refusal::TabNotOpenedAt { url: url.clone(), reason })?;
                 let id = tab.id.ok_or(Refusal::TabWithoutId)?;
+                self.claims.claim(id, task_id);
+                drop(opening);
                 self.group_new_tab(id, group).await;
                 return Ok(id);
             }
@@ -1327,8 +1348,11 @@ impl<H: WorkerHost> TaskHost<H> {
                     None => self.active_tab().await.ok(),
                 }
                 .and_then(|t| t.window_id);
+                let opening = self.claims.opening();
                 let tab = self.host.open_tab("about:blank", window).await.map_err(Refusal::NewTabNotOpened)?;
                 let id = tab.id.ok_or(Refusal::TabWithoutId)?;
+                self.claims.claim(id, task_id);
+                drop(opening);
                 self.group_new_tab(id, group).await;
                 return Ok(id);
             }
