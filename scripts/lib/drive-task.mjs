@@ -112,7 +112,8 @@ export async function startTask(ask, { task, tabId = null, startUrl = null, newT
 export async function followTask(ask, started, {
   onEvent = () => {}, onStatus = () => {}, decide, onConsent = () => {}, deadline = Infinity, pollMs = 200,
 }) {
-  const steps = [];
+  // The step records by step: a step a restarted worker did again replaces the first attempt.
+  const steps = new Map();
   let seen = 0;
   let { taskId } = started;
   const status = () => ask({ type: 'get_status', task_id: taskId, since: seen });
@@ -122,9 +123,12 @@ export async function followTask(ask, started, {
     const reply = await status();
     if (reply?.type !== 'status') throw new Error(`the core did not report the task's status: ${JSON.stringify(reply)}`);
     taskId ??= reply.task_id;
-    if (!reply.task_id || reply.task_id !== taskId || reply.from !== seen) {
+    if (!reply.task_id || reply.task_id !== taskId || reply.from > seen) {
       throw new TaskLost('the service worker restarted and the task was lost');
     }
+    // A worker that Chrome stopped and started again goes on from its last saved event, which
+    // may come before what was seen: its log is taken from there.
+    seen = reply.from;
     onStatus(reply, taskId);
     let end = null;
     for (const event of reply.events) {
@@ -136,11 +140,11 @@ export async function followTask(ask, started, {
         const answered = await ask(request).catch((error) => ({ type: 'refused', message: error.message }));
         onConsent(event.consent, answer, by, answered);
       }
-      if (event.type === 'step_finished') steps.push(event.record);
+      if (event.type === 'step_finished') steps.set(event.record.step, event.record);
       if (event.type === 'task_finished') end = event;
     }
     seen += reply.events.length;
-    if (end) return { end, steps, taskId };
+    if (end) return { end, steps: [...steps.values()].sort((a, b) => a.step - b.step), taskId };
     if (!reply.running && !waiting(reply, taskId, seen, started)) {
       throw new TaskLost('the task stopped without reporting its end');
     }

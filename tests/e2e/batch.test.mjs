@@ -280,3 +280,46 @@ test('two browsers as --browser-endpoint: the tasks of one that dies finish on t
     await model.close();
   }
 });
+
+test('a task whose worker Chrome stopped mid-run is followed through its restore, not lost', async () => {
+  let gate = newGate();
+  const model = await startBatchModel({ delayMs: 50, hold: () => gate?.promise });
+  const served = await launchServing(path.join(dir, 'endpoint-restart'));
+  const { chromium } = await import('playwright-core');
+  const watcher = await chromium.connectOverCDP(served.wsEndpoint);
+  try {
+    const tasks = taskFile('restart.jsonl', [
+      { id: 'r1', task: 'Click the button Action 5 (restart)', url: `${fixtures.url}/bench/step-page.html`, expect: 'Clicked Action 5' },
+    ]);
+    const out = path.join(dir, 'restart-results.jsonl');
+    const runner = start(['--tasks', tasks, '--out', out, '--browser-endpoint', served.wsEndpoint, '--confirm', 'deny'], model);
+    const inFlight = () => model.timeline.filter((e) => e.answered === null).length;
+    assert.equal(await until(inFlight, (n) => n === 1, 60_000), 1, `the task waits for the model; stderr:\n${runner.output.stderr}`);
+    // Chrome stops the extension's service worker while the task waits for its model.
+    const page = watcher.contexts()[0].pages()[0] ?? (await watcher.contexts()[0].newPage());
+    const cdp = await watcher.contexts()[0].newCDPSession(page);
+    const running = new Map();
+    cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+      for (const v of versions) if (v.scriptURL.startsWith('chrome-extension://')) running.set(v.versionId, v.runningStatus);
+    });
+    await cdp.send('ServiceWorker.enable');
+    const stopped = () => running.size > 0 && [...running.values()].every((s) => s === 'stopped');
+    for (let tries = 0; !stopped() && tries < 20; tries++) {
+      await cdp.send('ServiceWorker.stopAllWorkers');
+      await until(stopped, Boolean, 500);
+    }
+    assert.ok(stopped(), 'the worker stopped');
+    gate.release();
+    gate = null;
+    const { code, stderr } = await runner.done;
+    const [line] = readLines(out);
+    if (process.env.DEBUG_BATCH) for (const e of model.timeline) console.log(e.step, e.state.slice(0, 3000));
+    assert.deepEqual([line.id, line.end_kind, line.success, line.attempts], ['r1', 'done', true, 1], JSON.stringify(line));
+    assert.equal(code, 0, stderr);
+  } finally {
+    gate?.release();
+    await watcher.close().catch(() => {});
+    await served.close();
+    await model.close();
+  }
+});
