@@ -133,10 +133,10 @@ let coreFailure = null;
  * and writes it into the task history at once (this worker may be stopped at any moment).
  * The history never throws, so the task goes on if IndexedDB fails. */
 /**
- * @param {import('./types/from-core').AgentEvent} event
+ * @param {import('tabwright-types/from-core').AgentEvent} event
  * @param {number} seq
  * @param {string} taskId
- * @param {import('./types/from-core').TaskState} state where the core says the task stands after it
+ * @param {import('tabwright-types/from-core').TaskState} state where the core says the task stands after it
  */
 function broadcast(event, seq, taskId, state) {
   recordEvent(taskId, seq, event, state);

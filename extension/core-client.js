@@ -3,9 +3,9 @@
 import { t } from './i18n.js';
 
 /**
- * The messages, as the Rust types define them (generated: extension/types/).
- * @typedef {import('./types/to-core').PanelRequest} PanelRequest
- * @typedef {import('./types/from-core').PanelReply} PanelReply
+ * The messages, as the Rust types define them (generated: tests/types/, imported as tabwright-types/…).
+ * @typedef {import('tabwright-types/to-core').PanelRequest} PanelRequest
+ * @typedef {import('tabwright-types/from-core').PanelReply} PanelReply
  * @typedef {PanelRequest extends infer R ? (R extends unknown ? Omit<R, 'v'> : never) : never} Request
  *   a request as a page writes it: `askCore` adds the protocol version
  */

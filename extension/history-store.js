@@ -314,8 +314,8 @@ async function apply(tx, taskId, event, state) {
  * when the event is in the history, false when it could not be written (see `lastFailure`).
  * @param {string} taskId
  * @param {number} seq
- * @param {import('./types/from-core').AgentEvent} event
- * @param {import('./types/from-core').TaskState} [state]
+ * @param {import('tabwright-types/from-core').AgentEvent} event
+ * @param {import('tabwright-types/from-core').TaskState} [state]
  */
 export async function recordEvent(taskId, seq, event, state) {
   try {
@@ -340,7 +340,7 @@ export async function recordEvent(taskId, seq, event, state) {
  * stopped worker broadcast but did not get written. Tasks an earlier worker left running that
  * are not among the core's running tasks are marked interrupted: nothing will ever end them.
  * Never rejects.
- * @param {import('./types/from-core').PanelReply[]} replies
+ * @param {import('tabwright-types/from-core').PanelReply[]} replies
  */
 export async function catchUp(replies) {
   try {

@@ -1,5 +1,5 @@
 //! The messages that cross into and out of the core, as JSON Schemas the extension's JS is
-//! typed from: `extension/types/to-core.schema.json` (what JS sends: panel requests, content
+//! typed from: `tests/types/to-core.schema.json` (what JS sends: panel requests, content
 //! script replies, the settings the options page stores; read as the core reads them) and `from-core.schema.json` (what the core
 //! sends: replies, events, where a task stands, requests to content scripts; as it writes them).
 //! `scripts/lib/js-types.mjs` turns each into TypeScript declarations and `tsc` checks the JS
@@ -38,7 +38,7 @@ fn of<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Sch
 }
 
 fn check(file: &str, schema: Value) {
-    let path = format!("{}/extension/types/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/types/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = serde_json::to_string_pretty(&schema).unwrap() + "\n";
     if std::env::var_os("UPDATE_JS_TYPES").is_some() {
         std::fs::write(&path, &text).unwrap();

@@ -176,8 +176,8 @@
 
   /**
    * The reply to one of the worker's requests (typed as the core writes them), or a promise of it.
-   * @param {import('../types/from-core').ContentRequest | {type?: undefined, v?: undefined}} message
-   * @returns {import('../types/to-core').ContentReply | Promise<import('../types/to-core').ContentReply>}
+   * @param {import('tabwright-types/from-core').ContentRequest | {type?: undefined, v?: undefined}} message
+   * @returns {import('tabwright-types/to-core').ContentReply | Promise<import('tabwright-types/to-core').ContentReply>}
    */
   function answer(message) {
     if (message?.type !== 'task_over') document.dispatchEvent(new CustomEvent('tabwright:task-active'));

@@ -11,7 +11,7 @@ import { showSchedules } from './schedules.js';
 import { PROVIDERS, providerName } from '../providers.js';
 import { listModels } from '../model-list.js';
 
-/** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
+/** @typedef {import('tabwright-types/to-core').StoredSettings} StoredSettings */
 
 localize();
 // A number left empty is its default: said as one, not shown as a value to accept.

@@ -11,9 +11,9 @@ import { el, onSecondClick } from '../dom.js';
 import { askCore } from '../core-client.js';
 import { blanksOf, fillBlanks } from '../panel/favourites.js';
 
-/** @typedef {import('../types/from-core').Schedule} Schedule */
-/** @typedef {import('../types/from-core').PanelReply} PanelReply */
-/** @typedef {import('../types/to-core').ScheduleDraft} ScheduleDraft */
+/** @typedef {import('tabwright-types/from-core').Schedule} Schedule */
+/** @typedef {import('tabwright-types/from-core').PanelReply} PanelReply */
+/** @typedef {import('tabwright-types/to-core').ScheduleDraft} ScheduleDraft */
 
 /** Where the core keeps the schedules, the side panel the favourites, the core the skills. */
 const SCHEDULES_KEY = 'schedules';

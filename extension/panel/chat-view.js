@@ -131,13 +131,13 @@ export class ChatView {
   }
 
   /** One part of the model's plan as the chat and the report show it, ticked off or not.
-   * @param {import('../types/from-core').PlanItem} item */
+   * @param {import('tabwright-types/from-core').PlanItem} item */
   static planLine(item) {
     return `${item.done ? '☑' : '☐'} ${item.text}`;
   }
 
   /** The model's plan as it gave it in a step: a checklist, each part ticked off or not.
-   * @param {import('../types/from-core').PlanItem[]} plan */
+   * @param {import('tabwright-types/from-core').PlanItem[]} plan */
   static planList(plan) {
     const list = el('ul', 'plan');
     list.setAttribute('aria-label', t('planLabel'));
@@ -296,7 +296,7 @@ export class ChatView {
   }
 
   /** Draws one event. */
-  /** @param {import('../types/from-core').AgentEvent} event */
+  /** @param {import('tabwright-types/from-core').AgentEvent} event */
   render(event) {
     this.root.querySelector('.empty')?.remove();
     switch (event.type) {

@@ -9,7 +9,7 @@
 import { t, coreText } from '../i18n.js';
 import { el } from '../dom.js';
 
-/** @typedef {import('../types/from-core').Consent} Consent */
+/** @typedef {import('tabwright-types/from-core').Consent} Consent */
 
 /** The act held, in the reader's language (the core's English when _locales has no such message). */
 export const consentAct = (/** @type {Consent} */ consent) => coreText({ message: consent.act, locale_text: consent.act_locale_text });

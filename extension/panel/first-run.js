@@ -10,7 +10,7 @@ import { askCore } from '../core-client.js';
 import { PROVIDERS } from '../providers.js';
 import { listModels } from '../model-list.js';
 
-/** @typedef {import('../types/to-core').StoredSettings} StoredSettings */
+/** @typedef {import('tabwright-types/to-core').StoredSettings} StoredSettings */
 
 /** The settings as stored (none saved yet: an empty object). */
 async function storedSettings() {

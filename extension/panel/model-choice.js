@@ -41,7 +41,7 @@ export class ModelChoice {
    * it is still offered. */
   async load() {
     const { settings } = await chrome.storage.local.get('settings').catch(() => ({ settings: undefined }));
-    const llm = /** @type {import('../types/to-core').StoredSettings | undefined} */ (settings)?.llm ?? {};
+    const llm = /** @type {import('tabwright-types/to-core').StoredSettings | undefined} */ (settings)?.llm ?? {};
     this.saved = String(llm.model ?? '').trim();
     this.configured = [llm.fallback_model, llm.extraction_model]
       .map((m) => String(m ?? '').trim())

@@ -139,7 +139,7 @@ const live = new ChatView($('log'), {
   // A consent's answer (allow once, for the task, always, deny); the box shows the decision
   // when the worker's consent_answered comes, which every open panel draws alike.
   async consent(id, answer) {
-    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('../types/to-core').ConsentAnswer} */ (answer), task_id: sync.taskId });
+    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('tabwright-types/to-core').ConsentAnswer} */ (answer), task_id: sync.taskId });
     if (reply.type === 'refused') {
       showNotice(reply);
       return false;

@@ -5,7 +5,7 @@
 import { t, coreText } from '../i18n.js';
 import { el } from '../dom.js';
 
-/** @typedef {import('../types/from-core').LocaleText} LocaleText */
+/** @typedef {import('tabwright-types/from-core').LocaleText} LocaleText */
 
 /** Whether the settings can fix what `text`, or its cause, tells of. */
 export function settingsCanFix(/** @type {LocaleText | null | undefined} */ text) {

@@ -5,7 +5,7 @@
 import { t, formatNumber } from '../i18n.js';
 import { el } from '../dom.js';
 
-/** @typedef {import('../types/from-core').TaskSummary} TaskSummary */
+/** @typedef {import('tabwright-types/from-core').TaskSummary} TaskSummary */
 
 const ACTIVE = new Set(['running', 'paused', 'waiting']);
 const STATUS_KEYS = {

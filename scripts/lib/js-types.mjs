@@ -1,11 +1,11 @@
 // The extension's message types for TypeScript's checker, made from the JSON Schemas the Rust
-// types derive (extension/types/*.schema.json, written by tests/js_types.rs) with
-// json-schema-to-typescript. `--write` writes extension/types/*.d.ts; without it, a declaration
+// types derive (tests/types/*.schema.json, written by tests/js_types.rs) with
+// json-schema-to-typescript. `--write` writes tests/types/*.d.ts; without it, a declaration
 // file that differs from what the schema makes fails, saying how to make it again.
 import { compile } from 'json-schema-to-typescript';
 import { readFile, writeFile } from 'node:fs/promises';
 
-const root = new URL('../../extension/types/', import.meta.url);
+const root = new URL('../../tests/types/', import.meta.url);
 const write = process.argv.includes('--write');
 const stale = [];
 /** `node` with every `$ref` standing alone: schemars writes a field's default beside its `$ref`,
@@ -33,7 +33,7 @@ for (const name of ['to-core', 'from-core']) {
     continue;
   }
   const kept = await readFile(target, 'utf8').catch(() => '');
-  if (kept !== made) stale.push(`extension/types/${name}.d.ts`);
+  if (kept !== made) stale.push(`tests/types/${name}.d.ts`);
 }
 if (stale.length) {
   console.error(`${stale.join(' and ')} not what the schemas make: run node scripts/lib/js-types.mjs --write`);
