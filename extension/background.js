@@ -9,7 +9,7 @@
 // - every listener is registered synchronously at top level (importScripts runs this file
 //   during the worker's first evaluation), and each handler awaits the core (`coreLoaded`);
 // - message handlers return true to answer asynchronously.
-import init, { answer_panel_message, resume_interrupted_task, schedule_alarm, wake_schedules } from './pkg/tabwright.js';
+import init, { answer_panel_message, resume_interrupted_task, wake_schedules } from './pkg/tabwright.js';
 import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
 import { readFileBase64 } from './files-store.js';
@@ -277,14 +277,14 @@ function warnOf(what) {
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (!alarm.name.startsWith(SCHEDULE_ALARM)) return resumeTask();
   return restoreBegun.then((begun) => begun?.restored)
-    .then(() => schedule_alarm(alarm.name, broadcast)).catch(warnOf('run a schedule'));
+    .then(() => wake_schedules(alarm.name, broadcast)).catch(warnOf('run a schedule'));
 });
 // Whenever the worker starts, the browser starts or the extension is installed or updated
 // (which clears its alarms): the schedules whose time passed while nothing ran (the browser was
 // closed) run once, and every schedule's alarm is set again.
 function wakeSchedules() {
   return restoreBegun.then((begun) => begun?.restored)
-    .then(() => wake_schedules(broadcast)).catch(warnOf('look at its schedules'));
+    .then(() => wake_schedules(null, broadcast)).catch(warnOf('look at its schedules'));
 }
 // A worker that starts with no schedule stored asks the core nothing (its cold start compiles
 // no more than its first request needs); the browser's start and an update always ask.

@@ -116,21 +116,18 @@ async fn restored() {
     }
 }
 
-/// Alarm `name` rang: a schedule's (`tabwright-schedule:<id>`) starts its run when its time
-/// has come (`TaskHost::schedule_alarm`). `broadcast` receives the events of the run.
+/// The schedules' one way in (one export: each async export costs the module its own copy of
+/// the promise glue). With `alarm`, that alarm rang: a schedule's (`tabwright-schedule:<id>`)
+/// starts its run when its time has come (`TaskHost::schedule_alarm`). Without, the worker,
+/// the browser or the extension (installed, updated) started: the schedules whose time passed
+/// run once, and every schedule's alarm is set again (`TaskHost::wake_schedules`); called after
+/// the restore. `broadcast` receives the events of the runs.
 #[wasm_bindgen]
-pub async fn schedule_alarm(name: String, broadcast: js_sys::Function) {
+pub async fn wake_schedules(alarm: Option<String>, broadcast: js_sys::Function) {
     let worker = worker(broadcast);
     restored().await;
-    worker.schedule_alarm(&name).await;
-}
-
-/// The worker, the browser or the extension (installed, updated) started: the schedules
-/// whose time passed run once, and every schedule's alarm is set again
-/// (`TaskHost::wake_schedules`). Called after the restore.
-#[wasm_bindgen]
-pub async fn wake_schedules(broadcast: js_sys::Function) {
-    let worker = worker(broadcast);
-    restored().await;
-    worker.wake_schedules().await;
+    match alarm {
+        Some(name) => worker.schedule_alarm(&name).await,
+        None => worker.wake_schedules().await,
+    }
 }

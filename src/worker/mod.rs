@@ -181,9 +181,11 @@ fn excerpt(task: &str) -> String {
     }
 }
 
-/// Where a task starts.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+crate::tagged::tagged_enum! {
+tag = "kind", remote = "Start", serde(rename_all = "snake_case");
+/// Where a task starts. (Saved with a queued task; read without serde's buffering of tagged
+/// enums, `crate::tagged`.)
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum Start {
     /// The tab the panel named, or the active tab of the last focused window.
     Tab { tab: Option<i32> },
@@ -191,6 +193,7 @@ pub enum Start {
     NewTab { beside: Option<i32> },
     /// A new tab at this URL (the headless runner, a replay, a schedule).
     NewTabAt { url: String },
+}
 }
 
 /// A request that waits on Chrome or the model, taken out of its `PanelRequest`.
