@@ -109,8 +109,8 @@ coreLoaded.then((core) => {
 // request is answered without waiting for the core to look; otherwise the core's first read of
 // it (src/ext/chrome.rs) need not wait for Chrome.
 const sessionAtStart = chrome.storage.session.get(null).catch(() => null);
-// Settles once the core has started restoring a saved task, or there is none: requests wait
-// for this, and the core holds them until the restore is over.
+// Settles once the core has started restoring the saved tasks, or there are none: requests
+// wait for this, and the core holds them until the restore is over.
 const restoreBegun = sessionAtStart.then(async (items) => {
   if (items && items.tasks === undefined && items.task_queue === undefined) {
     // No task: whatever an earlier worker registered for pages goes (it may have been stopped
@@ -246,8 +246,8 @@ chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId !== undefined) debuggerDetached.set(source.tabId, reason);
 });
 
-// A task that was running when Chrome stopped this worker continues (or ends saying why) as
-// soon as the worker is back, whatever woke it; the alarm a running task sets wakes it.
+// The tasks that were running when Chrome stopped this worker continue (or end saying why) as
+// soon as the worker is back, whatever woke it; the alarm set while tasks run wakes it.
 function resumeTask() {
   return coreLoaded.then(() => resume_interrupted_task(broadcast)).catch(noteCrash);
 }

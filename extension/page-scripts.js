@@ -128,8 +128,12 @@ export const pageScripts = {
   /** Task `taskId` is over: its tabs are told, and their frames take the scripts out. Once
    * no task runs, no document that loads from now on gets anything, and every frame that
    * has the scripts is told. (With nothing registered and nothing injected, as when a worker
-   * starts with no task, no page has any.) `taskId` absent: no task runs. */
+   * starts with no task, no page has any.) `taskId` absent or empty: no task runs. */
   end(taskId) {
+    if (taskId === '') taskId = undefined;
+    // A worker that just started does not know yet which tasks run (they are being restored,
+    // and a task that cannot go on ends first): every frame stays wanted until one begins.
+    if (taskTabs === null && taskId !== undefined) return Promise.resolve();
     const itsTabs = taskId === undefined ? new Set() : (taskTabs?.get(taskId) ?? new Set());
     taskTabs ??= new Map();
     if (taskId === undefined) taskTabs.clear();

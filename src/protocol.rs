@@ -27,10 +27,12 @@ pub enum PanelRequest {
         /// Continue the conversation: the task is told the earlier tasks since the last new one.
         #[serde(default)]
         follow_up: bool,
-        /// The task a follow-up continues the conversation of; the latest task when absent.
+        /// The task a follow-up continues the conversation of (while it runs, the follow-up
+        /// waits in the queue for its end); when absent, the latest task that ended, else the
+        /// latest.
         #[serde(default)]
         follows: Option<String>,
-        /// Start in a new tab (in the "Tabwright" tab group) instead of the user's tab.
+        /// Start in a new tab (in the task's own tab group) instead of the user's tab.
         #[serde(default)]
         new_tab: bool,
         /// The files the person attached (their bytes are kept by the panel: files-store.js).
@@ -41,8 +43,9 @@ pub enum PanelRequest {
         model: Option<String>,
     },
     /// The user's answer to task `task_id`'s `ask_human` question. Every request that steers
-    /// a task names it by `task_id`; without one it steers the task `get_status` shows first
-    /// (`worker::TaskHost::chosen`).
+    /// a task names it by `task_id`; without one, pause, resume and stop steer the task
+    /// `get_status` shows first (`worker::TaskHost::chosen`), and an answer goes to the latest
+    /// started task that waits for one.
     AnswerQuestion {
         v: u32,
         answer: String,

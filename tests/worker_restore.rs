@@ -1076,7 +1076,11 @@ fn a_queued_task_starts_by_itself_when_a_place_frees_and_one_in_a_taken_tab_wait
     assert!(queued, "the tab is taken");
     let stop_queued = worker.ask(json!({"v": 1, "type": "stop_task", "task_id": fourth}));
     assert!(matches!(stop_queued, Some(PanelReply::Accepted { .. })));
-    assert!(worker.tasks().iter().all(|t| t.task_id != fourth), "a stopped queued task leaves the queue");
+    assert_eq!(
+        status_in(&worker.tasks(), &fourth),
+        TaskStatus::Stopped,
+        "a stopped queued task leaves the queue, stopped"
+    );
     world.held.let_go("hunter2");
     worker.pool.run_until_stalled();
     assert_eq!(status_in(&worker.tasks(), &third), TaskStatus::Succeeded);
@@ -1497,4 +1501,62 @@ fn a_queued_task_has_a_status_of_its_own_before_it_starts() {
     worker.pool.run_until_stalled();
     let (running, events) = worker.status_of(&waiting);
     assert!(!running && end_of(&events).is_some_and(Succeeded::is_success));
+}
+
+#[test]
+fn a_worker_stopped_while_restoring_several_tasks_leaves_every_one_for_the_next() {
+    for stop_at in 1..=10 {
+        let world = two_tab_world();
+        world.open_tab(3);
+        let ids = {
+            let mut worker = Worker::start(&world, None);
+            world.held.hold("alice");
+            let ids: Vec<String> = [(ALICE, TAB), (SECOND, 2), ("A third sign-in, as alice", 3)]
+                .into_iter()
+                .map(|(task, tab)| worker.start_in(task, tab).0)
+                .collect();
+            worker.pool.run_until_stalled();
+            ids
+        };
+        {
+            // This worker stops somewhere in its restore.
+            let mut halted = Worker::start(&world, Some(stop_at));
+            halted.restore();
+        }
+        world.held.let_go("alice");
+        let mut last = Worker::start(&world, None);
+        last.restore();
+        last.pool.run_until_stalled();
+        for id in &ids {
+            let (running, events) = last.status_of(id);
+            assert!(!running && end_of(&events).is_some_and(Succeeded::is_success), "stopped at {stop_at}: {id}");
+        }
+    }
+}
+
+#[test]
+fn a_follow_up_of_a_running_task_waits_for_its_end_and_two_starts_for_one_tab_queue_the_second() {
+    use tabwright::protocol::TaskStatus;
+    let world = two_tab_world();
+    let mut worker = Worker::start(&world, None);
+    world.held.hold("hunter2");
+    let (first, _) = worker.start_in(ALICE, TAB);
+    // A follow-up in a new tab would start at once, but the task it follows has not ended.
+    let follow_up = json!({"v": 1, "type": "start_task", "task": "Now log out", "tab_id": 2, "new_tab": true,
+        "follow_up": true, "follows": first});
+    let queued = match worker.ask(follow_up) {
+        Some(PanelReply::TaskAccepted { task_id, queued: true, .. }) => task_id,
+        other => panic!("queued, not {other:?}"),
+    };
+    world.held.let_go("hunter2");
+    worker.pool.run_until_stalled();
+    assert_eq!(status_in(&worker.tasks(), &queued), TaskStatus::Succeeded);
+    let asked =
+        world.requests.borrow().iter().map(|body| body.to_string()).filter(|b| b.contains("Now log out")).count();
+    assert!(asked > 0);
+    let told = world.requests.borrow().iter().any(|body| {
+        let text = body.to_string();
+        text.contains("Now log out") && text.contains("Sign in as alice")
+    });
+    assert!(told, "the follow-up is told the task it follows");
 }

@@ -2,7 +2,7 @@
 // the screenshot as a thumbnail), questions with an answer box, what the task holds for the
 // person's yes with a button per answer (consent-view.js), and how it ended.
 //
-// The live view follows the running task's events; a past conversation opened from the history
+// The live view follows the shown task's events (panel.js says which task that is); a past conversation opened from the history
 // is drawn by the same code from what the history kept (`pastEvents`), so both look alike.
 // Page and model text only ever goes in as textContent, or through markdown-view.js.
 import { t, formatNumber, coreText } from '../i18n.js';
@@ -68,14 +68,16 @@ export class ChatView {
    *   one to a consent;
    *   `exportControl` makes the buttons shown under a task.
    * @param {(label: string | null, running: boolean, asking?: boolean) => void} [hooks.status]
-   * @param {(text: string) => Promise<boolean>} [hooks.answer]
-   * @param {(id: number, answer: string) => Promise<boolean>} [hooks.consent] sends the answer
+   * @param {(text: string, taskId: string | null) => Promise<boolean>} [hooks.answer]
+   * @param {(id: number, answer: string, taskId: string | null) => Promise<boolean>} [hooks.consent] sends the answer
    *   to a consent; without it (a past conversation) a consent shows no buttons
    * @param {(taskId: string) => Node | null} [hooks.exportControl]
    */
   constructor(root, hooks = {}) {
     this.root = root;
     this.hooks = hooks;
+    /** The task whose events are drawn now (its questions and consents are answered to it). */
+    this.taskId = null;
     this.reset();
   }
 
@@ -198,6 +200,8 @@ export class ChatView {
 
   /** The agent's question, with a box for the answer; the task waits until it is sent. */
   renderQuestion(card, question) {
+    // The answer goes to the task that asked, whichever the chat shows by then.
+    const asker = this.taskId;
     card.querySelector('.question')?.remove();
     const box = el('section', 'question');
     box.append(el('p', 'question-text', question));
@@ -214,7 +218,7 @@ export class ChatView {
       const answer = input.value.trim();
       if (!answer || !this.hooks.answer) return;
       send.disabled = true;
-      if (!(await this.hooks.answer(answer))) send.disabled = false;
+      if (!(await this.hooks.answer(answer, asker))) send.disabled = false;
     });
     input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -233,7 +237,9 @@ export class ChatView {
     for (const box of this.root.querySelectorAll('.consent')) {
       if (/** @type {HTMLElement} */ (box).dataset.consentId === String(consent.id) && !box.classList.contains('answered')) box.remove();
     }
-    const choose = this.hooks.consent ? (answer) => this.hooks.consent(consent.id, answer) : undefined;
+    // The answer goes to the task that asked (consent ids count from 1 in every task).
+    const asker = this.taskId;
+    const choose = this.hooks.consent ? (answer) => this.hooks.consent(consent.id, answer, asker) : undefined;
     const box = consentBox(consent, choose);
     card.append(box);
     if (choose) /** @type {HTMLElement | null} */ (box.querySelector('button'))?.focus();
@@ -302,6 +308,7 @@ export class ChatView {
     switch (event.type) {
       case 'task_started': {
         this.reset();
+        this.taskId = event.task_id;
         this.maxSteps = event.max_steps;
         this.replay = event.replay === true;
         this.root.append(el('div', 'bubble', event.task));

@@ -2,7 +2,7 @@
 // person fills each time ("Find {what} under {price} euros"): choosing such a favourite asks
 // for each blank in a small form, then runs the text with them filled in. Kept in
 // chrome.storage.local (`favourites`), in the order they were added; shown as chips over the
-// task box while no task runs.
+// task box while the task shown in the chat does not run.
 import { t } from '../i18n.js';
 import { el } from '../dom.js';
 
@@ -36,7 +36,7 @@ export class Favourites {
     this.taskBox = taskBox;
     this.run = run;
     this.notice = notice;
-    /** Whether no task runs (the chips show only then). */
+    /** Whether the shown task does not run (the chips show only then). */
     this.idle = true;
     /** @type {{id: string, text: string}[]} */
     this.items = [];
@@ -83,7 +83,7 @@ export class Favourites {
     this.save.setAttribute('aria-pressed', String(this.items.some((item) => item.text === text)));
   }
 
-  /** Shows or hides the chips (hidden while a task runs: `idle` false). */
+  /** Shows or hides the chips (hidden while the shown task runs: `idle` false). */
   show(idle = this.idle) {
     this.idle = idle;
     this.list.replaceChildren();

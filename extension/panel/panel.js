@@ -128,8 +128,8 @@ const live = new ChatView($('log'), {
       setRunning(true, runningLabel());
     } else setRunning(false, label ?? undefined);
   },
-  async answer(text) {
-    const reply = await ask({ type: 'answer_question', answer: text, task_id: sync.taskId });
+  async answer(text, taskId) {
+    const reply = await ask({ type: 'answer_question', answer: text, task_id: taskId ?? sync.taskId });
     if (reply.type === 'refused') {
       showNotice(reply);
       return false;
@@ -138,8 +138,8 @@ const live = new ChatView($('log'), {
   },
   // A consent's answer (allow once, for the task, always, deny); the box shows the decision
   // when the worker's consent_answered comes, which every open panel draws alike.
-  async consent(id, answer) {
-    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('tabwright-types/to-core').ConsentAnswer} */ (answer), task_id: sync.taskId });
+  async consent(id, answer, taskId) {
+    const reply = await ask({ type: 'answer_consent', id, answer: /** @type {import('tabwright-types/to-core').ConsentAnswer} */ (answer), task_id: taskId ?? sync.taskId });
     if (reply.type === 'refused') {
       showNotice(reply);
       return false;
@@ -544,8 +544,9 @@ async function replayPast() {
 // a resync. Another task's events are not drawn (the list of tasks says how it goes), except
 // the start of one this panel started, which the chat then follows while the shown one is
 // over. The port drops whenever Chrome stops the idle worker; the panel reconnects and resyncs.
-// `over`: the shown task's end was taken in (drawn or about to be).
-const sync = { taskId: null, next: 0, syncing: null, held: [], over: false };
+// `over`: the shown task's end was taken in (drawn or about to be). `shown` counts the times
+// another task was chosen for the chat: a resync asked before that is not taken.
+const sync = { taskId: null, next: 0, syncing: null, held: [], over: false, shown: 0 };
 
 /** Shows task `taskId` in the chat: `below` the tasks shown (one the person started here, as
  * the chat has always gone on until New conversation), else in a chat of its own (a task
@@ -559,11 +560,15 @@ function showTask(taskId, { below = false } = {}) {
     conversationOpen = false;
   }
   sync.taskId = taskId;
+  live.taskId = taskId;
   sync.next = 0;
   sync.over = false;
+  sync.shown += 1;
   taskList.update(undefined, taskId);
   setRunning(false);
-  resync();
+  // A resync under way was for the task shown before: this one follows it.
+  if (sync.syncing) sync.syncing.then(() => resync());
+  else resync();
 }
 
 function accept(taskId, seq, event) {
@@ -572,14 +577,13 @@ function accept(taskId, seq, event) {
     return;
   }
   if (taskId !== sync.taskId) {
-    const follow = sync.taskId === null || (startedHere.has(taskId) && sync.over);
+    // A task that starts while the shown one is over goes on in the chat below it, as a typed
+    // one always has (started here, by a schedule, or elsewhere); one that starts while the
+    // shown one runs is in the list of tasks.
+    const follow = sync.taskId === null || sync.over;
     if (!follow || event.type !== 'task_started' || seq !== 0) return;
-    // A task started here goes on in the chat below the others, as a typed one always has.
-    if (sync.taskId !== null && !startedHere.has(taskId)) {
-      live.reset();
-      $('log').replaceChildren();
-    }
     sync.taskId = taskId;
+    live.taskId = taskId;
     sync.next = 0;
     taskList.update(undefined, taskId);
   }
@@ -600,7 +604,17 @@ function resync() {
   if (sync.syncing) return sync.syncing;
   sync.syncing = (async () => {
     const asked = sync.taskId;
+    const shown = sync.shown;
     const status = await ask({ type: 'get_status', task_id: sync.taskId, since: sync.next });
+    if (shown !== sync.shown) {
+      // Another task was chosen meanwhile: this answer is not for the chat (showTask asks
+      // again for the one chosen); the events held are looked at then.
+      const held = sync.held;
+      sync.syncing = null;
+      sync.held = [];
+      for (const h of held) accept(h.taskId, h.seq, h.event);
+      return;
+    }
     if (status.type === 'status') {
       showTaskLength(status.task_max_chars);
       // A task the worker no longer holds: show the one it shows first.
@@ -614,6 +628,7 @@ function resync() {
         sync.taskId = status.task_id;
         sync.next = 0;
       }
+      live.taskId = sync.taskId;
       sync.over = !status.running;
       // A worker Chrome restarted keeps the task's log as last saved, which may end before
       // what this panel already showed (a step that was under way): go on from its log.
@@ -665,12 +680,23 @@ function connect() {
 connect();
 resync().then(showTaskOfActiveTab);
 
-/** Shows the task working in the tab the person looks at, if one does (and another is shown). */
+/** Shows the task working in the tab the person looks at, if one does (and another is shown),
+ * unless the shown one waits for the person: their answer box stays in front of them. */
 async function showTaskOfActiveTab() {
   const tabId = await targetTabId().catch(() => null);
   const task = tabId === null ? null : taskList.inTab(tabId);
-  if (task && task.task_id !== sync.taskId) showTask(task.task_id);
+  if (!task || task.task_id === sync.taskId) return;
+  if (taskList.find(sync.taskId)?.status === 'waiting') return;
+  showTask(task.task_id);
 }
-chrome.tabs.onActivated.addListener(() => {
+// The window this side panel belongs to: a tab brought to the front in another window (where
+// another panel may be open) is not this one's business. (Opened as a tab of its own, the
+// panel follows the person's tabs in every window, as `targetTabId` does.)
+const ownWindow = chrome.tabs.getCurrent()
+  .then((self) => (self ? null : chrome.windows.getCurrent().then((w) => w.id)))
+  .catch(() => null);
+chrome.tabs.onActivated.addListener(async ({ windowId }) => {
+  const own = await ownWindow;
+  if (own !== null && windowId !== own) return;
   showTaskOfActiveTab();
 });

@@ -15,8 +15,9 @@
 // the task ends, where the worker lists the task's tabs); the browser's `max_parallel_tasks`
 // is set to N. With endpoints, each browser gets up to N tasks at once
 // (so two browsers and --parallel 3 run up to 6), and a task goes to the browser with the fewest
-// running. A browser that runs fewer at once says so when it refuses a start ("A task is
-// already running"): it then gets only as many as it took, and the task waits for a free one.
+// running. A browser whose Tasks at once is lower keeps the rest in its worker's queue, and a
+// task's time limit counts from when it runs there; an older one that runs one at a time
+// refuses a second start ("A task is already running"): it then gets only as many as it took.
 // A browser that goes away (its connection closes, or it stops answering) is named on stderr;
 // its unfinished tasks go to the other browsers, and `attempts` counts the tries (three at
 // most). A browser that refuses every task (no model set, settings it cannot read) is named and
@@ -288,7 +289,9 @@ function endpointName(endpoint) {
 /** Closes the tabs a finished task worked in (best effort). */
 async function closeTaskTabs(browser, tabs) {
   if (!browser.alive || !tabs.size) return;
-  await within(browser.page.evaluate((ids) => chrome.tabs.remove(ids).catch(() => {}), [...tabs]), 10_000, '').catch(() => {});
+  // One by one: Chrome stops a list at the first tab that is gone.
+  const closeAll = (ids) => Promise.all(ids.map((id) => chrome.tabs.remove(id).catch(() => {})));
+  await within(browser.page.evaluate(closeAll, [...tabs]), 10_000, '').catch(() => {});
 }
 
 /** A result line. */
@@ -339,7 +342,9 @@ async function runOne(item, browser, options) {
       return { result: resultLine(task, browser, item.attempts, { end_kind: 'refused', error: error.message, seconds: elapsed() }) };
     }
     onStarted(item, browser);
-    const deadline = () => (stopping() ? 0 : began + taskTimeoutMs - performance.now() + Date.now());
+    // The time limit counts from when the task runs: a wait in the browser's queue is not its.
+    let runningSince = null;
+    const deadline = () => (stopping() ? 0 : (runningSince ?? performance.now()) + taskTimeoutMs - performance.now() + Date.now());
     let end;
     try {
       ({ end } = await followTask(browser.ask, started, {
@@ -349,6 +354,7 @@ async function runOne(item, browser, options) {
         onConsent: (consent, answer, by, answered) => onConsent(item, consent, answer, by, answered),
         onStatus: (reply, taskId) => {
           const listed = Array.isArray(reply.tasks) ? reply.tasks.find((t) => t.task_id === taskId) : null;
+          if (runningSince === null && listed?.status !== 'queued') runningSince = performance.now();
           for (const tab of listed?.tabs ?? []) if (Number.isInteger(tab)) tabs.add(tab);
         },
         onEvent: (event) => {

@@ -114,13 +114,27 @@ export async function followTask(ask, started, {
 }) {
   // The step records by step: a step a restarted worker did again replaces the first attempt.
   const steps = new Map();
+  // Consents answered (by us or as the log says): a restored log that shows one again is not
+  // asked again.
+  const answeredConsents = new Set();
   let seen = 0;
   let { taskId } = started;
   const status = () => ask({ type: 'get_status', task_id: taskId, since: seen });
   const limit = () => (typeof deadline === 'function' ? deadline() : deadline);
   for (;;) {
     if (Date.now() > limit()) throw new TimedOut('the task ran past its time limit');
-    const reply = await status();
+    // A browser slow to answer once (a loaded machine, a worker being restored) is asked again;
+    // one whose connection is gone is not.
+    let reply;
+    for (let tries = 1; ; tries++) {
+      try {
+        reply = await status();
+        break;
+      } catch (error) {
+        if (tries >= 3 || /closed|disconnected|crashed/i.test(error?.message ?? '')) throw error;
+        await sleep(1_000);
+      }
+    }
     if (reply?.type !== 'status') throw new Error(`the core did not report the task's status: ${JSON.stringify(reply)}`);
     taskId ??= reply.task_id;
     if (!reply.task_id || reply.task_id !== taskId || reply.from > seen) {
@@ -133,7 +147,10 @@ export async function followTask(ask, started, {
     let end = null;
     for (const event of reply.events) {
       onEvent(event);
-      if (event.type === 'consent_asked') {
+      if (event.type === 'consent_answered') answeredConsents.add(event.id);
+      const answeredLater = (id) => reply.events.some((e) => e.type === 'consent_answered' && e.id === id);
+      if (event.type === 'consent_asked' && !answeredConsents.has(event.consent.id) && !answeredLater(event.consent.id)) {
+        answeredConsents.add(event.consent.id);
         const { answer, by } = await decide(event.consent, () => status().catch(() => {}), limit);
         const request = { type: 'answer_consent', id: event.consent.id, answer };
         if (started.perTask) request.task_id = taskId;

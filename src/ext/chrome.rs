@@ -428,6 +428,9 @@ pub async fn session_set_with(key: &str, text: impl FnOnce() -> Result<String, S
     if SESSION_WRITES.with_borrow(|(_, newest)| newest.get(key) != Some(&ticket)) {
         return Ok(());
     }
+    // This write is the newest of its key: once made, the key is forgotten here (a long run of
+    // tasks writes thousands of keys, each once or a few times).
+    SESSION_WRITES.with_borrow_mut(|(_, newest)| newest.remove(key));
     let text = text()?;
     let items = js_sys::Object::new();
     js_sys::Reflect::set(&items, &JsValue::from_str(key), &JsValue::from_str(&text)).map_err(|e| js_error_text(&e))?;
@@ -452,6 +455,16 @@ pub async fn start_alarm(name: &str, period_minutes: f64) {
 
 pub async fn stop_alarm(name: &str) {
     let _ = settle(alarms_clear(name)).await;
+}
+
+/// No task runs: the wake-up alarm `alarm` goes, and so does what pages get while a task runs.
+/// Both are asked of Chrome at once, before anything else can run here (a task that begins
+/// next registers them again after).
+pub async fn tasks_idle(alarm: &str) {
+    let cleared = alarms_clear(alarm);
+    let ended = page_scripts_end("");
+    let _ = settle(cleared).await;
+    let _ = settle(ended).await;
 }
 
 /// An alarm that rings once, at `when_ms` (ms since the epoch), in place of any of that name.

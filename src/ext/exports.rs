@@ -24,8 +24,8 @@ const RESTORE_WAIT_MS: u32 = 10_000;
 
 thread_local! {
     static WORKER: Rc<TaskHost<ChromeHost>> = TaskHost::new(ChromeHost::default());
-    /// While a task saved by a stopped worker is being restored: a promise that settles when
-    /// the restore is over (what requests that came meanwhile await), and its resolve.
+    /// While the tasks saved by a stopped worker are being restored: a promise that settles
+    /// when the restore is over (what requests that came meanwhile await), and its resolve.
     static RESTORING: RefCell<Option<(js_sys::Promise, js_sys::Function)>> = const { RefCell::new(None) };
 }
 
@@ -89,9 +89,9 @@ fn write_reply(reply: &PanelReply) -> JsValue {
     chrome::to_js(reply)
 }
 
-/// Continues the task that was running when Chrome stopped the service worker
-/// (`TaskHost::restore`); requests that come meanwhile wait for it. Called whenever the worker
-/// starts (and on the wake-up alarm).
+/// Continues the tasks that were running when Chrome stopped the service worker, and its
+/// queue (`TaskHost::restore`); requests that come meanwhile wait for it. Called whenever the
+/// worker starts (and on the wake-up alarm).
 #[wasm_bindgen]
 pub async fn resume_interrupted_task(broadcast: js_sys::Function) -> JsValue {
     let worker = worker(broadcast);

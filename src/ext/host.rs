@@ -1,5 +1,5 @@
 //! `ChromeHost`: the worker's ports (`crate::worker::host`) over chrome.*: session storage for
-//! the saved task, local storage for settings, skills and schedules, tabs, timers, the alarms,
+//! the saved tasks and queue, local storage for settings, skills and schedules, tabs, timers, the alarms,
 //! notifications, and the background module's broadcast to the panels.
 
 use super::chrome::{self, to_js};
@@ -36,7 +36,10 @@ impl TaskStore for ChromeHost {
     }
 
     async fn write_saved(&self, key: String, text: Box<dyn FnOnce() -> Result<String, String>>) {
-        let _ = chrome::session_set_with(&key, text).await;
+        // A task goes on without it; a developer should see that a restart would lose it.
+        if let Err(e) = chrome::session_set_with(&key, text).await {
+            warn(&format!("Tabwright could not save {key} for a restarted worker: {e}"));
+        }
     }
 
     async fn remove_saved(&self, keys: Vec<String>) {
@@ -154,7 +157,9 @@ impl TaskRuntime for ChromeHost {
     }
 
     async fn tasks_idle(&self) {
-        chrome::stop_alarm(WAKE_ALARM).await;
+        // Each task took its own scripts out as it ended; what a restore could not attribute
+        // (tasks that could not go on) goes now.
+        chrome::tasks_idle(WAKE_ALARM).await;
     }
 
     async fn end_page_scripts(&self, task_id: &str) {

@@ -392,6 +392,10 @@ impl<H: TabHost> TabBrowser<H> {
                 joined.push(tab.clone());
             }
         }
+        let others_here = all.iter().any(|t| {
+            t.window_id == window
+                && t.id.and_then(|id| self.seat.claims.owner(id)).is_some_and(|owner| owner != self.seat.task_id)
+        });
         // Repeat so that a tab opened from a tab that just joined joins too.
         let mut looking = adopt;
         while looking {
@@ -412,9 +416,11 @@ impl<H: TabHost> TabBrowser<H> {
                 let id = tab.id.unwrap_or_default();
                 let url = tab.destination();
                 let opened_by_task = tab.opener_tab_id.is_some_and(|o| self.tabs.contains(&o));
-                // Links with target=_blank open without an opener: a web tab with none that
-                // appeared in the task's window during the action is the action's too.
-                let beside = tab.opener_tab_id.is_none() && tab.window_id.is_some() && tab.window_id == window;
+                // Links with target=_blank may open without an opener: a web tab with none that
+                // appeared in the task's window during the action is the action's too, unless
+                // another task works in that window (it could be that task's: it is no one's).
+                let beside =
+                    tab.opener_tab_id.is_none() && tab.window_id.is_some() && tab.window_id == window && !others_here;
                 if crate::web::is_web_url(url) && (opened_by_task || beside) {
                     self.tabs.push(id);
                     joined.push(tab.clone());

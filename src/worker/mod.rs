@@ -237,6 +237,8 @@ pub struct TaskHost<H: WorkerHost> {
     starting_queued: Cell<bool>,
     /// Which running task owns which tab, shared with every task's browser.
     claims: crate::tabs::host::TabClaims,
+    /// Itself, for answers given at once that start queued work (a setting raised).
+    me: std::rc::Weak<Self>,
     /// The schedules' book held by one change at a time, and their runs (`schedules.rs`).
     schedules: schedules::ScheduleRuns,
 }
@@ -247,7 +249,8 @@ fn refused(reason: impl Into<Refusal>) -> PanelReply {
 
 impl<H: WorkerHost> TaskHost<H> {
     pub fn new(host: H) -> Rc<Self> {
-        Rc::new(TaskHost {
+        Rc::new_cyclic(|me| TaskHost {
+            me: me.clone(),
             host: Rc::new(host),
             tasks: RefCell::default(),
             queue: RefCell::default(),
@@ -286,11 +289,13 @@ impl<H: WorkerHost> TaskHost<H> {
         }
     }
 
-    /// The running tasks a request means: the one it names, else all of them.
+    /// The running tasks a request means: the one it names, else all of them, the latest
+    /// started first (the one `get_status` shows first).
     fn running_chosen(&self, task_id: Option<&str>) -> Vec<TaskSlot> {
         self.tasks
             .borrow()
             .iter()
+            .rev()
             .filter(|s| s.running.get() && task_id.is_none_or(|id| s.task_id == id))
             .cloned()
             .collect()
@@ -337,6 +342,11 @@ impl<H: WorkerHost> TaskHost<H> {
 
     /// Saves which tasks are kept.
     fn index_changed(&self) {
+        // While tasks are restored, the saved index still names those not reached yet: a worker
+        // stopped then must find them all. It is written once the restore is over.
+        if self.restoring.get() {
+            return;
+        }
         let (host, ids) = (self.host.clone(), self.tasks.borrow().iter().map(|s| s.task_id.clone()).collect());
         self.host.spawn(Box::pin(async move { saved::save_index(&*host, ids).await }));
     }
@@ -444,8 +454,13 @@ impl<H: WorkerHost> TaskHost<H> {
                 let in_queue =
                     task_id.as_deref().and_then(|id| self.queue.borrow().iter().position(|q| q.task_id == id));
                 if let Some(at) = in_queue {
-                    self.queue.borrow_mut().remove(at);
+                    let request = self.queue.borrow_mut().remove(at);
                     self.queue_changed();
+                    // Kept as a task the person stopped before it began (a schedule records
+                    // its run so; the history shows it).
+                    if let Some(this) = self.me.upgrade() {
+                        this.not_started(&request, crate::agent::TaskEnd::Stopped);
+                    }
                     PanelReply::Accepted { v: V }
                 } else {
                     match self.chosen(task_id.as_deref()) {
@@ -467,7 +482,15 @@ impl<H: WorkerHost> TaskHost<H> {
             }
             PanelRequest::CheckSettings { settings, .. } => {
                 match StoredSettings::from_json(settings).and_then(|s| s.validate()) {
-                    Ok(_) => PanelReply::Accepted { v: V },
+                    Ok(settings) => {
+                        // The options page asks after each save: more tasks at once start
+                        // those waiting now.
+                        self.tasks_at_once.set(settings.tasks_at_once);
+                        if let Some(this) = self.me.upgrade() {
+                            this.start_queued();
+                        }
+                        PanelReply::Accepted { v: V }
+                    }
                     Err(e) => refused(e),
                 }
             }
@@ -747,10 +770,16 @@ impl<H: WorkerHost> TaskHost<H> {
         Ok(settings)
     }
 
-    /// Whether `request` may start now: a place is free, and no running task works in the tab
-    /// it names.
+    /// Whether `request` may start now: a place is free, no running task works in the tab it
+    /// names, and the task it follows up (if any) has ended: a follow-up is told its result.
     fn can_start_now(&self, request: &QueuedTask) -> bool {
+        let follows_running = request.follow_up
+            && request
+                .follows
+                .as_deref()
+                .is_some_and(|id| self.tasks.borrow().iter().any(|s| s.task_id == id && s.running.get()));
         self.running_count() < self.tasks_at_once.get()
+            && !follows_running
             && match request.start {
                 Start::Tab { tab: Some(tab) } => self.task_in_tab(tab, "").is_none(),
                 _ => true,
@@ -776,6 +805,11 @@ impl<H: WorkerHost> TaskHost<H> {
         let earlier = if request.follow_up { self.conversation_before(request.follows.as_deref()) } else { None };
         let (earlier, conversation_id) = earlier.unwrap_or_else(|| (Vec::new(), request.task_id.clone()));
         let slot = self.claim_slot(&request.task_id, Vec::new(), earlier.clone(), &conversation_id, request.scheduled);
+        // The tab it names is its own from here, before the first await: a start for the same
+        // tab that comes meanwhile waits in the queue.
+        if let Start::Tab { tab: Some(tab) } = request.start {
+            self.claims.claim(tab, &request.task_id);
+        }
         let group = crate::tabs::group_title_of(&request.task);
         let tab_id = match self.pick_tab(request.start.clone(), &group, &request.task_id).await {
             Ok(tab) => tab,
@@ -851,17 +885,25 @@ impl<H: WorkerHost> TaskHost<H> {
                     Ok(settings) => this.begin(request.clone(), settings).await,
                     Err(reason) => Err(reason),
                 };
-                if let Err(reason) = started {
-                    this.not_started(&request, &reason);
+                match started {
+                    // The active tab turned out to be another task's: it waits for that one.
+                    Err(Refusal::TabTaken) => {
+                        this.queue.borrow_mut().insert(0, request);
+                        this.queue_changed();
+                        break;
+                    }
+                    Err(reason) => this.not_started(&request, crate::agent::TaskEnd::error(&reason)),
+                    Ok(()) => {}
                 }
             }
             this.starting_queued.set(false);
         }));
     }
 
-    /// A queued task that could not start: it is kept as a task that ended saying why, in the
-    /// list, the panels and the history, so nothing the person asked for vanishes unseen.
-    fn not_started(self: &Rc<Self>, request: &QueuedTask, reason: &Refusal) {
+    /// A queued task that could not start, or that the person stopped before it began: it is
+    /// kept as a task that ended so (`end`), in the list, the panels and the history, so
+    /// nothing the person asked for vanishes unseen.
+    fn not_started(self: &Rc<Self>, request: &QueuedTask, end: crate::agent::TaskEnd) {
         let slot = self.claim_slot(&request.task_id, Vec::new(), Vec::new(), &request.task_id, request.scheduled);
         slot.running.set(false);
         let events = [
@@ -875,13 +917,7 @@ impl<H: WorkerHost> TaskHost<H> {
                 replay: request.script.is_some(),
                 scheduled: request.scheduled,
             },
-            AgentEvent::TaskFinished {
-                v: V,
-                end: crate::agent::TaskEnd::error(reason),
-                steps: 0,
-                usage: Usage::default(),
-                cost_usd: None,
-            },
+            AgentEvent::TaskFinished { v: V, end, steps: 0, usage: Usage::default(), cost_usd: None },
         ];
         for event in events {
             slot.events.borrow_mut().push(event.clone());
@@ -990,8 +1026,13 @@ impl<H: WorkerHost> TaskHost<H> {
             }));
         }
         if !self.running() && self.queue.borrow().is_empty() {
-            let host = self.host.clone();
-            self.host.spawn(Box::pin(async move { host.tasks_idle().await }));
+            // Looked at again when it runs: a task may have begun meanwhile.
+            let this = self.clone();
+            self.host.spawn(Box::pin(async move {
+                if !this.running() && this.queue.borrow().is_empty() {
+                    this.host.tasks_idle().await;
+                }
+            }));
         }
         self.start_queued();
         self.tasks_changed();
@@ -1173,10 +1214,10 @@ impl<H: WorkerHost> TaskHost<H> {
         self.restoring.set(true);
         let resumed = self.clone().restore_saved().await;
         self.restoring.set(false);
-        self.start_queued();
-        if !self.tasks.borrow().is_empty() || !self.queue.borrow().is_empty() {
-            self.tasks_changed();
-        }
+        self.index_changed();
+        // As after any task's end: the wake-up alarm goes when nothing runs, the queue is taken
+        // up, the runs of schedules that ended are recorded, and the panels told.
+        self.task_over();
         resumed
     }
 

@@ -33,7 +33,7 @@ pub fn guard_added_key(id: &str) -> String {
     format!("task_guard_added:{id}")
 }
 
-/// The guard's JSON text `guard` as saved under `GUARD_KEY`, naming its task.
+/// The guard's JSON text `guard` as saved under `guard_key(task_id)`, naming its task.
 pub fn guard_text(task_id: &str, guard: &str) -> String {
     format!("{{\"task_id\":{},\"guard\":{guard}}}", serde_json::Value::String(task_id.to_string()))
 }

@@ -488,6 +488,11 @@ impl<H: WorkerHost> TaskHost<H> {
     /// Records the result of every run that is no longer under way: its task's end, or, for a
     /// task this worker no longer has, a run that did not finish. What is recorded, to be told.
     fn settle_ended_runs(&self, book: &mut ScheduleBook, now: f64) -> Vec<(Schedule, RunResult)> {
+        // While tasks are being restored, a run's task may not be back yet: nothing is settled
+        // (the restore's end settles them).
+        if self.restoring() {
+            return Vec::new();
+        }
         let ended: Vec<(String, String)> = book
             .schedules()
             .iter()

@@ -402,9 +402,10 @@ test('a link that opens a new tab moves the task there; switch_tab, open_tab and
   assert.equal(await reports(), reportsBefore, 'the report tab the link opened is closed again');
   const titles = await Promise.all(o.h.context.pages().map((p) => p.title()));
   assert.ok(titles.includes('Pricing') && titles.includes('Links out'));
-  // The tab the task opened is in the "Tabwright" tab group; the one it started on is not.
+  // The tab the task opened is in its tab group ("Tabwright · " and the task's first words);
+  // the one it started on is not.
   const grouping = await o.panel.evaluate(async () => {
-    const [group] = await chrome.tabGroups.query({ title: 'Tabwright' });
+    const [group] = (await chrome.tabGroups.query({})).filter((g) => g.title.startsWith('Tabwright · '));
     const tabs = await chrome.tabs.query({});
     return { group: group?.id ?? null, tabs: tabs.map((t) => ({ title: t.title, groupId: t.groupId })) };
   });
@@ -524,14 +525,15 @@ test('done with an output schema returns data of that shape, and data of another
     const finals = await o.panel.locator('.final').count();
     const reply = await o.panel.evaluate((request) => chrome.runtime.sendMessage({ to: 'core', request }),
       { v: 1, type: 'start_task', task: 'List the plans and their prices', tab_id: tabId, start_url: null, output_schema: schema });
-    assert.equal(reply.type, 'accepted');
+    assert.equal(reply.type, 'task_accepted');
+    assert.equal(reply.queued, false);
     await o.panel.locator('.final').nth(finals).waitFor({ timeout: 30_000 });
     const bodies = o.llm.requests.slice(before).map((r) => r.body);
     const done = bodies[0].response_format.json_schema.schema.properties.action.items.anyOf
       .find((b) => b.properties.done).properties.done;
     assert.deepEqual(Object.keys(done.properties), ['data', 'success']);
     assert.match(textOf(bodies[1]), /`data\.plans\[0\]\.euros` must be number or null, not a string/);
-    const status = await o.panel.evaluate(() => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status' } }));
+    const status = await o.panel.evaluate((taskId) => chrome.runtime.sendMessage({ to: 'core', request: { v: 1, type: 'get_status', task_id: taskId } }), reply.task_id);
     const end = status.events.at(-1).end;
     assert.deepEqual(end.data, { plans: [{ name: 'Starter', euros: 9 }, { name: 'Team', euros: 29 }] });
   } finally {

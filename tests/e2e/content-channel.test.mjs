@@ -52,8 +52,11 @@ globalThis.chrome = {
 const { contentChannel } = await import('../../extension/content-channel.js');
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+// The tabs the tests ask in.
+const TABS = Array.from({ length: 20 }, (_, i) => i);
+
 beforeEach(() => {
-  contentChannel.closeAll();
+  contentChannel.closeTabs(TABS);
   opened.length = 0;
 });
 
@@ -123,21 +126,26 @@ test('a port Chrome closed before the worker heard of it is replaced at once, ev
   assert.deepEqual(await clicked, { ok: true, result: { effect: true } });
 });
 
-test('closing every port at the end of a task ends what still waits, sends none of it again, and the next task opens new ones', async () => {
+test('closing a task\'s ports at its end ends what still waits there, sends none of it again, leaves another task\'s tab alone, and the next task opens new ones', async () => {
   const clicked = contentChannel.ask(8, 0, { type: 'click', index: 1 });
   // Boxes drawn for the last look, still waiting for the page to paint them.
   const highlighted = contentChannel.ask(8, 0, { type: 'highlight', labels: [[1, 1]] });
-  contentChannel.closeAll();
+  // Another task works in tab 9 meanwhile.
+  const elsewhere = contentChannel.ask(9, 0, { type: 'snapshot' });
+  contentChannel.closeTabs([8]);
   assert.equal(opened[0].closed, true, 'the port was disconnected');
+  assert.equal(opened[1].closed, false, 'the other task\'s port stays open');
   await assert.rejects(clicked, { message: 'The task ended before the page answered.' });
   await assert.rejects(highlighted, { message: 'The task ended before the page answered.' });
+  opened[1].answer(opened[1].sent[0].id, { ok: true, tab: 9 });
+  assert.deepEqual(await elsewhere, { ok: true, tab: 9 }, 'and its request is answered');
   // The page then closes its end too: nothing is sent again, or the page would think a task
   // still works there (its dialogs answered) and draw boxes after the task.
   opened[0].close();
   await tick();
-  assert.equal(opened.length, 1, 'no port was opened after the task ended');
+  assert.equal(opened.length, 2, 'no port was opened after the task ended');
   const later = contentChannel.ask(8, 0, { type: 'snapshot' });
-  assert.equal(opened.length, 2);
-  opened[1].answer(opened[1].sent[0].id, { ok: true });
+  assert.equal(opened.length, 3);
+  opened[2].answer(opened[2].sent[0].id, { ok: true });
   assert.deepEqual(await later, { ok: true });
 });

@@ -74,7 +74,7 @@ test('two tasks run at once on two tabs: a slow model for one never stalls the o
   await h.screenshot(panel, 'parallel-tasks-list');
   const fastDone = await until(() => fastSite.inputValue('input[placeholder=Username]'), (v) => v === 'quick3', 30_000);
   assert.equal(fastDone, 'quick3', 'the fast task typed its three times');
-  const whenFastDone = await tasksSeenFrom(panel);
+  const whenFastDone = await until(() => tasksSeenFrom(panel), (tasks) => statusOf(tasks, 'quick') === 'succeeded', 20_000);
   assert.equal(statusOf(whenFastDone, 'quick'), 'succeeded');
   assert.equal(statusOf(whenFastDone, 'slowpoke'), 'running', 'the slow one is still at work');
   assert.notEqual(await slowSite.inputValue('input[placeholder=Username]'), 'slowpoke3');

@@ -109,7 +109,7 @@ test('vision on shows the page every step, with its numbered boxes, without the 
 });
 
 test('a task longer than its request budget has old steps condensed by the extraction model, and the panel says so', async () => {
-  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', extractionModel: 'mock-summariser', requestBudget: 5000 });
+  await h.settings({ baseUrl: llm.baseUrl, model: 'mock-model', extractionModel: 'mock-summariser', requestBudget: 8000 });
   const site = await h.openFixture('login.html');
   await site.bringToFront();
   const panel = await h.openPanel();
@@ -121,8 +121,9 @@ test('a task longer than its request budget has old steps condensed by the extra
     }
     steps += 1;
     if (steps > 11) return answer('Finish', [{ done: { text: 'Waited long enough.', success: true } }]);
-    // Long goals make a long history: about 400 tokens a step.
-    return answer(`Wait, round ${steps}. ${'Keep waiting. '.repeat(110)}`, [{ wait: { seconds: 0 } }]);
+    // Long goals make a long history: about 1,350 tokens a step (the smallest budget, 8,000,
+    // leaves some 4,000 beside a request's fixed part).
+    return answer(`Wait, round ${steps}. ${'Keep waiting. '.repeat(385)}`, [{ wait: { seconds: 0 } }]);
   });
   const final = await runTaskToEnd(panel, 'Wait eleven times, then finish', 120_000);
   assert.match(final, /Waited long enough\./);
@@ -138,11 +139,11 @@ test('a task longer than its request budget has old steps condensed by the extra
 
   const agent = bodies.filter((b) => b.response_format?.json_schema?.name === 'agent_output');
   const texts = agent.map((b) => b.messages[1].content);
-  // Each request stays near its budget of 5,000 tokens (about four characters each; the schema
+  // Each request stays near its budget of 8,000 tokens (about four characters each; the schema
   // as sent is the provider's, a little larger than the one the core measures).
   for (const [i, b] of agent.entries()) {
     const chars = b.messages[0].content.length + texts[i].length + JSON.stringify(b.response_format).length;
-    assert.ok(chars / 4 < 5_000 * 1.1, `request ${i + 1}: about ${Math.round(chars / 4)} tokens`);
+    assert.ok(chars / 4 < 8_000 * 1.1, `request ${i + 1}: about ${Math.round(chars / 4)} tokens`);
   }
   const first = texts.findIndex((t) => t.includes('SUMMARY-E2E'));
   assert.equal(first, 10, 'step 11 is the first to show the summary');

@@ -19,11 +19,13 @@ export type PanelRequest =
        */
       follow_up?: boolean;
       /**
-       * The task a follow-up continues the conversation of; the latest task when absent.
+       * The task a follow-up continues the conversation of (while it runs, the follow-up
+       * waits in the queue for its end); when absent, the latest task that ended, else the
+       * latest.
        */
       follows?: string | null;
       /**
-       * Start in a new tab (in the "Tabwright" tab group) instead of the user's tab.
+       * Start in a new tab (in the task's own tab group) instead of the user's tab.
        */
       new_tab?: boolean;
       /**
