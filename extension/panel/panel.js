@@ -282,9 +282,14 @@ async function startTask() {
   runButton.disabled = true;
   try {
     const tabId = await targetTabId();
+    // Typed while the shown task runs in this tab, it follows that task up (and waits for its
+    // end); in another tab or a new one, it is a task of its own, run beside it. Typed once
+    // the shown task is over, it follows up the conversation unless a new one was started.
+    const shownTabs = taskList.find(sync.taskId)?.tabs ?? [];
+    const followUp = running ? !newTabBox.checked && shownTabs.includes(tabId) : conversationOpen;
     const reply = await ask({
-      type: 'start_task', task: typed, tab_id: tabId, start_url: null, follow_up: conversationOpen || running,
-      follows: conversationOpen || running ? sync.taskId : null,
+      type: 'start_task', task: typed, tab_id: tabId, start_url: null, follow_up: followUp,
+      follows: followUp ? sync.taskId : null,
       new_tab: newTabBox.checked, files: attachments.forTask(), model: modelChoice.chosen(),
     });
     if (reply.type === 'refused') {
@@ -293,8 +298,9 @@ async function startTask() {
     }
     if (reply.type === 'task_accepted') {
       startedHere.add(reply.task_id);
-      // A task that starts now is shown at once (its first event may be here already).
-      if (!reply.queued && reply.task_id !== sync.taskId) showTask(reply.task_id, { below: true });
+      // A task that starts now is shown at once (its first event may be here already): below
+      // the conversation it continues, or in a chat of its own beside a running one.
+      if (!reply.queued && reply.task_id !== sync.taskId) showTask(reply.task_id, { below: followUp || !running });
     }
     taskBox.value = '';
   } catch (error) {
