@@ -286,6 +286,42 @@ function endpointName(endpoint) {
 
 // --- Running the batch ------------------------------------------------------------------------
 
+/** One watch over all the tasks a browser runs: one `get_status` every `pollMs` for the list of
+ * tasks, and a task's follower looks again (asks for its events) only once its state or step
+ * changed. N tasks at once then cost the browser one request a poll, not N: the requests of
+ * the followers are work the browser does beside the tasks, and grew with them. A browser
+ * whose worker sends no list (an older one) wakes every follower every poll; every follower
+ * looks again at least every 5 s. Returns the followers' `nextLook`. */
+function watchOf(browser, pollMs) {
+  if (browser.watch) return browser.watch;
+  const followers = new Map(); // task id → {key, resolve, since}
+  let timer = null;
+  const keyOf = (tasks, taskId) => {
+    const listed = Array.isArray(tasks) ? tasks.find((t) => t.task_id === taskId) : undefined;
+    return listed ? `${listed.status}:${listed.step}` : null;
+  };
+  async function look() {
+    timer = null;
+    if (!followers.size) return;
+    const reply = await browser.ask({ type: 'get_status' }, 30_000).catch(() => null);
+    const tasks = Array.isArray(reply?.tasks) ? reply.tasks : null;
+    const now = performance.now();
+    for (const [taskId, follower] of followers) {
+      const key = keyOf(tasks, taskId);
+      if (!tasks || key === null || key !== follower.key || now - follower.since > 5_000) {
+        followers.delete(taskId);
+        follower.resolve();
+      }
+    }
+    if (followers.size) timer = setTimeout(look, pollMs);
+  }
+  browser.watch = (taskId, reply) => new Promise((resolve) => {
+    followers.set(taskId, { key: keyOf(reply.tasks, taskId), resolve, since: performance.now() });
+    timer ??= setTimeout(look, pollMs);
+  });
+  return browser.watch;
+}
+
 /** Closes the tabs a finished task worked in (best effort). */
 async function closeTaskTabs(browser, tabs) {
   if (!browser.alive || !tabs.size) return;
@@ -349,6 +385,7 @@ async function runOne(item, browser, options) {
     try {
       ({ end } = await followTask(browser.ask, started, {
         pollMs,
+        nextLook: watchOf(browser, pollMs),
         deadline,
         decide: (consent, keepAwake, until) => decide(item, consent, keepAwake, until),
         onConsent: (consent, answer, by, answered) => onConsent(item, consent, answer, by, answered),

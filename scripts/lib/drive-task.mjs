@@ -111,6 +111,7 @@ export async function startTask(ask, { task, tabId = null, startUrl = null, newT
  * the task went away. */
 export async function followTask(ask, started, {
   onEvent = () => {}, onStatus = () => {}, decide, onConsent = () => {}, deadline = Infinity, pollMs = 200,
+  nextLook = null,
 }) {
   // The step records by step: a step a restarted worker did again replaces the first attempt.
   const steps = new Map();
@@ -165,7 +166,9 @@ export async function followTask(ask, started, {
     if (!reply.running && !waiting(reply, taskId, seen, started)) {
       throw new TaskLost('the task stopped without reporting its end');
     }
-    await sleep(pollMs);
+    // The next look: after `pollMs`, or when `nextLook` (a browser's watch over all its tasks)
+    // says this one moved on.
+    await (nextLook ? nextLook(taskId, reply) : sleep(pollMs));
   }
 }
 
