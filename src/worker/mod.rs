@@ -143,7 +143,7 @@ impl TaskSlot {
             None if state.paused || self.stop.is_paused() => TaskStatus::Paused,
             None => TaskStatus::Running,
         };
-        let task = if state.task.is_empty() { String::new() } else { excerpt(&state.task) };
+        let task = crate::llm::excerpt(&state.task, crate::protocol::SUMMARY_TASK_CHARS);
         TaskSummary {
             task_id: self.task_id.clone(),
             task,
@@ -169,16 +169,6 @@ fn changes_summary(event: &AgentEvent) -> bool {
             | AgentEvent::ConsentAsked { .. }
             | AgentEvent::ConsentAnswered { .. }
     )
-}
-
-/// A task's text as the list of tasks carries it.
-fn excerpt(task: &str) -> String {
-    let cut: String = task.chars().take(crate::protocol::SUMMARY_TASK_CHARS).collect();
-    if cut.len() < task.len() {
-        cut + "…"
-    } else {
-        cut
-    }
 }
 
 crate::tagged::tagged_enum! {
@@ -316,7 +306,7 @@ impl<H: WorkerHost> TaskHost<H> {
         for (at, queued) in self.queue.borrow().iter().enumerate() {
             list.push(TaskSummary {
                 task_id: queued.task_id.clone(),
-                task: excerpt(&queued.task),
+                task: crate::llm::excerpt(&queued.task, crate::protocol::SUMMARY_TASK_CHARS),
                 status: TaskStatus::Queued,
                 step: 0,
                 cost_usd: None,
@@ -788,16 +778,10 @@ impl<H: WorkerHost> TaskHost<H> {
 
     /// The running task other than `except` that works in `tab`.
     fn task_in_tab(&self, tab: i32, except: &str) -> Option<String> {
-        // What its browser claimed (a tab its action opened counts at once), or its list.
+        // Every tab of a running task is claimed: the one it starts on before its first await,
+        // those it opens as they open, those its browser takes in as it looks.
         let running = |id: &str| self.tasks.borrow().iter().any(|s| s.running.get() && s.task_id == id);
-        if let Some(owner) = self.claims.owner(tab).filter(|owner| owner != except && running(owner)) {
-            return Some(owner);
-        }
-        self.tasks
-            .borrow()
-            .iter()
-            .find(|s| s.running.get() && s.task_id != except && s.tabs.borrow().contains(&tab))
-            .map(|s| s.task_id.clone())
+        self.claims.owner(tab).filter(|owner| owner != except && running(owner))
     }
 
     /// Starts a task now: claims its place (before the first await), picks its tab, and runs it.

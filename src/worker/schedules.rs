@@ -100,20 +100,10 @@ impl ScheduleRuns {
     }
 }
 
-/// A task's answer cut for the list and the notification.
-fn clipped(text: &str) -> String {
-    let cut: String = text.chars().take(SUMMARY_CHARS).collect();
-    if cut.len() < text.len() {
-        cut + "…"
-    } else {
-        cut
-    }
-}
-
 /// How a run's task ended, as its schedule keeps it: done with success is the only success.
 pub(crate) fn result_of(end: &TaskEnd, task_id: &str, at_ms: f64) -> RunResult {
     let (ok, said) = match end {
-        TaskEnd::Done { text, success, .. } => (*success, NoticeText { message: clipped(text), locale_text: None }),
+        TaskEnd::Done { text, success, .. } => (*success, NoticeText { message: crate::llm::excerpt(text, SUMMARY_CHARS), locale_text: None }),
         TaskEnd::Stopped => (
             false,
             NoticeText { message: "The run was stopped.".into(), locale_text: Some(LocaleText::plain("schedule_run_stopped")) },
@@ -636,7 +626,7 @@ impl<H: WorkerHost> TaskHost<H> {
                 Some(NoticeText { message: consent.act.clone(), locale_text: Some(consent.act_locale_text.clone()) })
             }
             AgentEvent::QuestionAsked { question, .. } => {
-                Some(NoticeText { message: clipped(question), locale_text: None })
+                Some(NoticeText { message: crate::llm::excerpt(question, SUMMARY_CHARS), locale_text: None })
             }
             AgentEvent::ConsentAnswered { .. }
             | AgentEvent::QuestionAnswered { .. }
