@@ -274,17 +274,24 @@ function warnOf(what) {
     console.warn(`Tabwright could not ${what}:`, error?.message ?? error);
   };
 }
+/** The schedules, after the restore: `alarm` rang (a schedule's), or, without one, the
+ * schedules whose time passed while nothing ran run once and every alarm is set again. */
+function toSchedules(alarm, what) {
+  return restoreBegun.then((begun) => begun?.restored)
+    .then(() => wake_schedules(alarm, broadcast)).catch(warnOf(what));
+}
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (!alarm.name.startsWith(SCHEDULE_ALARM)) return resumeTask();
-  return restoreBegun.then((begun) => begun?.restored)
-    .then(() => wake_schedules(alarm.name, broadcast)).catch(warnOf('run a schedule'));
+  return toSchedules(alarm.name, 'run a schedule');
 });
 // Whenever the worker starts, the browser starts or the extension is installed or updated
 // (which clears its alarms): the schedules whose time passed while nothing ran (the browser was
-// closed) run once, and every schedule's alarm is set again.
+// closed) run once, and every schedule's alarm is set again. Once a worker: a browser's start
+// and an update also start the worker, which looks anyway.
+let schedulesWoken = null;
 function wakeSchedules() {
-  return restoreBegun.then((begun) => begun?.restored)
-    .then(() => wake_schedules(null, broadcast)).catch(warnOf('look at its schedules'));
+  schedulesWoken ??= toSchedules(null, 'look at its schedules');
+  return schedulesWoken;
 }
 // A worker that starts with no schedule stored asks the core nothing (its cold start compiles
 // no more than its first request needs); the browser's start and an update always ask.

@@ -255,8 +255,6 @@ const taskList = new TaskList({
     taskBox.focus();
   },
 });
-// The tasks this panel started: the chat follows each as it starts (a queued one, later).
-const startedHere = new Set();
 
 /** Run says Queue while the shown task works and the next would start in its tab. */
 function showRunLabel() {
@@ -297,7 +295,6 @@ async function startTask() {
       return;
     }
     if (reply.type === 'task_accepted') {
-      startedHere.add(reply.task_id);
       // A task that starts now is shown at once (its first event may be here already): below
       // the conversation it continues, or in a chat of its own beside a running one.
       if (!reply.queued && reply.task_id !== sync.taskId) showTask(reply.task_id, { below: followUp || !running });
@@ -538,7 +535,6 @@ async function replayPast() {
     return;
   }
   if (reply.type === 'task_accepted') {
-    startedHere.add(reply.task_id);
     if (!reply.queued) showTask(reply.task_id, { below: true });
   }
   showView('chat');

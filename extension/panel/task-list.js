@@ -8,10 +8,8 @@ import { el } from '../dom.js';
 /** @typedef {import('tabwright-types/from-core').TaskSummary} TaskSummary */
 
 const ACTIVE = new Set(['running', 'paused', 'waiting']);
-const STATUS_KEYS = {
-  queued: 'taskStatusQueued', running: 'taskStatusRunning', paused: 'taskStatusPaused', waiting: 'taskStatusWaiting',
-  succeeded: 'taskStatusSucceeded', failed: 'taskStatusFailed', stopped: 'taskStatusStopped',
-};
+// The words for the states of the tasks the list shows (those that run).
+const STATUS_KEYS = { running: 'taskStatusRunning', paused: 'taskStatusPaused', waiting: 'taskStatusWaiting' };
 
 export class TaskList {
   /**
@@ -59,7 +57,7 @@ export class TaskList {
     button.dataset.status = task.status;
     if (task.task_id === this.shown) button.setAttribute('aria-current', 'true');
     // The step under way, as the status pill counts it.
-    const facts = [t(STATUS_KEYS[task.status] ?? 'taskStatusRunning'), t('progressStepAlone', [formatNumber(task.step + 1)])];
+    const facts = [t(STATUS_KEYS[task.status]), t('progressStepAlone', [formatNumber(task.step + 1)])];
     if (typeof task.cost_usd === 'number') facts.push(`$${task.cost_usd.toFixed(task.cost_usd < 0.1 ? 3 : 2)}`);
     button.append(el('span', 'task-dot'), el('span', 'task-facts', facts.join(' · ')), el('span', 'task-words', task.task));
     // Its name is what it shows (state, step, words); the tooltip says what a click does.

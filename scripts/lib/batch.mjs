@@ -303,7 +303,10 @@ function watchOf(browser, pollMs) {
   async function look() {
     timer = null;
     if (!followers.size) return;
-    const reply = await browser.ask({ type: 'get_status' }, 30_000).catch(() => null);
+    // Named, and past its end: the list of tasks comes without any task's log.
+    const [anyFollowed] = followers.keys();
+    const list = { type: 'get_status', task_id: anyFollowed, since: 0xffffffff };
+    const reply = await browser.ask(list, 30_000).catch(() => null);
     const tasks = Array.isArray(reply?.tasks) ? reply.tasks : null;
     const now = performance.now();
     for (const [taskId, follower] of followers) {
@@ -361,12 +364,22 @@ async function runOne(item, browser, options) {
   let started = null;
   // The tabs the worker says the task works in (the several-tasks contract lists them).
   const tabs = new Set();
-  const seen = { steps: 0, input: 0, cached: 0, output: 0, cost: null };
+  // What the task's finished steps used, by step: a step a restored worker sends again counts once.
+  const stepsSeen = new Map();
   const began = performance.now();
   const elapsed = () => round2((performance.now() - began) / 1000);
-  const partial = () => ({
-    steps: seen.steps, input_tokens: seen.input, cached_tokens: seen.cached, output_tokens: seen.output, cost_usd: seen.cost,
-  });
+  const partial = () => {
+    const used = [...stepsSeen.values()];
+    const sum = (read) => used.reduce((total, record) => total + (read(record) ?? 0), 0);
+    const priced = used.filter((record) => typeof record.cost_usd === 'number');
+    return {
+      steps: used.length,
+      input_tokens: sum((r) => r.usage?.input_tokens),
+      cached_tokens: sum((r) => r.usage?.cached_input_tokens),
+      output_tokens: sum((r) => r.usage?.output_tokens),
+      cost_usd: priced.length ? priced.reduce((total, r) => total + r.cost_usd, 0) : null,
+    };
+  };
   try {
     try {
       // The core opens the task's tab: at its URL, or blank.
@@ -395,13 +408,7 @@ async function runOne(item, browser, options) {
           for (const tab of listed?.tabs ?? []) if (Number.isInteger(tab)) tabs.add(tab);
         },
         onEvent: (event) => {
-          if (event.type !== 'step_finished') return;
-          const { usage, cost_usd: cost } = event.record;
-          seen.steps += 1;
-          seen.input += usage?.input_tokens ?? 0;
-          seen.cached += usage?.cached_input_tokens ?? 0;
-          seen.output += usage?.output_tokens ?? 0;
-          if (typeof cost === 'number') seen.cost = (seen.cost ?? 0) + cost;
+          if (event.type === 'step_finished') stepsSeen.set(event.record.step, event.record);
         },
       }));
     } catch (error) {

@@ -57,7 +57,7 @@ const launched = await launchWithExtension(profile, { headless: true });
 const rows = [];
 const notes = [];
 try {
-  await saveSettings(launched.context, launched.extensionId, { baseUrl: model.llm.baseUrl, model: 'mock-model', maxParallelTasks: Math.max(...LEVELS) });
+  await saveSettings(launched.context, launched.extensionId, { baseUrl: model.llm.baseUrl, model: 'mock-model' });
   const lost = (b, why) => notes.push(`the browser went away: ${why}`);
   const browser = await useBrowser('local', { ...launched, disconnects: (fn) => launched.context.on('close', fn) }, 1, lost);
   const run = async (tasks, parallel) => {

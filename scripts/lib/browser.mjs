@@ -157,10 +157,7 @@ export async function saveSettings(context, extensionId, {
     await page.fill('#llm-timeout', String(llmTimeout));
     await page.fill('#extra-headers', Object.entries(extraHeaders).map(([name, value]) => `${name}: ${value}`).join('\n'));
     await page.fill('#max-steps', String(maxSteps));
-    const parallelField = page.locator('#max-parallel');
-    if (maxParallelTasks !== '' && await parallelField.count() && await parallelField.isVisible()) {
-      await parallelField.fill(String(maxParallelTasks));
-    }
+    await page.fill('#max-parallel', String(maxParallelTasks));
     await page.fill('#viewport-expansion', String(viewportExpansion));
     await page.setChecked('#highlights', highlights);
     await page.selectOption('#vision', vision);
@@ -180,14 +177,13 @@ export async function saveSettings(context, extensionId, {
     const status = page.locator('#saved:not(:empty)');
     await status.waitFor({ timeout: 5_000 });
     if ((await status.getAttribute('class')) === 'error') throw new Error(await status.innerText());
-    if (maxParallelTasks !== '') await storeMaxParallelTasks(page, maxParallelTasks);
   } finally {
     await page.close();
   }
 }
 
-/** Sets how many tasks one browser runs at once (`max_parallel_tasks` in the stored settings),
- * leaving every other setting as it is. */
+/** Sets how many tasks one browser runs at once (`max_parallel_tasks` in the stored settings;
+ * null: the default), leaving every other setting as it is. */
 export async function saveMaxParallelTasks(context, extensionId, count) {
   const page = await context.newPage();
   try {
@@ -199,15 +195,14 @@ export async function saveMaxParallelTasks(context, extensionId, count) {
   }
 }
 
-/** Writes `max_parallel_tasks` into the stored settings from `page`, an extension page (where
- * the options page has no field for it, or saved another value). */
+/** Writes `max_parallel_tasks` into the stored settings from `page`, an extension page. */
 async function storeMaxParallelTasks(page, count) {
-  const n = Number(count);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`The tasks at once must be a whole number from 1: ${count}`);
+  const n = count === null ? null : Number(count);
+  if (n !== null && (!Number.isInteger(n) || n < 1)) throw new Error(`The tasks at once must be a whole number from 1: ${count}`);
   await page.evaluate(async (value) => {
     const { settings } = await chrome.storage.local.get('settings');
-    if (settings?.max_parallel_tasks === value) return;
-    await chrome.storage.local.set({ settings: { ...(settings ?? {}), max_parallel_tasks: value } });
+    const { max_parallel_tasks: _, ...others } = settings ?? {};
+    await chrome.storage.local.set({ settings: value === null ? others : { ...others, max_parallel_tasks: value } });
   }, n);
 }
 

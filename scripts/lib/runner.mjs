@@ -24,7 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { launchWithExtension, saveSettings } from './browser.mjs';
 import {
-  openChannel, startTask, followTask, consentAnswers, settingsFromEnv, settingsHint, Refused, UsageError,
+  openChannel, startTask, followTask, consentAnswers, settingsFromEnv, settingsHint, endText, Refused, UsageError,
   SAID, CONFIRM, defaultConfirm,
 } from './drive-task.mjs';
 
@@ -114,8 +114,7 @@ try {
         if (answered?.type !== 'accepted') console.log(`  ✗ the answer was not taken: ${answered?.message ?? JSON.stringify(answered)}`);
       },
     });
-    const text = end.end.kind === 'done' ? end.end.text
-      : end.end.kind === 'error' ? end.end.message : JSON.stringify(end.end);
+    const text = endText(end.end);
     console.log(`\nFinal answer (${end.end.kind}${end.end.kind === 'done' ? (end.end.success ? ', success' : ', no success') : ''}):\n${text}`);
     const cost = typeof end.cost_usd === 'number' ? `; cost: $${end.cost_usd.toFixed(4)}` : '';
     console.log(`Steps: ${end.steps}; tokens: ${end.usage.input_tokens} in, ${end.usage.output_tokens} out${cost}`);

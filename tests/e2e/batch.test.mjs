@@ -10,12 +10,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, launchServing } from '../../scripts/lib/browser.mjs';
+import { ROOT, launchServing, tabwrightIdIn } from '../../scripts/lib/browser.mjs';
 import { startFixtureServer } from './lib/fixture-server.mjs';
 import { startBatchSite } from './lib/batch-site.mjs';
 import { startBatchModel } from './lib/batch-model.mjs';
 import { newGate } from './lib/mock-llm.mjs';
-import { until } from './lib/harness.mjs';
+import { until, stopServiceWorker } from './lib/harness.mjs';
 
 let fixtures;
 let site;
@@ -296,24 +296,13 @@ test('a task whose worker Chrome stopped mid-run is followed through its restore
     const inFlight = () => model.timeline.filter((e) => e.answered === null).length;
     assert.equal(await until(inFlight, (n) => n === 1, 60_000), 1, `the task waits for the model; stderr:\n${runner.output.stderr}`);
     // Chrome stops the extension's service worker while the task waits for its model.
-    const page = watcher.contexts()[0].pages()[0] ?? (await watcher.contexts()[0].newPage());
-    const cdp = await watcher.contexts()[0].newCDPSession(page);
-    const running = new Map();
-    cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-      for (const v of versions) if (v.scriptURL.startsWith('chrome-extension://')) running.set(v.versionId, v.runningStatus);
-    });
-    await cdp.send('ServiceWorker.enable');
-    const stopped = () => running.size > 0 && [...running.values()].every((s) => s === 'stopped');
-    for (let tries = 0; !stopped() && tries < 20; tries++) {
-      await cdp.send('ServiceWorker.stopAllWorkers');
-      await until(stopped, Boolean, 500);
-    }
-    assert.ok(stopped(), 'the worker stopped');
+    const context = watcher.contexts()[0];
+    const page = context.pages()[0] ?? (await context.newPage());
+    await stopServiceWorker(context, page, await tabwrightIdIn(context));
     gate.release();
     gate = null;
     const { code, stderr } = await runner.done;
     const [line] = readLines(out);
-    if (process.env.DEBUG_BATCH) for (const e of model.timeline) console.log(e.step, e.state.slice(0, 3000));
     assert.deepEqual([line.id, line.end_kind, line.success, line.attempts], ['r1', 'done', true, 1], JSON.stringify(line));
     assert.equal(code, 0, stderr);
   } finally {

@@ -6,7 +6,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWithMockLlm, until } from './lib/harness.mjs';
 import { answer, newGate } from './lib/mock-llm.mjs';
-import { stepsDone, findField } from './lib/state.mjs';
+import { stepsDone, findField, taskOfState as taskOf } from './lib/state.mjs';
+import { saveMaxParallelTasks } from '../../scripts/lib/browser.mjs';
 
 let world;
 let h;
@@ -14,7 +15,6 @@ let llm;
 /** Held answers, by the name a task types: the model waits on the gate before answering it. */
 const gates = new Map();
 
-const taskOf = (state) => /<task>\n([\s\S]*?)\n<\/task>/.exec(state)?.[1] ?? '';
 /** The name a task types into the user name field: its last word. */
 const nameIn = (task) => task.trim().split(/\s+/).at(-1);
 
@@ -33,14 +33,6 @@ before(async () => {
 });
 
 after(() => world?.close());
-
-/** The settings with `changes` made, as the options page would save them. */
-async function changeSettings(page, changes) {
-  await page.evaluate(async (changed) => {
-    const { settings } = await chrome.storage.local.get('settings');
-    await chrome.storage.local.set({ settings: { ...settings, ...changed } });
-  }, changes);
-}
 
 /** Starts `task` on `site` from the panel, as a person would: the site in front, then the panel
  * beside it, the task typed, Enter. */
@@ -66,12 +58,17 @@ test('two tasks run at once on two tabs: a slow model for one never stalls the o
   const slowSite = await h.openFixture('login.html');
   const fastSite = await h.openFixture('login.html');
   const panel = await h.openPanel();
+  // The fast one waits for its first answer until the panel was looked at with both running.
+  const looked = newGate();
+  gates.set('quick', looked);
   await startOn(panel, slowSite, 'Type into the user name field the name slowpoke');
   await startOn(panel, fastSite, 'Type into the user name field the name quick');
   // The panel lists both while both run, and shows the last started.
   await panel.locator('#task-list .task-switch').nth(1).waitFor({ timeout: 10_000 });
   assert.equal(await panel.locator('#task-list .task-switch').count(), 2);
   await h.screenshot(panel, 'parallel-tasks-list');
+  looked.release();
+  gates.delete('quick');
   const fastDone = await until(() => fastSite.inputValue('input[placeholder=Username]'), (v) => v === 'quick3', 30_000);
   assert.equal(fastDone, 'quick3', 'the fast task typed its three times');
   const whenFastDone = await until(() => tasksSeenFrom(panel), (tasks) => statusOf(tasks, 'quick') === 'succeeded', 20_000);
@@ -153,7 +150,7 @@ test('a queued task starts by itself when a place frees, with no panel open', as
   const first = await h.openFixture('login.html');
   const second = await h.openFixture('login.html');
   const panel = await h.openPanel();
-  await changeSettings(panel, { max_parallel_tasks: 1 });
+  await saveMaxParallelTasks(h.context, h.extensionId, 1);
   const held = newGate();
   gates.set('firstone', held);
   await startOn(panel, first, 'Type into the user name field the name firstone');
@@ -171,6 +168,6 @@ test('a queued task starts by itself when a place frees, with no panel open', as
   const reopened = await h.openPanel();
   const end = await until(() => tasksSeenFrom(reopened), (tasks) => statusOf(tasks, 'queuedone') === 'succeeded', 20_000);
   assert.equal(statusOf(end, 'queuedone'), 'succeeded');
-  await changeSettings(reopened, { max_parallel_tasks: null });
+  await saveMaxParallelTasks(h.context, h.extensionId, null);
   await reopened.close();
 });

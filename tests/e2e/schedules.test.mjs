@@ -9,14 +9,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWithMockLlm, until, pageAt } from './lib/harness.mjs';
 import { answer } from './lib/mock-llm.mjs';
-import { findField, findIndex, stepsDone } from './lib/state.mjs';
+import { findField, findIndex, stepsDone, taskOfState as taskOf } from './lib/state.mjs';
 import { seriousViolations } from './lib/axe.mjs';
 
 let world;
 let h;
 let llm;
 
-const taskOf = (state) => /<task>\n([\s\S]*?)\n<\/task>/.exec(state)?.[1] ?? '';
 
 before(async () => {
   world = await startWithMockLlm(async (state) => {

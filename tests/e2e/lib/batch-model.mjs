@@ -10,14 +10,10 @@
 // Each request is kept in `timeline` ({task, step, state, received, answered}, performance.now() ms);
 // `starts(task)` counts the first steps a task's text was asked for (its starts).
 import { startMockLlm, answer, schemaOf } from './mock-llm.mjs';
-import { findIndex, findField, field, stepOf } from './state.mjs';
+import { findIndex, findField, field, stepOf, taskOfState } from './state.mjs';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The task's text in a state message. */
-export function taskOfState(state) {
-  return /<task>\n([\s\S]*?)\n<\/task>/.exec(state)?.[1]?.trim() ?? '';
-}
 
 function decide(state, body) {
   const task = taskOfState(state);

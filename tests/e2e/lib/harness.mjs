@@ -43,25 +43,8 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
       return page;
     },
     settings: (values) => saveSettings(browser.context, extensionId, values),
-    /** Stops the extension's service worker over CDP (from `page`, any page) and waits until
-     * Chrome reports it stopped: the command may return before, so it is repeated. */
-    async stopWorker(page) {
-      const cdp = await browser.context.newCDPSession(page);
-      const status = new Map(); // the extension worker's versions → running status
-      cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-        for (const v of versions) {
-          if (v.scriptURL.startsWith(`chrome-extension://${extensionId}/`)) status.set(v.versionId, v.runningStatus);
-        }
-      });
-      await cdp.send('ServiceWorker.enable');
-      const stopped = () => status.size > 0 && [...status.values()].every((s) => s === 'stopped');
-      for (let tries = 0; !stopped(); tries++) {
-        if (tries >= 20) throw new Error(`the worker did not stop: ${[...status.values()]}`);
-        await cdp.send('ServiceWorker.stopAllWorkers');
-        for (let waited = 0; waited < 500 && !stopped(); waited += 20) await new Promise((r) => setTimeout(r, 20));
-      }
-      await cdp.detach();
-    },
+    /** Stops the extension's service worker (see `stopServiceWorker`). */
+    stopWorker: (page) => stopServiceWorker(browser.context, page, extensionId),
     async screenshot(page, name) {
       mkdirSync(OUTPUT_DIR, { recursive: true });
       await page.screenshot({ path: path.join(OUTPUT_DIR, `${name}.png`) });
@@ -72,6 +55,27 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Stops extension `extensionId`'s service worker over CDP (from `page`, any page of
+ * `context`) and waits until Chrome reports it stopped: the command may return before, so it
+ * is repeated. */
+export async function stopServiceWorker(context, page, extensionId) {
+  const cdp = await context.newCDPSession(page);
+  const status = new Map(); // the extension worker's versions → running status
+  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+    for (const v of versions) {
+      if (v.scriptURL.startsWith(`chrome-extension://${extensionId}/`)) status.set(v.versionId, v.runningStatus);
+    }
+  });
+  await cdp.send('ServiceWorker.enable');
+  const stopped = () => status.size > 0 && [...status.values()].every((s) => s === 'stopped');
+  for (let tries = 0; !stopped(); tries++) {
+    if (tries >= 20) throw new Error(`the worker did not stop: ${[...status.values()]}`);
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    for (let waited = 0; waited < 500 && !stopped(); waited += 20) await new Promise((r) => setTimeout(r, 20));
+  }
+  await cdp.detach();
 }
 
 /** Opens the side panel page of the extension `extensionId` in `context`, in a window of its

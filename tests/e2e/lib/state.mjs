@@ -52,6 +52,11 @@ export function stepsDone(state) {
 }
 
 /** The step a state text is for ("Step 12 of 150." in its step info). */
+/** The task's text in a state message. */
+export function taskOfState(state) {
+  return /<task>\n([\s\S]*?)\n<\/task>/.exec(state)?.[1]?.trim() ?? '';
+}
+
 export function stepOf(state) {
   return Number(/<step_info>\nStep (\d+) of/.exec(state)?.[1]);
 }
