@@ -316,6 +316,8 @@ pub enum BrowserError {
     TabClosed,
     #[error("There is no tab {tab_id} among the task's tabs. Use a tab id from the browser state's tab list.")]
     NoSuchTab { tab_id: i32 },
+    #[error("Tab {tab_id} is another task's: Tabwright acts in a tab for one task at a time. Choose another tab, or wait until that task ends.")]
+    TabOfAnotherTask { tab_id: i32 },
     #[error("The page could not be read ({reason}).")]
     ContentScript { reason: String },
     #[error("Navigation to {url} failed: {reason}")]
@@ -381,6 +383,15 @@ pub trait Browser {
     }
     /// Closes one of the task's tabs; if it was the current one, the task moves to another of
     /// its tabs, which is returned.
+    /// The id of the tab the task works in now (0 when there is none).
+    fn current_tab_id(&self) -> i32 {
+        0
+    }
+    /// Makes tab `tab_id` the task's current tab, taking it in when it is not yet the task's
+    /// (it joins the task's group; a tab another task works in is refused).
+    async fn take_tab(&mut self, tab_id: i32) -> Result<TabInfo, BrowserError> {
+        self.switch_tab(tab_id).await
+    }
     async fn close_tab(&mut self, _tab_id: i32) -> Result<Option<TabInfo>, BrowserError> {
         Err(BrowserError::Unsupported("close tabs"))
     }

@@ -22,6 +22,7 @@
 
 pub mod actions;
 pub mod agent;
+pub mod bridge;
 pub mod browser;
 pub mod dom;
 pub mod guard;

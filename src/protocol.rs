@@ -173,6 +173,31 @@ pub enum PanelRequest {
         v: u32,
         id: String,
     },
+    /// The coding agents the person answered (allowed or denied) and those asking now:
+    /// `Clients` (`crate::bridge`).
+    ListClients {
+        v: u32,
+    },
+    /// The person's answer to client `name`'s asking to use Tabwright (the panel's card), or
+    /// a change of it (the options' list): `Clients`.
+    AnswerClient {
+        v: u32,
+        name: String,
+        allow: bool,
+    },
+    /// Forget client `name`'s answer: it asks again when it next connects. `Clients`.
+    ForgetClient {
+        v: u32,
+        name: String,
+    },
+    /// The options' switch (`enabled`: coding agents may connect at all) and what becomes of a
+    /// client's running tasks when it disconnects (`stop_on_disconnect`, else they go on):
+    /// `Clients`.
+    SetClientOptions {
+        v: u32,
+        enabled: bool,
+        stop_on_disconnect: bool,
+    },
 }
 }
 
@@ -243,6 +268,8 @@ pub enum Refusal {
     TabWithoutId,
     #[error("{} To start here anyway, tick \"New tab\" beside Run: the task then begins in a new tab.", crate::browser::BrowserError::RestrictedPage { url: url.clone() })]
     RestrictedStart { url: String },
+    #[error("{0}'s acts ended: Chrome stopped Tabwright's service worker, which closed its connection. It begins again at its next observe.")]
+    ClientActsEnded(String),
     #[error(transparent)]
     Browser(#[from] crate::browser::BrowserError),
     #[error(transparent)]
@@ -277,6 +304,7 @@ impl crate::message::Localize for Refusal {
             Refusal::BadFiles(why) => L::new("bad_files", [why]),
             Refusal::Restoring => L::plain("restoring"),
             Refusal::TabTaken => L::plain("tab_taken"),
+            Refusal::ClientActsEnded(client) => L::new("client_acts_ended", [client]),
             Refusal::QueueFull(count) => L::new("queue_full", [count]),
             Refusal::NoSuchTask => L::plain("no_such_task"),
             Refusal::SettingsUnreadable(why) => L::new("settings_not_read", [why]),
@@ -370,6 +398,9 @@ pub enum PanelReply {
         /// The longest task text the core takes, for the task box's count.
         task_max_chars: usize,
         tasks: Vec<TaskSummary>,
+        /// Coding agents waiting for the person's answer (`crate::bridge`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        clients_asking: Vec<ClientAsking>,
     },
     /// The model answered the connection check as asked, in `ms` milliseconds.
     ConnectionWorks {
@@ -411,6 +442,16 @@ pub enum PanelReply {
         v: u32,
         name: String,
     },
+    /// The coding agents the person answered, and those asking now (`ListClients`).
+    Clients {
+        v: u32,
+        /// Coding agents may connect (the options' switch; on unless turned off).
+        enabled: bool,
+        /// A client's running tasks stop when it disconnects (else they go on in the panel).
+        stop_on_disconnect: bool,
+        clients: Vec<ClientEntry>,
+        asking: Vec<ClientAsking>,
+    },
     /// Every schedule, in the order they were added, and why stored entries that cannot run
     /// were left out (they are kept as they are, and do not run).
     Schedules {
@@ -436,6 +477,27 @@ impl PanelReply {
     }
 }
 
+/// A coding agent the person answered, as the options list it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClientEntry {
+    /// The name the client gives itself (MCP's `clientInfo.name`).
+    pub name: String,
+    /// The name a person reads, when the client gives one.
+    #[serde(default)]
+    pub title: Option<String>,
+    pub allowed: bool,
+    /// When the person answered (ms since the epoch).
+    #[serde(default)]
+    pub answered_ms: f64,
+}
+
+/// A coding agent connected now that waits for the person's answer (the panel asks).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct ClientAsking {
+    pub name: String,
+    pub title: Option<String>,
+}
+
 /// One task as the list of tasks shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TaskSummary {
@@ -457,7 +519,7 @@ pub struct TaskSummary {
 }
 
 /// Where a task stands, for the list of tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     Queued,

@@ -95,6 +95,10 @@ struct World {
     notices: Rc<RefCell<BTreeMap<String, (String, String)>>>,
     /// Every notification ever shown, by id, in order.
     notified: Rc<RefCell<Vec<String>>>,
+    /// The coding agents' book as stored.
+    clients: Rc<RefCell<Value>>,
+    /// The coding agents asking, each time the panels were told, newest last.
+    asking: Rc<RefCell<Vec<Vec<tabwright::protocol::ClientAsking>>>>,
 }
 
 /// Words that hold the model's answers back until let go (a slow model, on simulated time).
@@ -154,6 +158,8 @@ impl World {
             alarms: Rc::default(),
             notices: Rc::default(),
             notified: Rc::default(),
+            clients: Rc::new(RefCell::new(Value::Null)),
+            asking: Rc::default(),
         }
     }
 
@@ -195,6 +201,9 @@ struct GatedSite {
 const PERSON_AWAY: &str = "«the person is away»";
 
 impl Browser for GatedSite {
+    fn current_tab_id(&self) -> i32 {
+        self.shown_in.get()
+    }
     async fn observe(&mut self) -> Result<PageState, BrowserError> {
         let look = self.gate.looks.get() + 1;
         self.gate.looks.set(look);
@@ -320,6 +329,15 @@ impl SettingsStore for MemoryHost {
         *self.world.schedules.borrow_mut() = schedules.to_vec();
         Ok(())
     }
+    async fn stored_clients(&self) -> Result<Value, String> {
+        self.gate.pass().await;
+        Ok(self.world.clients.borrow().clone())
+    }
+    async fn write_clients(&self, book: &Value) -> Result<(), String> {
+        self.gate.pass().await;
+        *self.world.clients.borrow_mut() = book.clone();
+        Ok(())
+    }
 }
 
 impl Tabs for MemoryHost {
@@ -341,6 +359,10 @@ impl Tabs for MemoryHost {
     }
     async fn group_tab(&self, _id: i32, _group: &str) -> Result<(), String> {
         Ok(())
+    }
+    async fn all_tabs(&self) -> Result<Vec<Tab>, String> {
+        self.gate.pass().await;
+        Ok(self.world.tabs.borrow().values().cloned().collect())
     }
 }
 
@@ -382,6 +404,9 @@ impl TaskRuntime for MemoryHost {
     }
     fn broadcast_tasks(&self, tasks: &[tabwright::protocol::TaskSummary]) {
         self.world.task_lists.borrow_mut().push(tasks.to_vec());
+    }
+    fn broadcast_clients(&self, asking: &[tabwright::protocol::ClientAsking]) {
+        self.world.asking.borrow_mut().push(asking.to_vec());
     }
     async fn task_began(&self, _task_id: &str, _tabs: &[i32]) {}
     async fn tasks_idle(&self) {}
@@ -1559,4 +1584,225 @@ fn a_follow_up_of_a_running_task_waits_for_its_end_and_two_starts_for_one_tab_qu
         text.contains("Now log out") && text.contains("Sign in as alice")
     });
     assert!(told, "the follow-up is told the task it follows");
+}
+
+// Coding agents over MCP (`worker::clients`, `agent::driven`).
+
+use tabwright::bridge::{ClientReply, RefusedBecause, WorkerMessage};
+
+impl Worker {
+    /// Sends client `client`'s request as the bridge would; the worker's reply.
+    fn client(&mut self, client: u32, request: Value) -> ClientReply {
+        let reply = self.client_later(client, request);
+        Self::reply_of(&reply, client).expect("a reply")
+    }
+
+    /// Sends client `client`'s request and runs the worker until it waits; where the reply
+    /// comes.
+    fn client_later(&mut self, client: u32, request: Value) -> Rc<RefCell<Option<String>>> {
+        let text = json!({"v": 1, "client": client, "id": 5, "request": request}).to_string();
+        let reply = Rc::new(RefCell::new(None));
+        let future = self.tasks.answer_client(text);
+        let slot = reply.clone();
+        self.pool.spawner().spawn_local(async move { *slot.borrow_mut() = Some(future.await) }).unwrap();
+        while reply.borrow().is_none() && self.pool.try_run_one() {}
+        reply
+    }
+
+    fn reply_of(reply: &Rc<RefCell<Option<String>>>, client: u32) -> Option<ClientReply> {
+        let text = reply.borrow_mut().take()?;
+        let message = WorkerMessage::from_json_text(&text).unwrap();
+        assert_eq!((message.client, message.id), (client, 5), "the reply goes to whom asked");
+        Some(message.reply)
+    }
+
+    fn allowed(world: &World, name: &str, stop_on_disconnect: bool) -> Worker {
+        *world.clients.borrow_mut() = json!({
+            "stop_on_disconnect": stop_on_disconnect,
+            "clients": [{"name": name, "title": null, "allowed": true}],
+        });
+        let mut worker = Worker::start(world, None);
+        assert_eq!(worker.client(1, json!({"type": "hello", "name": name})), ClientReply::Welcome { allowed: true });
+        worker
+    }
+}
+
+fn refused_why(reply: &ClientReply) -> Option<RefusedBecause> {
+    match reply {
+        ClientReply::Refused { why, .. } => Some(*why),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_coding_agent_gets_nothing_until_the_person_allows_it_and_nothing_once_denied() {
+    let world = World::new();
+    let mut worker = Worker::start(&world, None);
+    let hello = json!({"type": "hello", "name": "claude-code", "title": "Claude Code", "version": "2.1"});
+    assert_eq!(worker.client(1, hello.clone()), ClientReply::Welcome { allowed: false });
+    assert_eq!(world.asking.borrow().last().unwrap()[0].name, "claude-code", "the panels are asked");
+    assert!(world.notices.borrow().values().any(|(_, text)| text.contains("Claude Code wants to use Tabwright")));
+    match worker.ask(json!({"v": 1, "type": "get_status"})) {
+        Some(PanelReply::Status { clients_asking, .. }) => {
+            assert_eq!(clients_asking[0].title.as_deref(), Some("Claude Code"))
+        }
+        other => panic!("{other:?}"),
+    }
+    // Unanswered, a request waits for the person's answer.
+    let waiting = worker.client_later(1, json!({"type": "tabs"}));
+    worker.pool.run_until_stalled();
+    assert!(waiting.borrow().is_none(), "it waits");
+
+    let allowed = worker.ask(json!({"v": 1, "type": "answer_client", "name": "claude-code", "allow": true}));
+    assert!(
+        matches!(&allowed, Some(PanelReply::Clients { clients, asking, .. }) if clients[0].allowed && asking.is_empty()),
+        "{allowed:?}"
+    );
+    assert!(world.asking.borrow().last().unwrap().is_empty(), "the card goes");
+    assert!(world.notices.borrow().is_empty(), "the notification goes");
+    assert_eq!(world.clients.borrow()["clients"][0]["name"], "claude-code", "the answer is kept");
+    worker.pool.run_until_stalled();
+    match Worker::reply_of(&waiting, 1).expect("the waiting request goes on once allowed") {
+        ClientReply::Tabs { tabs } => assert_eq!(tabs[0].tab_id, TAB),
+        other => panic!("{other:?}"),
+    }
+    match worker.client(1, json!({"type": "tabs"})) {
+        ClientReply::Tabs { tabs } => assert_eq!(tabs[0].tab_id, TAB),
+        other => panic!("{other:?}"),
+    }
+
+    // Denied: nothing, in this worker and the next; the options' switch off: nothing either.
+    worker.ask(json!({"v": 1, "type": "answer_client", "name": "claude-code", "allow": false}));
+    assert_eq!(refused_why(&worker.client(1, json!({"type": "tabs"}))), Some(RefusedBecause::Denied));
+    let mut next = Worker::start(&world, None);
+    assert_eq!(refused_why(&next.client(3, hello)), Some(RefusedBecause::Denied));
+    assert_eq!(refused_why(&next.client(3, json!({"type": "observe"}))), Some(RefusedBecause::Denied));
+    next.ask(json!({"v": 1, "type": "forget_client", "name": "claude-code"}));
+    next.ask(json!({"v": 1, "type": "set_client_options", "enabled": false, "stop_on_disconnect": false}));
+    assert_eq!(refused_why(&next.client(3, json!({"type": "tabs"}))), Some(RefusedBecause::Off));
+    assert_eq!(world.clients.borrow()["enabled"], false);
+
+    // A message that cannot be read is refused to whom it names.
+    let text = json!({"v": 1, "client": 4, "id": 9, "request": {"type": "act"}}).to_string();
+    let reply = futures::executor::block_on(next.tasks.answer_client(text));
+    let reply = WorkerMessage::from_json_text(&reply).unwrap();
+    assert_eq!((reply.client, reply.id, refused_why(&reply.reply)), (4, 9, Some(RefusedBecause::BadRequest)));
+}
+
+/// The index of the element whose text is `text`, as the state text lists it.
+fn index_in(state: &str, text: &str) -> u32 {
+    let line = state.lines().find(|l| l.contains(text)).unwrap_or_else(|| panic!("{text} in {state}"));
+    line[line.find('[').unwrap() + 1..line.find(']').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn a_coding_agent_observes_and_acts_through_a_task_of_its_own_and_a_stale_index_is_refused() {
+    let world = World::new();
+    let mut worker = Worker::allowed(&world, "cursor", false);
+    let state = match worker.client(1, json!({"type": "observe", "tab_id": TAB})) {
+        ClientReply::Observed(seen) => {
+            assert_eq!((seen.tab_id, seen.url.as_str()), (TAB, START_URL));
+            assert!(seen.actions.iter().any(|a| a == "click"), "{:?}", seen.actions);
+            assert!(seen.state.starts_with("<browser_state>"), "the text the model reads: {}", seen.state);
+            seen.state
+        }
+        other => panic!("{other:?}"),
+    };
+    let sign_in = index_in(&state, "Sign in");
+    let made_up = worker.client(1, json!({"type": "act", "action": {"click": {"index": sign_in + 500}}}));
+    assert_eq!(refused_why(&made_up), Some(RefusedBecause::Stale), "{made_up:?}");
+    let unknown = worker.client(1, json!({"type": "act", "action": {"fly": {"to": "moon"}}}));
+    assert!(format!("{unknown:?}").contains("not available on this page"), "{unknown:?}");
+    let wrong = worker.client(1, json!({"type": "act", "action": {"click": {"index": "first"}}}));
+    assert!(format!("{wrong:?}").contains("invalid parameters"), "{wrong:?}");
+
+    match worker.client(1, json!({"type": "act", "action": {"click": {"index": sign_in}}})) {
+        ClientReply::Acted(outcome) => assert!(!outcome.is_error && outcome.look_again, "{outcome:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(world.site.state.borrow().url, LOGIN_URL, "the click reached the page");
+    let again = worker.client(1, json!({"type": "act", "action": {"click": {"index": sign_in}}}));
+    assert_eq!(refused_why(&again), Some(RefusedBecause::Stale), "the page changed: {again:?}");
+    let state = match worker.client(1, json!({"type": "observe"})) {
+        ClientReply::Observed(seen) => seen.state,
+        other => panic!("{other:?}"),
+    };
+    let user = index_in(&state, "Username");
+    let typed = worker.client(1, json!({"type": "act", "action": {"input": {"index": user, "text": "alice"}}}));
+    assert!(matches!(typed, ClientReply::Acted(ref o) if !o.is_error && !o.look_again), "{typed:?}");
+
+    // It is a task like the panel's: listed, its steps logged and shown.
+    let list = worker.tasks();
+    let own = list.iter().find(|t| t.task.contains("cursor")).expect("the client's task is listed");
+    assert_eq!(own.status, tabwright::protocol::TaskStatus::Running);
+    let (_, events) = worker.status_of(&own.task_id.clone());
+    assert_eq!(finished_steps(&events), vec![1, 2], "each act is a step");
+    assert!(json_of(&events[events.len() - 1]).contains("cursor asked for this"));
+
+    // The client leaves: its task ends; another connection begins another.
+    assert_eq!(worker.client(1, json!({"type": "gone"})), ClientReply::Done);
+    worker.pool.run_until_stalled();
+    let (running, events) = worker.status_of(&own.task_id.clone());
+    assert!(!running && format!("{:?}", end_of(&events)).contains("disconnected"), "{events:?}");
+    assert_eq!(worker.client(2, json!({"type": "hello", "name": "cursor"})), ClientReply::Welcome { allowed: true });
+    let first = worker.client(2, json!({"type": "act", "action": {"click": {"index": sign_in}}}));
+    assert_eq!(refused_why(&first), Some(RefusedBecause::Stale), "observe first: {first:?}");
+    assert_eq!(worker.tasks().iter().filter(|t| t.task.contains("cursor")).count(), 2);
+}
+
+#[test]
+fn a_coding_agents_task_runs_as_the_panels_and_stops_when_it_leaves_if_the_person_said_so() {
+    let world = World::new();
+    let mut worker = Worker::allowed(&world, "codex", true);
+    world.held.hold("hunter2");
+    let task_id = match worker.client(1, json!({"type": "run_task", "task": ALICE, "tab_id": TAB})) {
+        ClientReply::TaskAccepted { task_id, queued: false } => task_id,
+        other => panic!("{other:?}"),
+    };
+    worker.pool.run_until_stalled();
+    match worker.client(1, json!({"type": "task_status", "task_id": task_id})) {
+        ClientReply::Task(report) => {
+            assert_eq!(report.status, tabwright::protocol::TaskStatus::Running);
+            assert!(report.end.is_none() && report.next > 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Another client neither sees nor stops it.
+    *world.clients.borrow_mut() = json!({"stop_on_disconnect": true, "clients": [
+        {"name": "codex", "allowed": true}, {"name": "other", "allowed": true}]});
+    let mut worker = worker;
+    worker.ask(json!({"v": 1, "type": "forget_client", "name": "nobody"}));
+    assert_eq!(worker.client(2, json!({"type": "hello", "name": "codex"})), ClientReply::Welcome { allowed: true });
+    assert_eq!(
+        refused_why(&worker.client(9, json!({"type": "stop_task", "task_id": task_id}))),
+        Some(RefusedBecause::BadRequest),
+        "a client that never said hello"
+    );
+    // Its connection closes: the person said to stop its tasks then.
+    worker.client(1, json!({"type": "gone"}));
+    world.held.let_go("hunter2");
+    worker.pool.run_until_stalled();
+    let (running, events) = worker.status_of(&task_id);
+    assert!(!running && matches!(end_of(&events), Some(tabwright::agent::TaskEnd::Stopped)), "{events:?}");
+}
+
+#[test]
+fn a_coding_agents_task_that_ran_on_through_a_disconnect_reports_its_answer() {
+    let world = World::new();
+    let mut worker = Worker::allowed(&world, "codex", false);
+    let task_id = match worker.client(1, json!({"type": "run_task", "task": ALICE, "tab_id": TAB})) {
+        ClientReply::TaskAccepted { task_id, .. } => task_id,
+        other => panic!("{other:?}"),
+    };
+    worker.client(1, json!({"type": "gone"}));
+    worker.pool.run_until_stalled();
+    // The same client, connected again, reads how it ended.
+    worker.client(2, json!({"type": "hello", "name": "codex"}));
+    match worker.client(2, json!({"type": "task_status", "task_id": task_id, "since": 0})) {
+        ClientReply::Task(report) => {
+            assert!(matches!(report.end, Some(tabwright::agent::TaskEnd::Done { success: true, .. })), "{report:?}");
+            assert!(!report.steps.is_empty() && report.steps.iter().all(|s| !s.actions.is_empty()));
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -83,6 +83,12 @@ impl ActionUnion {
         ActionUnion { offered, allowed }
     }
 
+    /// Every action of `registered`, all allowed: the schema of what some page may offer (an
+    /// MCP client's `act`), which each page's own union then narrows.
+    pub fn every(registered: &[RegisteredAction]) -> Self {
+        ActionUnion { offered: registered.to_vec(), allowed: (0..registered.len()).collect() }
+    }
+
     fn allowed(&self) -> impl Iterator<Item = &RegisteredAction> {
         self.allowed.iter().map(|&i| &self.offered[i])
     }

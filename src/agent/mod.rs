@@ -88,6 +88,7 @@
 //! names its conversation in `task_started` (`conversation_id`: the id of the conversation's first
 //! task), which is how the history groups a conversation's tasks.
 
+pub mod driven;
 pub mod events;
 mod loop_guard;
 pub(crate) mod output;
@@ -247,6 +248,14 @@ enum StepEnd {
     End(TaskEnd),
 }
 
+/// Why a look at the page gave no page.
+enum Looked {
+    /// Stopped before the page was observed: the step has no record.
+    Stopped,
+    /// The step ends so (its record says why).
+    Ends(StepEnd),
+}
+
 impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
     pub fn new(task_id: String, task: String, settings: Settings, ports: Ports<B, T, E, C>, stop: StopSignal) -> Self {
         let mut options = settings.actions;
@@ -385,6 +394,13 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
 
     /// Runs the task to its end and returns its whole history.
     pub async fn run(mut self) -> TaskHistory {
+        self.announce();
+        let end = self.run_steps().await;
+        self.finish(end).await
+    }
+
+    /// Tells the panel the task started, or that a restarted worker took it up again.
+    fn announce(&mut self) {
         match self.restored.take() {
             None => self.events.emit(AgentEvent::TaskStarted {
                 v: V,
@@ -403,7 +419,10 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
                 reason,
             }),
         }
-        let end = self.run_steps().await;
+    }
+
+    /// Ends the task so: the browser lets go, the panel is told, the history returned.
+    async fn finish(mut self, end: TaskEnd) -> TaskHistory {
         let end = self.redacted(end);
         self.browser.finish().await;
         let cost_usd = total_cost(&self.history);
@@ -486,20 +505,21 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         went_on
     }
 
-    /// One step, top to bottom. Returns the step's record (none if it was stopped before it
-    /// could observe the page) and whether the task goes on.
-    async fn step(&mut self, n: u32) -> (Option<StepRecord>, StepEnd) {
+    /// The first part of a step: observe the page, leave it if the firewall blocks it, make the
+    /// guard from the first page, ask the person about a page outside the task's sites, note
+    /// what it shows in the guard's ledger, and take the screenshot vision wants. The step's
+    /// record gets the page's tab, URL, title and the time it took.
+    async fn look(&mut self, n: u32, record: &mut StepRecord) -> Result<PageState, Looked> {
         // Observe. A page that cannot be read still goes to the LLM, empty and with the reason,
         // so it can navigate away or finish; only errors nothing can fix end the task.
         let started = self.clock.now_ms();
-        let mut record = StepRecord { step: n, ..StepRecord::default() };
         let page = match self.stop.unless_stopped(self.browser.observe()).await {
-            None => return (None, StepEnd::End(TaskEnd::Stopped)),
+            None => return Err(Looked::Stopped),
             Some(Ok(page)) => page,
             Some(Err(e)) if e.ends_task() => {
                 record.note_error(&e);
                 record.timings.observe_ms = self.clock.now_ms() - started;
-                return (Some(record), StepEnd::End(TaskEnd::error(&e)));
+                return Err(Looked::Ends(StepEnd::End(TaskEnd::error(&e))));
             }
             Some(Err(e)) => {
                 record.note_error(&e);
@@ -527,8 +547,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
             self.guard = Some(guard);
         }
-        match self.page_allowed(n, &page, &mut record).await {
-            Err(Stopped) => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
+        match self.page_allowed(n, &page, record).await {
+            Err(Stopped) => return Err(Looked::Ends(StepEnd::End(TaskEnd::Stopped))),
             Ok(Ok(())) => {}
             Ok(Err(why)) => page = self.leave(&page, &why).await,
         }
@@ -542,7 +562,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         // highlights are on). Without one the step goes on, told why.
         if self.vision == Vision::On && page.tab_id != 0 {
             match self.stop.unless_stopped(within(&self.clock, Some(SCREENSHOT_MS), self.browser.screenshot())).await {
-                None => return (Some(record), StepEnd::End(TaskEnd::Stopped)),
+                None => return Err(Looked::Ends(StepEnd::End(TaskEnd::Stopped))),
                 Some(Some(Ok(shot))) => {
                     record.screenshot = Some(shot.clone());
                     self.screenshot = Some(shot);
@@ -552,6 +572,19 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             }
         }
         record.timings.observe_ms = self.clock.now_ms() - started;
+
+        Ok(page)
+    }
+
+    /// One step, top to bottom. Returns the step's record (none if it was stopped before it
+    /// could observe the page) and whether the task goes on.
+    async fn step(&mut self, n: u32) -> (Option<StepRecord>, StepEnd) {
+        let mut record = StepRecord { step: n, ..StepRecord::default() };
+        let mut page = match self.look(n, &mut record).await {
+            Ok(page) => page,
+            Err(Looked::Stopped) => return (None, StepEnd::End(TaskEnd::Stopped)),
+            Err(Looked::Ends(end)) => return (Some(record), end),
+        };
 
         // The answer: in a replay or a running skill, the saved step's; else the model's.
         let scripted = match self.script.as_mut().map(|script| script.next(&page.snapshot)) {

@@ -73,6 +73,9 @@ extern "C" {
     // The open panels, told of the list of tasks (background.js).
     #[wasm_bindgen(js_namespace = tabwrightPanels, js_name = tasksChanged, catch)]
     fn panels_tasks_changed(tasks: &JsValue) -> Result<(), JsValue>;
+    // The open panels, told of the coding agents asking (background.js).
+    #[wasm_bindgen(js_namespace = tabwrightPanels, js_name = clientsAsking, catch)]
+    fn panels_clients_asking(asking: &JsValue) -> Result<(), JsValue>;
     // The files attached to a task, kept by the panel (extension/files-store.js).
     #[wasm_bindgen(js_namespace = tabwrightFiles, js_name = read, catch)]
     fn files_read(id: &str) -> Result<Promise, JsValue>;
@@ -349,6 +352,18 @@ pub async fn stored_schedules() -> Result<Vec<serde_json::Value>, String> {
     }
 }
 
+/// The coding agents' book as stored (`worker::clients::STORAGE_KEY`), `Null` when none is.
+pub async fn stored_clients() -> Result<serde_json::Value, String> {
+    let key = crate::worker::clients::STORAGE_KEY;
+    let all: serde_json::Value = from_js(settle(storage_local_get(&JsValue::from_str(key))).await?)?;
+    Ok(all.get(key).cloned().unwrap_or(serde_json::Value::Null))
+}
+
+pub async fn write_clients(book: &serde_json::Value) -> Result<(), String> {
+    let items = to_js(&serde_json::json!({ crate::worker::clients::STORAGE_KEY: book }));
+    settle(storage_local_set(&items)).await.map(|_| ())
+}
+
 pub async fn write_schedules(schedules: &[serde_json::Value]) -> Result<(), String> {
     let items = to_js(&serde_json::json!({ crate::schedule::STORAGE_KEY: schedules }));
     settle(storage_local_set(&items)).await.map(|_| ())
@@ -435,6 +450,11 @@ pub async fn session_set_with(key: &str, text: impl FnOnce() -> Result<String, S
     let items = js_sys::Object::new();
     js_sys::Reflect::set(&items, &JsValue::from_str(key), &JsValue::from_str(&text)).map_err(|e| js_error_text(&e))?;
     settle(storage_session_set(&items)).await.map(|_| ())
+}
+
+/// Hands the coding agents asking to the open panels (a closed panel is no error).
+pub fn clients_asking(asking: &[crate::protocol::ClientAsking]) {
+    let _ = panels_clients_asking(&to_js(&asking));
 }
 
 /// Hands the list of tasks to the open panels (a closed panel is no error).

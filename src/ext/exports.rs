@@ -131,3 +131,23 @@ pub async fn wake_schedules(alarm: Option<String>, broadcast: js_sys::Function) 
         None => worker.wake_schedules().await,
     }
 }
+
+/// One message of the bridge to coding agents (`crate::bridge`, `worker::clients`): a promise
+/// of the reply's JSON text, which background.js posts back on the native port (it always
+/// settles with a reply; a restore under way is waited for, bounded). `broadcast` receives the
+/// events of the tasks it starts.
+#[wasm_bindgen]
+pub fn answer_bridge_message(text: String, broadcast: js_sys::Function) -> JsValue {
+    let worker = worker(broadcast);
+    promise_of(async move {
+        restored().await;
+        JsValue::from_str(&worker.answer_client(text).await)
+    })
+}
+
+/// The native port closed (the bridge ended, or the switch was turned off): every coding agent
+/// is gone.
+#[wasm_bindgen]
+pub fn bridge_closed() {
+    WORKER.with(Rc::clone).bridge_closed();
+}

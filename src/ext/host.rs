@@ -77,6 +77,14 @@ impl SettingsStore for ChromeHost {
     async fn write_schedules(&self, schedules: &[serde_json::Value]) -> Result<(), String> {
         chrome::write_schedules(schedules).await
     }
+
+    async fn stored_clients(&self) -> Result<serde_json::Value, String> {
+        chrome::stored_clients().await
+    }
+
+    async fn write_clients(&self, book: &serde_json::Value) -> Result<(), String> {
+        chrome::write_clients(book).await
+    }
 }
 
 impl Tabs for ChromeHost {
@@ -99,6 +107,10 @@ impl Tabs for ChromeHost {
 
     async fn group_tab(&self, id: i32, group: &str) -> Result<(), String> {
         crate::tabs::join_task_group(&ChromeTabs, id, group).await
+    }
+
+    async fn all_tabs(&self) -> Result<Vec<Tab>, String> {
+        chrome::query_tabs(&serde_json::json!({"windowType": "normal"})).await
     }
 }
 
@@ -140,6 +152,10 @@ impl TaskRuntime for ChromeHost {
             // A closed panel makes the call throw; the task goes on and the event is kept.
             let _ = broadcast.apply(&JsValue::NULL, &args);
         }
+    }
+
+    fn broadcast_clients(&self, asking: &[crate::protocol::ClientAsking]) {
+        chrome::clients_asking(asking);
     }
 
     fn broadcast_tasks(&self, tasks: &[TaskSummary]) {

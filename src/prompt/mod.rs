@@ -361,6 +361,38 @@ fn budget_warning_from(max_steps: u32) -> u32 {
     (max_steps / 10).max(3)
 }
 
+/// The page as the model reads it: `<browser_state>` with its URL, title, tabs, a note, and
+/// `listing` (the element list, `page_listing`). The same text a client that brings its own
+/// model reads through `observe`.
+pub fn browser_state(page: &PageState, listing: &str) -> String {
+    let mut out = String::new();
+    let snapshot = &page.snapshot;
+    let _ = writeln!(
+        out,
+        "<browser_state>\nURL: {}\nTitle: {}",
+        untrusted(&snapshot.url, MAX_FIELD_CHARS),
+        untrusted(&snapshot.title, MAX_FIELD_CHARS)
+    );
+    if page.tabs.len() > 1 {
+        out.push_str("Tabs:\n");
+        for tab in page.tabs.iter().take(MAX_TABS) {
+            let current = if tab.id == page.tab_id { " (current)" } else { "" };
+            let _ = writeln!(
+                out,
+                "  tab {}{current}: {} — {}",
+                tab.id,
+                untrusted(&tab.title, 80),
+                untrusted(&tab.url, 200)
+            );
+        }
+    }
+    if let Some(notice) = &page.notice {
+        let _ = writeln!(out, "Note: {}", untrusted(notice, MAX_FIELD_CHARS * 2));
+    }
+    let _ = writeln!(out, "Interactive elements:\n{}</browser_state>\n", listing);
+    out
+}
+
 pub fn state_message(input: &StateInput<'_>) -> String {
     let mut out = String::new();
     if !input.previous.is_empty() {
@@ -423,30 +455,7 @@ pub fn state_message(input: &StateInput<'_>) -> String {
         out.push_str("</plan>\n\n");
     }
 
-    let snapshot = &input.page.snapshot;
-    let _ = writeln!(
-        out,
-        "<browser_state>\nURL: {}\nTitle: {}",
-        untrusted(&snapshot.url, MAX_FIELD_CHARS),
-        untrusted(&snapshot.title, MAX_FIELD_CHARS)
-    );
-    if input.page.tabs.len() > 1 {
-        out.push_str("Tabs:\n");
-        for tab in input.page.tabs.iter().take(MAX_TABS) {
-            let current = if tab.id == input.page.tab_id { " (current)" } else { "" };
-            let _ = writeln!(
-                out,
-                "  tab {}{current}: {} — {}",
-                tab.id,
-                untrusted(&tab.title, 80),
-                untrusted(&tab.url, 200)
-            );
-        }
-    }
-    if let Some(notice) = &input.page.notice {
-        let _ = writeln!(out, "Note: {}", untrusted(notice, MAX_FIELD_CHARS * 2));
-    }
-    let _ = writeln!(out, "Interactive elements:\n{}</browser_state>\n", input.listing);
+    out.push_str(&browser_state(input.page, input.listing));
 
     let _ = write!(out, "<step_info>\nStep {} of {}.", input.step, input.max_steps);
     let left = input.max_steps.saturating_sub(input.step);

@@ -1140,6 +1140,25 @@ impl<H: TabHost> Browser for TabBrowser<H> {
         Ok(tab_info(&tab))
     }
 
+    fn current_tab_id(&self) -> i32 {
+        self.tab_id
+    }
+
+    async fn take_tab(&mut self, tab_id: i32) -> Result<TabInfo, BrowserError> {
+        if !self.tabs.contains(&tab_id) {
+            if self.seat.claims.owner(tab_id).is_some_and(|owner| owner != self.seat.task_id) {
+                return Err(BrowserError::TabOfAnotherTask { tab_id });
+            }
+            self.host.tab(tab_id).await.map_err(|_| BrowserError::NoSuchTab { tab_id })?;
+            self.seat.claims.claim(tab_id, &self.seat.task_id);
+            self.tabs.push(tab_id);
+            self.known_tabs.push(tab_id);
+            self.host.set_task_tabs(&self.seat.task_id, &self.tabs);
+            group_later(&self.host, &self.grouping, [tab_id]);
+        }
+        self.switch_tab(tab_id).await
+    }
+
     async fn close_tab(&mut self, tab_id: i32) -> Result<Option<TabInfo>, BrowserError> {
         self.refresh_tabs(false).await?;
         if !self.tabs.contains(&tab_id) {

@@ -52,6 +52,11 @@ pub trait SettingsStore {
     async fn stored_schedules(&self) -> Result<Vec<serde_json::Value>, String>;
     /// Replaces the stored schedules.
     async fn write_schedules(&self, schedules: &[serde_json::Value]) -> Result<(), String>;
+    /// The coding agents' book as stored (`worker::clients::STORAGE_KEY`): the switch and the
+    /// person's answers; `Null` when nothing is stored.
+    async fn stored_clients(&self) -> Result<serde_json::Value, String>;
+    /// Replaces the coding agents' book.
+    async fn write_clients(&self, book: &serde_json::Value) -> Result<(), String>;
 }
 
 /// The browser's tabs, as a task's start needs them.
@@ -64,6 +69,8 @@ pub trait Tabs {
     async fn open_tab(&self, url: &str, window: Option<i32>) -> Result<Tab, String>;
     /// Puts the tab into the task's tab group, titled `group`.
     async fn group_tab(&self, id: i32, group: &str) -> Result<(), String>;
+    /// Every tab of the browser's normal windows.
+    async fn all_tabs(&self) -> Result<Vec<Tab>, String>;
 }
 
 /// Where the task runs: the pages, the model, time, and the world outside the core.
@@ -89,6 +96,8 @@ pub trait TaskRuntime {
     /// Hands the list of tasks to the panels, after it changed (a task queued, started, paused,
     /// waiting for the person, ended).
     fn broadcast_tasks(&self, tasks: &[TaskSummary]);
+    /// Hands the panels the coding agents waiting for the person's answer, after that changed.
+    fn broadcast_clients(&self, asking: &[crate::protocol::ClientAsking]);
     /// Task `task_id` begins running on `tabs`: keep or bring the worker back while tasks run,
     /// and let its pages get the content scripts.
     async fn task_began(&self, task_id: &str, tabs: &[i32]);

@@ -60,6 +60,7 @@
 //! being restored (they are answered the moment it ends; with nothing saved they do not wait at
 //! all), and a panel whose log runs past the restored one resyncs to it.
 
+pub mod clients;
 pub mod host;
 pub mod saved;
 pub(crate) mod schedules;
@@ -79,6 +80,14 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+
+/// The title of a task's tab group: a client's own acts are grouped under its name.
+fn group_title(saved: &SavedTask) -> String {
+    match &saved.driven_by {
+        Some(client) => clients::group_title_of_client(client),
+        None => crate::tabs::group_title_of(&saved.task),
+    }
+}
 
 /// Adds `site` to the sites the person always allows, in the stored settings. Best effort: a
 /// task goes on whether or not it could be kept.
@@ -209,6 +218,8 @@ pub enum Later {
         paused: bool,
     },
     RunScheduleNow(String),
+    /// The coding agents' book: list, answer, forget, the switch (`clients.rs`).
+    Clients(Box<PanelRequest>),
 }
 
 /// The worker's tasks and what it answers. One per worker; `Rc`, because a started task's work
@@ -231,6 +242,8 @@ pub struct TaskHost<H: WorkerHost> {
     me: std::rc::Weak<Self>,
     /// The schedules' book held by one change at a time, and their runs (`schedules.rs`).
     schedules: schedules::ScheduleRuns,
+    /// The coding agents connected over MCP and the person's answers (`clients.rs`).
+    clients: clients::ClientDesk,
 }
 
 fn refused(reason: impl Into<Refusal>) -> PanelReply {
@@ -249,6 +262,7 @@ impl<H: WorkerHost> TaskHost<H> {
             starting_queued: Cell::new(false),
             claims: Default::default(),
             schedules: schedules::ScheduleRuns::default(),
+            clients: clients::ClientDesk::default(),
         })
     }
 
@@ -404,6 +418,10 @@ impl<H: WorkerHost> TaskHost<H> {
             PanelRequest::RemoveSchedule { id, .. } => return Err(Later::RemoveSchedule(id)),
             PanelRequest::PauseSchedule { id, paused, .. } => return Err(Later::PauseSchedule { id, paused }),
             PanelRequest::RunScheduleNow { id, .. } => return Err(Later::RunScheduleNow(id)),
+            request @ (PanelRequest::ListClients { .. }
+            | PanelRequest::AnswerClient { .. }
+            | PanelRequest::ForgetClient { .. }
+            | PanelRequest::SetClientOptions { .. }) => return Err(Later::Clients(Box::new(request))),
             PanelRequest::PauseTask { task_id, .. } => match self.chosen(task_id.as_deref()) {
                 Some(slot) if slot.running.get() => {
                     slot.stop.pause();
@@ -502,6 +520,7 @@ impl<H: WorkerHost> TaskHost<H> {
                         state: None,
                         task_max_chars: crate::protocol::TASK_MAX_CHARS,
                         tasks,
+                        clients_asking: self.clients_asking(),
                     });
                 }
                 match self.chosen(task_id.as_deref()) {
@@ -523,6 +542,7 @@ impl<H: WorkerHost> TaskHost<H> {
                             state: Some(Box::new(slot.state.borrow().clone())),
                             task_max_chars: crate::protocol::TASK_MAX_CHARS,
                             tasks,
+                            clients_asking: self.clients_asking(),
                         }
                     }
                     None => PanelReply::Status {
@@ -534,6 +554,7 @@ impl<H: WorkerHost> TaskHost<H> {
                         state: None,
                         task_max_chars: crate::protocol::TASK_MAX_CHARS,
                         tasks,
+                        clients_asking: self.clients_asking(),
                     },
                 }
             }
@@ -557,6 +578,7 @@ impl<H: WorkerHost> TaskHost<H> {
                 Later::RemoveSchedule(id) => this.remove_schedule(id).await,
                 Later::PauseSchedule { id, paused } => this.pause_schedule(id, paused).await,
                 Later::RunScheduleNow(id) => this.run_schedule_now(id).await,
+                Later::Clients(request) => this.answer_clients_request(*request).await,
             }
         })
     }
@@ -823,10 +845,11 @@ impl<H: WorkerHost> TaskHost<H> {
             script: request.script,
             files: request.files,
             scheduled: request.scheduled,
+            driven_by: None,
             guard: None,
         };
         let skills = self.skills_for(&saved).await;
-        self.launch(saved, slot, settings, skills, &[tab_id], None);
+        self.launch(saved, slot, settings, skills, &[tab_id], None, None);
         Ok(())
     }
 
@@ -923,6 +946,7 @@ impl<H: WorkerHost> TaskHost<H> {
                 script: None,
                 files: Vec::new(),
                 scheduled,
+                driven_by: None,
                 guard: None,
             }
             .save(&*host)
@@ -1026,7 +1050,9 @@ impl<H: WorkerHost> TaskHost<H> {
 
     /// Runs the agent on its own: every event is logged, broadcast and saved; a heartbeat keeps
     /// the worker from being stopped as idle while it runs. `restored` continues a task whose
-    /// worker was stopped.
+    /// worker was stopped; `driven`, a client's own acts (`clients.rs`), answered instead of
+    /// a model's.
+    #[allow(clippy::too_many_arguments)]
     fn launch(
         self: &Rc<Self>,
         saved: SavedTask,
@@ -1035,6 +1061,7 @@ impl<H: WorkerHost> TaskHost<H> {
         skills: Vec<Skill>,
         tabs: &[i32],
         restored: Option<(Vec<StepRecord>, Usage)>,
+        driven: Option<crate::agent::driven::Asks>,
     ) {
         let TaskSlot { stop, events, state, running, conversation, trimmed_to, waits, tabs: task_tabs, .. } = slot;
         *task_tabs.borrow_mut() = tabs.to_vec();
@@ -1116,7 +1143,7 @@ impl<H: WorkerHost> TaskHost<H> {
         self.claims.set(&saved.task_id, tabs);
         let seat = TaskSeat {
             task_id: saved.task_id.clone(),
-            group_title: crate::tabs::group_title_of(&saved.task),
+            group_title: group_title(&saved),
             waits,
             claims: self.claims.clone(),
         };
@@ -1169,7 +1196,10 @@ impl<H: WorkerHost> TaskHost<H> {
             let (host, running, this, task_id) = (host.clone(), running.clone(), self.clone(), saved.task_id.clone());
             self.host.spawn(Box::pin(async move {
                 host.task_began(&task_id, &tabs).await;
-                let history = agent.run().await;
+                let history = match (driven, saved.driven_by.as_deref()) {
+                    (Some(asks), Some(client)) => agent.drive(asks, client).await,
+                    _ => agent.run().await,
+                };
                 conversation.borrow_mut().push(history.as_previous());
                 running.set(false);
                 this.claims.release(&task_id);
@@ -1268,14 +1298,19 @@ impl<H: WorkerHost> TaskHost<H> {
             return false;
         }
         let usage = state.usage;
-        match self.prepare_restore(&saved, &history, &state.model).await {
+        // A client's own acts end with its connection, which the stopped worker's end closed.
+        let prepared = match &saved.driven_by {
+            Some(client) => Err(Refusal::ClientActsEnded(client.clone())),
+            None => self.prepare_restore(&saved, &history, &state.model).await,
+        };
+        match prepared {
             Ok((settings, tabs)) => {
                 self.tasks_at_once.set(settings.tasks_at_once);
                 if state.paused {
                     slot.stop.pause();
                 }
                 let skills = self.skills_for(&saved).await;
-                self.launch(saved, slot, settings, skills, &tabs, Some((history, usage)));
+                self.launch(saved, slot, settings, skills, &tabs, Some((history, usage)), None);
                 true
             }
             Err(reason) => {

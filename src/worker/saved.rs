@@ -134,6 +134,10 @@ pub struct SavedTask {
     /// A schedule started it.
     #[serde(default)]
     pub scheduled: bool,
+    /// The coding agent whose own acts it is (`agent::driven`), by the name the person knows it
+    /// by: such a task ends with its client's connection, and is never continued.
+    #[serde(default)]
+    pub driven_by: Option<String>,
     /// The task's guard as last saved (under its own key).
     #[serde(skip)]
     pub guard: Option<crate::guard::Guard>,

@@ -44,6 +44,10 @@ export type PanelReply =
        */
       task_max_chars: number;
       tasks: TaskSummary[];
+      /**
+       * Coding agents waiting for the person's answer (`crate::bridge`).
+       */
+      clients_asking?: ClientAsking[];
     }
   | {
       type: 'connection_works';
@@ -84,6 +88,20 @@ export type PanelReply =
       type: 'secret_saved';
       v: number;
       name: string;
+    }
+  | {
+      type: 'clients';
+      v: number;
+      /**
+       * Coding agents may connect (the options' switch; on unless turned off).
+       */
+      enabled: boolean;
+      /**
+       * A client's running tasks stop when it disconnects (else they go on in the panel).
+       */
+      stop_on_disconnect: boolean;
+      clients: ClientEntry[];
+      asking: ClientAsking[];
     }
   | {
       type: 'schedules';
@@ -879,6 +897,16 @@ export interface TaskSummary {
   scheduled: boolean;
 }
 /**
+ * A coding agent connected now that waits for the person's answer (the panel asks).
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ClientAsking".
+ */
+export interface ClientAsking {
+  name: string;
+  title: string | null;
+}
+/**
  * The price of the models whose names start with `model_prefix`, in USD per million tokens.
  *
  * This interface was referenced by `FromCore`'s JSON-Schema
@@ -907,6 +935,27 @@ export interface Suggested {
    * The step (from 1) that first typed it.
    */
   step: number;
+}
+/**
+ * A coding agent the person answered, as the options list it.
+ *
+ * This interface was referenced by `FromCore`'s JSON-Schema
+ * via the `definition` "ClientEntry".
+ */
+export interface ClientEntry {
+  /**
+   * The name the client gives itself (MCP's `clientInfo.name`).
+   */
+  name: string;
+  /**
+   * The name a person reads, when the client gives one.
+   */
+  title: string | null;
+  allowed: boolean;
+  /**
+   * When the person answered (ms since the epoch).
+   */
+  answered_ms: number;
 }
 /**
  * A scheduled task, as the options page lists it and `chrome.storage.local` keeps it.

@@ -144,6 +144,27 @@ export type PanelRequest =
       type: 'run_schedule_now';
       v: number;
       id: string;
+    }
+  | {
+      type: 'list_clients';
+      v: number;
+    }
+  | {
+      type: 'answer_client';
+      v: number;
+      name: string;
+      allow: boolean;
+    }
+  | {
+      type: 'forget_client';
+      v: number;
+      name: string;
+    }
+  | {
+      type: 'set_client_options';
+      v: number;
+      enabled: boolean;
+      stop_on_disconnect: boolean;
     };
 /**
  * The person's answer.
