@@ -252,6 +252,7 @@ pub(crate) mod tests {
             Refusal::BadFiles("two files are named \"cv.pdf\"; rename one".into()),
             Refusal::Restoring,
             Refusal::TabTaken,
+            Refusal::ClientActsEnded("Claude Code".into()),
             Refusal::QueueFull(20),
             Refusal::NoSuchTask,
             Refusal::SettingsUnreadable("QUOTA_BYTES exceeded".into()),
@@ -277,6 +278,7 @@ pub(crate) mod tests {
         // Schedules: what is wrong with one, and what the person is told of its runs.
         out.extend(crate::schedule::sample_errors().iter().map(said));
         out.extend(crate::worker::schedules::sample_texts());
+        out.extend(crate::worker::clients::sample_texts());
         for end in [
             TaskEnd::not_resumed(&Refusal::Settings(SettingsError::SessionKeyGone)),
             TaskEnd::not_resumed(&Refusal::Browser(BrowserError::TabClosed)),

@@ -1747,7 +1747,9 @@ fn a_coding_agent_observes_and_acts_through_a_task_of_its_own_and_a_stale_index_
     assert_eq!(worker.client(2, json!({"type": "hello", "name": "cursor"})), ClientReply::Welcome { allowed: true });
     let first = worker.client(2, json!({"type": "act", "action": {"click": {"index": sign_in}}}));
     assert_eq!(refused_why(&first), Some(RefusedBecause::Stale), "observe first: {first:?}");
-    assert_eq!(worker.tasks().iter().filter(|t| t.task.contains("cursor")).count(), 2);
+    assert_eq!(worker.tasks().iter().filter(|t| t.task.contains("cursor")).count(), 1, "nothing started for it");
+    assert!(matches!(worker.client(2, json!({"type": "observe", "tab_id": TAB})), ClientReply::Observed(_)));
+    assert_eq!(worker.tasks().iter().filter(|t| t.task.contains("cursor")).count(), 2, "an observe begins again");
 }
 
 #[test]

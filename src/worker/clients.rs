@@ -30,7 +30,9 @@ use crate::bridge::{
     TaskReport, WorkerMessage, BRIDGE_VERSION,
 };
 use crate::protocol::{ClientAsking, ClientEntry, PanelReply, PanelRequest, Refusal};
+use crate::message::LocaleText;
 use crate::settings::{Settings, StoredLlm};
+use crate::worker::host::NoticeText;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -371,14 +373,7 @@ impl<H: WorkerHost> TaskHost<H> {
             Some(false) => denied(&title),
             None => {
                 self.clients_asking_changed();
-                let notice = crate::worker::host::NoticeText {
-                    message: format!("{title} wants to use Tabwright in this browser. Open Tabwright's side panel to allow or deny it."),
-                    locale_text: Some(crate::message::LocaleText::new("client_asks", [title.as_str()])),
-                };
-                let heading = crate::worker::host::NoticeText {
-                    message: "A coding agent asks to use Tabwright".into(),
-                    locale_text: Some(crate::message::LocaleText::plain("client_asks_title")),
-                };
+                let (heading, notice) = asking_notice(&title);
                 self.host.notify(&notice_id(&name), &heading, &notice).await;
                 ClientReply::Welcome { allowed: false }
             }
@@ -527,7 +522,13 @@ impl<H: WorkerHost> TaskHost<H> {
             None => {
                 let tab = match &ask {
                     Ask::Observe { tab } | Ask::Screenshot { tab } | Ask::Extract { tab } => *tab,
-                    Ask::Act { .. } => None,
+                    // No page was observed in this task: nothing to act on.
+                    Ask::Act { .. } => {
+                        return ClientReply::refused(
+                            RefusedBecause::Stale,
+                            "Call observe first: act works on the page the last observe showed (your acts begin again at an observe).",
+                        )
+                    }
                 };
                 match self.start_own_task(client, hello, tab).await {
                     Ok(asks) => asks,
@@ -610,6 +611,28 @@ impl<H: WorkerHost> TaskHost<H> {
         self.launch(saved, slot, settings, Vec::new(), &[tab_id], None, Some(asks.clone()));
         Ok(asks)
     }
+}
+
+/// The notification that a client asks, for a person with no panel open: its title and text.
+fn asking_notice(title: &str) -> (NoticeText, NoticeText) {
+    let heading = NoticeText {
+        message: "A coding agent asks to use Tabwright".into(),
+        locale_text: Some(LocaleText::plain("client_asks_title")),
+    };
+    let text = NoticeText {
+        message: format!(
+            "{title} wants to use Tabwright in this browser. Open Tabwright's side panel to allow or deny it."
+        ),
+        locale_text: Some(LocaleText::new("client_asks", [title])),
+    };
+    (heading, text)
+}
+
+/// What the person may read of clients, in English and where the pages find it in their
+/// language (`crate::message`'s check of every core message).
+pub fn sample_texts() -> Vec<(String, Option<LocaleText>)> {
+    let (heading, text) = asking_notice("Claude Code");
+    vec![(heading.message, heading.locale_text), (text.message, text.locale_text)]
 }
 
 fn notice_id(name: &str) -> String {

@@ -12,9 +12,12 @@ export { saveSettings };
 export const OUTPUT_DIR = path.join(ROOT, 'tests', 'e2e', 'output');
 
 /** `lang`: the browser's interface language (such as 'zh-CN'); the default is English.
- * `browserOptions`: more for launchWithExtension (another extension folder, more flags). */
-export async function startHarness({ lang = null, browserOptions = {} } = {}) {
+ * `browserOptions`: more for launchWithExtension (another extension folder, more flags).
+ * `beforeLaunch(profile)`: prepares the fresh profile folder before Chromium first starts on it
+ * (a native-messaging host's manifest, say). */
+export async function startHarness({ lang = null, browserOptions = {}, beforeLaunch = null } = {}) {
   const profile = mkdtempSync(path.join(os.tmpdir(), 'tabwright-e2e-'));
+  await beforeLaunch?.(profile);
   const fixtures = await startFixtureServer();
   const launch = () => launchWithExtension(profile, { headless: true, lang, ...browserOptions });
   let browser = await launch();
@@ -25,6 +28,7 @@ export async function startHarness({ lang = null, browserOptions = {} } = {}) {
     },
     extensionId,
     fixtures,
+    profile,
     /** Closes the browser and starts it again on the same profile, as a person quitting and
      * reopening Chrome would; the extension keeps its id and its storage. */
     async restart() {
