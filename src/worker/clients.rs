@@ -29,8 +29,8 @@ use crate::bridge::{
     ClientHello, ClientMessage, ClientReply, ClientRequest, RefusedBecause, RunTaskInput, StepLine, TabLine,
     TaskReport, WorkerMessage, BRIDGE_VERSION,
 };
-use crate::protocol::{ClientAsking, ClientEntry, PanelReply, PanelRequest, Refusal};
 use crate::message::LocaleText;
+use crate::protocol::{ClientAsking, ClientEntry, PanelReply, PanelRequest, Refusal};
 use crate::settings::{Settings, StoredLlm};
 use crate::worker::host::NoticeText;
 use serde::{Deserialize, Serialize};
@@ -586,6 +586,10 @@ impl<H: WorkerHost> TaskHost<H> {
         };
         slot.tabs.borrow_mut().push(tab_id);
         self.claims.claim(tab_id, &task_id);
+        // The client's acts are seen together: a tab of the person's it takes joins its group.
+        if tab.is_some() {
+            self.group_new_tab(tab_id, &group_title_of_client(&title)).await;
+        }
         let saved = SavedTask {
             task_id: task_id.clone(),
             task,
