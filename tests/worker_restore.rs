@@ -1808,3 +1808,15 @@ fn a_coding_agents_task_that_ran_on_through_a_disconnect_reports_its_answer() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_coding_agents_own_acts_take_no_place_of_the_panels_tasks() {
+    let world = two_tab_world();
+    world.settings.borrow_mut()["max_parallel_tasks"] = json!(1);
+    let mut worker = Worker::allowed(&world, "cursor", false);
+    assert!(matches!(worker.client(1, json!({"type": "observe", "tab_id": TAB})), ClientReply::Observed(_)));
+    let (_, queued) = worker.start_in(SECOND, 2);
+    assert!(!queued, "the one place is free: the client's acts call no model");
+    let taken = worker.ask(json!({"v": 1, "type": "start_task", "task": ALICE, "tab_id": TAB}));
+    assert!(matches!(taken, Some(PanelReply::TaskAccepted { queued: true, .. })), "its tab is the client's: {taken:?}");
+}

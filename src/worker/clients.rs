@@ -187,6 +187,11 @@ impl<H: WorkerHost> TaskHost<H> {
         asking
     }
 
+    /// Whether task `task_id` is a client's own acts (`agent::driven`).
+    pub(super) fn is_clients_own(&self, task_id: &str) -> bool {
+        self.clients.connected.borrow().values().any(|c| c.acts.as_ref().is_some_and(|(id, _)| id == task_id))
+    }
+
     fn clients_asking_changed(&self) {
         self.host.broadcast_clients(&self.clients_asking());
     }

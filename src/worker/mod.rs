@@ -280,8 +280,9 @@ impl<H: WorkerHost> TaskHost<H> {
         self.running_count() > 0
     }
 
+    /// The running tasks that take a place: a client's own acts call no model and take none.
     fn running_count(&self) -> usize {
-        self.tasks.borrow().iter().filter(|s| s.running.get()).count()
+        self.tasks.borrow().iter().filter(|s| s.running.get() && !self.is_clients_own(&s.task_id)).count()
     }
 
     /// The task a request means: the one it names, else the latest running, else the latest.
