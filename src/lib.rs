@@ -10,6 +10,7 @@
 //! - [`actions`]: the action registry, the per-URL action union and its JSON Schema, validation.
 //! - [`dom`]: the page snapshot the content script sends, and its text form for the LLM.
 //! - [`json`]: reading JSON text into typed values, naming the path of what does not fit.
+//! - `mcp` (native only): the MCP server coding agents start, and the bridge Chrome starts.
 //! - [`llm`]: the transport port and the provider wire formats (pure build/parse functions).
 //! - [`prompt`]: the system prompt and the per-step state message.
 //! - [`record`]: what a task leaves behind: step records, the outcome, earlier tasks.
@@ -28,6 +29,8 @@ pub mod dom;
 pub mod guard;
 pub mod json;
 pub mod llm;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mcp;
 pub mod message;
 pub mod prompt;
 pub mod protocol;

@@ -158,7 +158,7 @@ pub fn short_href(href: &str, page_url: &str) -> Option<String> {
 fn said_once(text: &str) -> &str {
     let bare: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
     let half = bare.len() / 2;
-    if half < 4 || bare.len() % 2 != 0 || bare[..half] != bare[half..] {
+    if half < 4 || !bare.len().is_multiple_of(2) || bare[..half] != bare[half..] {
         return text;
     }
     // Where the first half ends in the text as written.
