@@ -9,7 +9,7 @@
 // - every listener is registered synchronously at top level (importScripts runs this file
 //   during the worker's first evaluation), and each handler awaits the core (`coreLoaded`);
 // - message handlers return true to answer asynchronously.
-import init, { answer_panel_message, resume_interrupted_task, wake_schedules } from './pkg/tabwright.js';
+import init, { answer_panel_message, answer_bridge_message, bridge_closed, resume_interrupted_task, wake_schedules } from './pkg/tabwright.js';
 import { contentChannel } from './content-channel.js';
 import { recordEvent, catchUp } from './history-store.js';
 import { readFileBase64 } from './files-store.js';
@@ -79,15 +79,24 @@ globalThis.tabwrightFrames = {
 // queued, started, paused, waiting, ended).
 globalThis.tabwrightPanels = {
   tasksChanged(tasks) {
-    for (const port of panelPorts) {
-      try {
-        port.postMessage({ tasks });
-      } catch {
-        panelPorts.delete(port);
-      }
-    }
+    toPanels({ tasks });
+  },
+  /** The coding agents waiting for the person's answer (src/worker/clients.rs), for the card. */
+  clientsAsking(asking) {
+    toPanels({ clients_asking: asking });
   },
 };
+
+/** Posts `message` to every open panel. */
+function toPanels(message) {
+  for (const port of panelPorts) {
+    try {
+      port.postMessage(message);
+    } catch {
+      panelPorts.delete(port);
+    }
+  }
+}
 
 // When this worker got going, in ms since Chrome started it: its modules evaluated, then the
 // core loaded. Read by scripts/bench step (over CDP); nothing here depends on it.
@@ -304,4 +313,64 @@ chrome.runtime.onStartup.addListener(wakeSchedules);
 chrome.runtime.onInstalled.addListener(() => {
   chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
   wakeSchedules();
+});
+
+// Coding agents (MCP): the bridge Chrome starts for the native port (`tabwright-mcp`, the host
+// com.tabwright.bridge) passes each client's requests here; the core answers them
+// (src/worker/clients.rs), and nothing here reads them. The port is open while the person lets
+// coding agents in (the options' switch, stored under `mcp`; on unless turned off), and an open
+// native port keeps this worker running, as Chrome does for native ports. Without the host
+// installed (scripts/install-mcp never ran, the normal case) Chrome refuses the port at once:
+// that is told quietly, and tried again only at the next start of the worker or of the switch.
+const HOST_NAME = 'com.tabwright.bridge';
+const CLIENTS_KEY = 'mcp';
+/** @type {chrome.runtime.Port | null} */
+let bridgePort = null;
+function connectBridge() {
+  if (bridgePort) return;
+  let port;
+  try {
+    port = chrome.runtime.connectNative(HOST_NAME);
+  } catch (error) {
+    console.info('Tabwright: no bridge for coding agents:', error?.message ?? error);
+    return;
+  }
+  bridgePort = port;
+  port.onMessage.addListener((message) => {
+    restoreBegun
+      .then(() => answer_bridge_message(JSON.stringify(message), broadcast))
+      .then((reply) => port.postMessage(JSON.parse(reply)))
+      .catch((error) => {
+        noteCrash(error);
+        const id = Number.isInteger(message?.id) ? message.id : 0;
+        const client = Number.isInteger(message?.client) ? message.client : 0;
+        const text = coreFailure ?? `Tabwright failed: ${error?.message ?? error}`;
+        try {
+          port.postMessage({ v: 1, client, id, reply: { type: 'refused', why: 'failed', message: text } });
+        } catch {}
+      });
+  });
+  port.onDisconnect.addListener(() => {
+    const why = chrome.runtime.lastError?.message;
+    if (why) console.info(`Tabwright: the bridge for coding agents is closed (${why}).`);
+    if (bridgePort === port) bridgePort = null;
+    coreLoaded.then(() => bridge_closed()).catch(() => {});
+  });
+}
+function disconnectBridge() {
+  const port = bridgePort;
+  bridgePort = null;
+  if (!port) return;
+  port.disconnect();
+  coreLoaded.then(() => bridge_closed()).catch(() => {});
+}
+chrome.storage.local.get(CLIENTS_KEY).then(
+  (stored) => (/** @type {{enabled?: boolean} | undefined} */ (stored[CLIENTS_KEY])?.enabled === false ? null : connectBridge()),
+  () => connectBridge(),
+);
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area !== 'local' || !(CLIENTS_KEY in changes)) return;
+  const enabled = /** @type {{enabled?: boolean} | undefined} */ (changes[CLIENTS_KEY].newValue)?.enabled !== false;
+  if (enabled) connectBridge();
+  else disconnectBridge();
 });

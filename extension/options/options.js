@@ -8,6 +8,7 @@ import { download } from '../download.js';
 import { askCore } from '../core-client.js';
 import { showSkills } from './skills-list.js';
 import { showSchedules } from './schedules.js';
+import { showClients } from './clients.js';
 import { PROVIDERS, providerName } from '../providers.js';
 import { listModels } from '../model-list.js';
 
@@ -631,3 +632,4 @@ showProvider();
 load().finally(() => { document.body.dataset.ready = 'true'; });
 showSkills(field('skills'));
 showSchedules(document.querySelector('.schedules-section'));
+showClients(document.querySelector('.clients-section'));

@@ -27,6 +27,7 @@ import { ReplaySecrets, MASKED } from './replay-secrets.js';
 import { Favourites } from './favourites.js';
 import { FirstRun, setupNeeded } from './first-run.js';
 import { TaskList } from './task-list.js';
+import { ClientCards } from './client-card.js';
 
 localize();
 
@@ -255,6 +256,9 @@ const taskList = new TaskList({
     taskBox.focus();
   },
 });
+
+// The coding agents asking to use Tabwright (client-card.js).
+const clientCards = new ClientCards($('client-cards'));
 
 /** Run says Queue while the shown task works and the next would start in its tab. */
 function showRunLabel() {
@@ -619,6 +623,7 @@ function resync() {
     }
     if (status.type === 'status') {
       showTaskLength(status.task_max_chars);
+      clientCards.update(status.clients_asking ?? []);
       // A task the worker no longer holds: show the one it shows first.
       if (asked !== null && status.task_id !== asked) {
         live.reset();
@@ -669,6 +674,7 @@ function connect() {
     }
     if (message?.event) accept(message.task_id, message.seq, message.event);
     if (Array.isArray(message?.tasks)) taskList.update(message.tasks, sync.taskId);
+    if (Array.isArray(message?.clients_asking)) clientCards.update(message.clients_asking);
   });
   port.onDisconnect.addListener(() => {
     setTimeout(() => {
