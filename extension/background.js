@@ -337,18 +337,37 @@ function connectBridge() {
   }
   bridgePort = port;
   port.onMessage.addListener((message) => {
-    restoreBegun
-      .then(() => answer_bridge_message(JSON.stringify(message), broadcast))
-      .then((reply) => port.postMessage(JSON.parse(reply)))
-      .catch((error) => {
-        noteCrash(error);
-        const id = Number.isInteger(message?.id) ? message.id : 0;
-        const client = Number.isInteger(message?.client) ? message.client : 0;
-        const text = coreFailure ?? `Tabwright failed: ${error?.message ?? error}`;
-        try {
-          port.postMessage({ v: 1, client, id, reply: { type: 'refused', why: 'failed', message: text } });
-        } catch {}
-      });
+    /** Posts on the port, which may have closed meanwhile (the bridge ended). */
+    const post = (/** @type {unknown} */ reply) => {
+      try {
+        port.postMessage(reply);
+      } catch {}
+    };
+    /** A reply the core could not give: the request's own ids, refused with `text`. */
+    const refuse = (/** @type {string} */ text) => post({
+      v: 1,
+      client: Number.isInteger(message?.client) ? message.client : 0,
+      id: Number.isInteger(message?.id) ? message.id : 0,
+      reply: { type: 'refused', why: 'failed', message: text },
+    });
+    if (coreFailure) {
+      refuse(coreFailure);
+      return;
+    }
+    // Like a panel's request: the core loaded, and the task of a stopped worker restored first.
+    coreLoaded.then(
+      () => restoreBegun
+        .then(() => answer_bridge_message(JSON.stringify(message), broadcast))
+        .then((reply) => post(JSON.parse(reply)))
+        .catch((error) => {
+          noteCrash(error);
+          refuse(coreFailure ?? t('coreFailed', [error?.message ?? String(error)]));
+        }),
+      (error) => {
+        coreFailure = t('coreNotLoaded', [error?.message ?? String(error)]);
+        refuse(coreFailure);
+      },
+    );
   });
   port.onDisconnect.addListener(() => {
     const why = chrome.runtime.lastError?.message;
@@ -368,9 +387,13 @@ chrome.storage.local.get(CLIENTS_KEY).then(
   (stored) => (/** @type {{enabled?: boolean} | undefined} */ (stored[CLIENTS_KEY])?.enabled === false ? null : connectBridge()),
   () => connectBridge(),
 );
+// Only the switch turned on or off opens or closes the port: the core rewrites the book at
+// each answer, and a port Chrome refused is not tried again for that.
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area !== 'local' || !(CLIENTS_KEY in changes)) return;
-  const enabled = /** @type {{enabled?: boolean} | undefined} */ (changes[CLIENTS_KEY].newValue)?.enabled !== false;
-  if (enabled) connectBridge();
-  else disconnectBridge();
+  const on = (/** @type {{enabled?: boolean} | undefined} */ book) => book?.enabled !== false;
+  const was = on(changes[CLIENTS_KEY].oldValue);
+  const now = on(changes[CLIENTS_KEY].newValue);
+  if (now && !was) connectBridge();
+  else if (!now && was) disconnectBridge();
 });

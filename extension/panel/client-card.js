@@ -24,8 +24,10 @@ export class ClientCards {
    * @param {ClientAsking[]} asking */
   update(asking) {
     const names = new Set(asking.map((client) => client.name));
+    let hadFocus = false;
     for (const [name, card] of this.cards) {
       if (!names.has(name)) {
+        hadFocus ||= card.contains(document.activeElement) || card.dataset.answering === 'true';
         card.remove();
         this.cards.delete(name);
       }
@@ -38,6 +40,8 @@ export class ClientCards {
       }
     }
     this.place.hidden = this.cards.size === 0;
+    // The person answered here: the next agent asking keeps their place, if one does.
+    if (hadFocus) this.place.querySelector('button')?.focus();
   }
 
   /** @param {ClientAsking} client */
@@ -59,11 +63,15 @@ export class ClientCards {
       button.type = 'button';
       button.addEventListener('click', async () => {
         for (const b of choices.querySelectorAll('button')) b.disabled = true;
+        box.dataset.answering = 'true';
         const reply = await ask({ type: 'answer_client', name: client.name, allow });
         if (reply.type === 'clients') {
           this.update(reply.asking);
-        } else {
+        } else if (choices.isConnected) {
+          // Refused (or the worker could not be reached): the person can answer again.
           for (const b of choices.querySelectorAll('button')) b.disabled = false;
+          delete box.dataset.answering;
+          button.focus();
         }
       });
       choices.append(button);

@@ -82,7 +82,22 @@ impl Link {
                                 let _ = sender.send(message.reply);
                             }
                         }
-                        Err(e) => eprintln!("tabwright-mcp: a reply could not be read: {e}"),
+                        // Whoever waits for it hears why at once, not at its time limit.
+                        Err(e) => {
+                            let id = crate::json::from_text::<serde_json::Value>(&line)
+                                .ok()
+                                .and_then(|v| v.get("id").and_then(serde_json::Value::as_u64));
+                            let sender =
+                                id.and_then(|id| waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&id));
+                            match sender {
+                                Some(sender) => {
+                                    let why = format!("The extension's reply could not be read: {e}");
+                                    let _ =
+                                        sender.send(ClientReply::refused(crate::bridge::RefusedBecause::Version, why));
+                                }
+                                None => eprintln!("tabwright-mcp: a reply could not be read: {e}"),
+                            }
+                        }
                     }
                 }
                 closed.store(true, Ordering::SeqCst);
