@@ -22,6 +22,7 @@ import { startWithMockLlm, until } from './lib/harness.mjs';
 import { loginPolicy } from './lib/policies.mjs';
 import { newGate } from './lib/mock-llm.mjs';
 import { findField } from './lib/state.mjs';
+import { seriousViolations } from './lib/axe.mjs';
 import { ROOT } from '../../scripts/lib/browser.mjs';
 
 const home = mkdtempSync(path.join(os.tmpdir(), 'tabwright-mcp-home-'));
@@ -132,6 +133,11 @@ test('a new client waits for the person: the panel asks, Allow lets its call go 
   const allow = cardButton('e2e-client', 'Allow');
   await allow.waitFor({ timeout: 20_000 });
   await h.screenshot(panel, 'mcp-client-asks');
+  for (const scheme of ['light', 'dark']) {
+    await panel.emulateMedia({ colorScheme: scheme });
+    assert.deepEqual(await seriousViolations(panel), [], `axe on the panel asking, ${scheme}`);
+  }
+  await panel.emulateMedia({ colorScheme: 'light' });
   await allow.click();
   const tabs = await waiting;
   assert.equal(valid('CallToolResult', tabs), '', 'a tool result as the schema says');
@@ -152,6 +158,16 @@ test('a denied client gets nothing', async () => {
   assert.match(textOf(refused), /denied/i);
   const again = await client.callTool({ name: 'tabs', arguments: {} }).catch((e) => ({ isError: true, content: [{ type: 'text', text: e.message }] }));
   assert.ok(again.isError && /denied/i.test(textOf(again)), textOf(again));
+  // The options list both answers, each to change.
+  const options = await h.context.newPage();
+  await options.goto(`chrome-extension://${h.extensionId}/options/options.html`);
+  const section = options.getByRole('region', { name: /Coding agents/ });
+  await section.getByText('denied-client').waitFor({ timeout: 10_000 });
+  assert.ok(await section.getByText('e2e-client').isVisible(), 'the allowed one is listed too');
+  assert.deepEqual(await seriousViolations(options), [], 'axe on the options with the agents listed');
+  await section.scrollIntoViewIfNeeded();
+  await h.screenshot(options, 'mcp-options');
+  await options.close();
 });
 
 test('observe + act sign in on a login form with no model of Tabwright\'s: indices from the state text; a stale one is refused', async () => {
