@@ -1820,3 +1820,14 @@ fn a_coding_agents_own_acts_take_no_place_of_the_panels_tasks() {
     let taken = worker.ask(json!({"v": 1, "type": "start_task", "task": ALICE, "tab_id": TAB}));
     assert!(matches!(taken, Some(PanelReply::TaskAccepted { queued: true, .. })), "its tab is the client's: {taken:?}");
 }
+
+#[test]
+fn the_agents_book_written_elsewhere_is_what_the_next_request_meets() {
+    let world = World::new();
+    let mut worker = Worker::allowed(&world, "cursor", false);
+    assert!(matches!(worker.client(1, json!({"type": "tabs"})), ClientReply::Tabs { .. }));
+    *world.clients.borrow_mut() = json!({"clients": [{"name": "cursor", "allowed": false}]});
+    assert_eq!(refused_why(&worker.client(1, json!({"type": "tabs"}))), Some(RefusedBecause::Denied));
+    *world.clients.borrow_mut() = json!("not a book");
+    assert_eq!(refused_why(&worker.client(1, json!({"type": "tabs"}))), Some(RefusedBecause::Denied), "the one kept");
+}

@@ -196,24 +196,24 @@ impl<H: WorkerHost> TaskHost<H> {
         self.host.broadcast_clients(&self.clients_asking());
     }
 
-    /// The book, read from storage the first time.
+    /// The book as stored now (what another page of the extension wrote too), kept for the
+    /// answers given at once (`clients_asking`); when storage cannot be read, the one kept.
     async fn client_book(&self) -> ClientBook {
-        if let Some(book) = self.clients.book.borrow().clone() {
-            return book;
-        }
-        let book = match self.host.stored_clients().await {
-            Ok(serde_json::Value::Null) => ClientBook::default(),
-            Ok(value) => crate::json::read_value::<ClientBook>(&value).unwrap_or_else(|e| {
-                self.host
-                    .warn(&format!("Tabwright could not read its coding agents' settings ({e}); they start over."));
-                ClientBook::default()
-            }),
+        let read = match self.host.stored_clients().await {
+            Ok(serde_json::Value::Null) => Ok(ClientBook::default()),
+            Ok(value) => crate::json::read_value::<ClientBook>(&value).map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        };
+        match read {
+            Ok(book) => {
+                *self.clients.book.borrow_mut() = Some(book.clone());
+                book
+            }
             Err(e) => {
                 self.host.warn(&format!("Tabwright could not read its coding agents' settings: {e}"));
-                ClientBook::default()
+                self.clients.book.borrow().clone().unwrap_or_default()
             }
-        };
-        self.clients.book.borrow_mut().get_or_insert(book).clone()
+        }
     }
 
     async fn write_client_book(&self, book: ClientBook) {
