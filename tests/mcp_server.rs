@@ -65,7 +65,7 @@ fn start_bridge(socket: &Path) -> Bridge {
         .env("TABWRIGHT_BRIDGE_SOCKET", socket)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let (stdin, stdout) = (child.stdin.take(), child.stdout.take().unwrap());
@@ -121,6 +121,69 @@ fn the_bridge_numbers_each_client_routes_replies_to_it_alone_and_says_when_one_l
     assert_eq!(second_in.read_line(&mut rest).unwrap(), 0, "the connection ends: {rest}");
     let status = bridge.child.wait().unwrap();
     assert!(status.success());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_stale_socket_is_taken_over_and_a_live_bridge_is_waited_for() {
+    let dir = temp_dir("takeover");
+    let socket = dir.join("bridge.sock");
+    // A socket file nobody answers on, as a killed bridge leaves it.
+    drop(UnixListener::bind(&socket).unwrap());
+    assert!(socket.exists());
+    let mut first = start_bridge(&socket);
+    let ask = |stream: &UnixStream, id: u32| {
+        writeln!(&*stream, "{}", json!({"v": 1, "id": id, "request": {"type": "tabs"}})).unwrap();
+    };
+    let one = connect(&socket);
+    ask(&one, 1);
+    assert_eq!(read_frame(&mut first.stdout)["id"], 1, "the first bridge took the stale socket over");
+
+    // A second browser's bridge waits while the first answers.
+    let mut second = start_bridge(&socket);
+    std::thread::sleep(Duration::from_millis(500));
+    let two = connect(&socket);
+    ask(&two, 2);
+    let still_first = read_frame(&mut first.stdout);
+    assert_eq!(
+        still_first["id"], 2,
+        "the first bridge still answers, and the second's looks at it are no clients: {still_first}"
+    );
+    assert!(still_first["client"].as_u64() > Some(1));
+
+    // The first ends: the second takes the socket within its 2 s.
+    drop(first.stdin.take());
+    assert!(first.child.wait().unwrap().success());
+    let three = connect(&socket);
+    ask(&three, 3);
+    let now_second = read_frame(&mut second.stdout);
+    assert_eq!(
+        (now_second["id"].clone(), now_second["client"].clone()),
+        (json!(3), json!(1)),
+        "the second's own first"
+    );
+    drop(second.stdin.take());
+    assert!(second.child.wait().unwrap().success());
+    assert!(!socket.exists(), "the socket goes with its bridge");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_file_in_the_sockets_way_stops_the_bridge_with_what_to_do() {
+    let dir = temp_dir("in-the-way");
+    let socket = dir.join("bridge.sock");
+    std::fs::write(&socket, "notes").unwrap();
+    let out = Command::new(BINARY)
+        .arg("chrome-extension://jmkmndekioilbnieplhemjcgccpmpdbo/")
+        .env("TABWRIGHT_BRIDGE_SOCKET", &socket)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing for Chrome but messages");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no socket") && said.contains("TABWRIGHT_BRIDGE_SOCKET"), "{said}");
+    assert_eq!(std::fs::read_to_string(&socket).unwrap(), "notes", "the file is left as it was");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -186,11 +249,11 @@ impl Drop for McpClient {
     }
 }
 
-/// Plays the worker behind a bridge: answers each request with what `answer` makes of it,
-/// and keeps the requests it saw.
+/// Plays the worker behind a bridge: answers each request with the replies `answer` makes of
+/// it, or closes the connection when it makes none (`None`), and keeps the requests it saw.
 fn fake_bridge(
     socket: &Path,
-    answer: impl Fn(&Value) -> Vec<Value> + Send + 'static,
+    answer: impl Fn(&Value) -> Option<Vec<Value>> + Send + 'static,
 ) -> std::sync::mpsc::Receiver<Value> {
     let listener = UnixListener::bind(socket).unwrap();
     let (seen, heard) = std::sync::mpsc::channel();
@@ -201,15 +264,30 @@ fn fake_bridge(
             for line in BufReader::new(stream).lines() {
                 let Ok(line) = line else { break };
                 let request: Value = tabwright::json::from_text(&line).unwrap();
-                for reply in answer(&request) {
+                let replies = answer(&request);
+                let _ = seen.send(request.clone());
+                let Some(replies) = replies else {
+                    let _ = write.shutdown(std::net::Shutdown::Both);
+                    break;
+                };
+                for reply in replies {
                     let message = json!({"v": 1, "client": 1, "id": request["id"], "reply": reply});
                     writeln!(write, "{message}").unwrap();
                 }
-                let _ = seen.send(request);
             }
         }
     });
     heard
+}
+
+/// The kinds of the next `count` requests the fake bridge heard.
+fn kinds(heard: &std::sync::mpsc::Receiver<Value>, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|_| {
+            let request = heard.recv_timeout(Duration::from_secs(10)).expect("a request reached the bridge");
+            request["request"]["type"].as_str().unwrap_or_default().to_string()
+        })
+        .collect()
 }
 
 #[test]
@@ -230,6 +308,9 @@ fn the_server_lists_the_tools_passes_calls_on_and_says_clearly_what_is_wrong() {
             "hello" => json!({"type": "welcome", "allowed": true}),
             "observe" => json!({"type": "observed", "tab_id": 4, "url": "https://example.com/", "title": "Example",
                 "state": "<browser_state>\n[5]<button>Sign in\n</browser_state>", "actions": ["click", "done"]}),
+            "screenshot" => {
+                json!({"type": "screenshot", "tab_id": 4, "png_base64": "iVBORw0KGgo=", "width": 800, "height": 600})
+            }
             "act" => {
                 json!({"type": "refused", "why": "stale", "message": "Index 99 is not on the page the last observe showed: call observe again."})
             }
@@ -247,7 +328,7 @@ fn the_server_lists_the_tools_passes_calls_on_and_says_clearly_what_is_wrong() {
             }
             _ => json!({"type": "done"}),
         };
-        vec![reply]
+        Some(vec![reply])
     });
 
     let listed = client.call("tools/list", json!({}), |_| {});
@@ -258,6 +339,11 @@ fn the_server_lists_the_tools_passes_calls_on_and_says_clearly_what_is_wrong() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
     }
     assert!(tools[5]["inputSchema"].to_string().contains("\"click\""));
+    assert_eq!(tools[4]["annotations"]["readOnlyHint"], true, "observe only looks");
+    assert_eq!(tools[5]["annotations"]["destructiveHint"], true, "act may not be undone");
+    assert_eq!(tools[0]["annotations"]["destructiveHint"], true, "nor run_task");
+    assert!(tools.iter().all(|t| t["annotations"]["openWorldHint"] == true));
+    assert_eq!(tools[0]["outputSchema"]["properties"]["history_id"]["type"], "string", "{}", tools[0]);
 
     let seen = client.tool("observe", json!({"tab_id": 4}));
     let text = seen["result"]["content"][0]["text"].as_str().unwrap();
@@ -265,6 +351,13 @@ fn the_server_lists_the_tools_passes_calls_on_and_says_clearly_what_is_wrong() {
     let hello = heard.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(hello["request"], json!({"type": "hello", "name": "test-agent", "version": "1", "title": "Test Agent"}));
     assert_eq!(heard.recv_timeout(Duration::from_secs(5)).unwrap()["request"]["tab_id"], 4);
+
+    let shot = client.tool("screenshot", json!({}));
+    let image = &shot["result"]["content"][0];
+    assert_eq!((image["type"].clone(), image["mimeType"].clone()), (json!("image"), json!("image/png")), "{shot}");
+    assert_eq!(image["data"], "iVBORw0KGgo=");
+    assert!(shot["result"]["content"][1]["text"].as_str().unwrap().contains("800×600"));
+    assert_eq!(heard.recv_timeout(Duration::from_secs(5)).unwrap()["request"]["type"], "screenshot");
 
     let stale = client.tool("act", json!({"action": {"click": {"index": 99}}}));
     assert_eq!(stale["result"]["isError"], true);
@@ -292,6 +385,72 @@ fn the_server_lists_the_tools_passes_calls_on_and_says_clearly_what_is_wrong() {
         (steps[0]["params"]["progress"].clone(), steps[1]["params"]["progress"].clone()),
         (json!(1.0), json!(2.0))
     );
-    assert!(steps[1]["params"]["message"].as_str().unwrap().starts_with("Step 2: goal 2"));
+    assert_eq!(steps[1]["params"]["message"], "Step 2: goal 2 — Clicked → ok");
+    assert_eq!(
+        (steps[1]["params"]["total"].clone(), steps[1]["params"]["progressToken"].clone()),
+        (json!(10.0), json!("p1"))
+    );
+    let asked: Vec<Value> =
+        (0..4).map(|_| heard.recv_timeout(Duration::from_secs(5)).unwrap()["request"].clone()).collect();
+    assert_eq!(asked[0]["type"], "act");
+    assert_eq!(
+        asked[1],
+        json!({"type": "run_task", "task": "Sign in", "url": null, "new_tab": false, "tab_id": null, "output_schema": null})
+    );
+    assert_eq!(
+        (asked[2]["since"].clone(), asked[3]["since"].clone()),
+        (json!(0), json!(3)),
+        "each poll from the last `next`"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_call_whose_browser_goes_away_fails_and_the_next_reconnects_saying_hello_first() {
+    let dir = temp_dir("lost");
+    let socket = dir.join("bridge.sock");
+    // The bridge ends (the browser quit) when asked to look at tab 13.
+    let heard = fake_bridge(&socket, |request| match request["request"]["type"].as_str().unwrap() {
+        "hello" => Some(vec![json!({"type": "welcome", "allowed": true})]),
+        "observe" if request["request"]["tab_id"] == 13 => None,
+        _ => Some(vec![json!({"type": "tabs", "tabs": []})]),
+    });
+    let mut client = McpClient::start(&socket);
+    let lost = client.tool("observe", json!({"tab_id": 13}));
+    assert_eq!(lost["result"]["isError"], true, "{lost}");
+    let text = lost["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("browser went away"), "{text}");
+
+    let tabs = client.tool("tabs", json!({}));
+    assert_ne!(tabs["result"]["isError"], true, "{tabs}");
+    assert_eq!(kinds(&heard, 4), ["hello", "observe", "hello", "tabs"], "who the client is, first on each connection");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_cancelled_run_task_stops_its_task() {
+    let dir = temp_dir("cancel");
+    let socket = dir.join("bridge.sock");
+    let heard = fake_bridge(&socket, |request| {
+        let reply = match request["request"]["type"].as_str().unwrap() {
+            "hello" => json!({"type": "welcome", "allowed": true}),
+            "run_task" => json!({"type": "task_accepted", "task_id": "task-7", "queued": true}),
+            "task_status" => json!({"type": "task", "task_id": "task-7", "task": "t", "status": "running", "step": 0,
+                "max_steps": null, "steps": [], "next": 0, "end": null, "cost_usd": null, "waiting_for_person": null}),
+            _ => json!({"type": "done"}),
+        };
+        Some(vec![reply])
+    });
+    let mut client = McpClient::start(&socket);
+    let id = client.next;
+    client.next += 1;
+    client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "run_task", "arguments": {"task": "Wait"}}}));
+    assert_eq!(kinds(&heard, 3), ["hello", "run_task", "task_status"]);
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": "the person changed their mind"}}));
+    let stop = (0..20)
+        .map(|_| heard.recv_timeout(Duration::from_secs(5)).expect("the bridge heard more"))
+        .find(|request| request["request"]["type"] != "task_status")
+        .expect("a request other than polls");
+    assert_eq!(stop["request"], json!({"type": "stop_task", "task_id": "task-7"}));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -5,7 +5,7 @@
 //! One binary, two roles. A client starts it as its MCP server (`server.rs`, stdio). Chrome
 //! starts it as the native-messaging host `com.tabwright.bridge` when the extension connects
 //! its native port (`bridge.rs`). The two meet on a Unix socket only this user can open
-//! ([`socket_path`]): no network port, so no web page and no other user of the machine can
+//! ([`socket_place`]): no network port, so no web page and no other user of the machine can
 //! reach the person's browser through it. What crosses is `crate::bridge`'s messages, read by
 //! the core's own types on both sides.
 
@@ -17,14 +17,34 @@ pub mod tools;
 
 use std::path::PathBuf;
 
-/// Where the bridge listens and the servers connect: `TABWRIGHT_BRIDGE_SOCKET` when set (a
-/// test's own), else `~/.tabwright/bridge.sock`.
-pub fn socket_path() -> PathBuf {
+/// Where the bridge listens and the servers connect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketPlace {
+    pub path: PathBuf,
+    /// The folder is Tabwright's own (`~/.tabwright`): kept to this user even when it exists
+    /// already. A folder `TABWRIGHT_BRIDGE_SOCKET` names is made private only when the bridge
+    /// makes it, never changed when it was there (it may be `/tmp`).
+    pub folder_is_ours: bool,
+}
+
+/// Why there is no place for the socket.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SocketPlaceError {
+    #[error(
+        "neither TABWRIGHT_BRIDGE_SOCKET nor HOME is set, so there is no place for the bridge's socket: set HOME, or \
+         TABWRIGHT_BRIDGE_SOCKET to a path in a folder only you can open, for the browser and the coding agent alike"
+    )]
+    NoHome,
+}
+
+/// Where the bridge listens: `TABWRIGHT_BRIDGE_SOCKET` when set (a test's own, or another
+/// place the person chose), else `$HOME/.tabwright/bridge.sock`.
+pub fn socket_place() -> Result<SocketPlace, SocketPlaceError> {
     if let Some(path) = std::env::var_os("TABWRIGHT_BRIDGE_SOCKET").filter(|p| !p.is_empty()) {
-        return PathBuf::from(path);
+        return Ok(SocketPlace { path: PathBuf::from(path), folder_is_ours: false });
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    home.join(".tabwright").join("bridge.sock")
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or(SocketPlaceError::NoHome)?;
+    Ok(SocketPlace { path: PathBuf::from(home).join(".tabwright").join("bridge.sock"), folder_is_ours: true })
 }
 
 /// Whether Chrome started this process as its native-messaging host: its first argument is the
@@ -35,10 +55,17 @@ pub fn started_by_chrome(args: &[String]) -> bool {
 
 const HELP: &str = "tabwright-mcp: Tabwright's MCP server for coding agents.
 
+Usage: tabwright-mcp            the MCP server, over stdin and stdout
+       tabwright-mcp --help     this text
+       tabwright-mcp --version  the version
+
 Add it to your agent as a stdio MCP server (scripts/install-mcp prints the lines for Claude Code,
 Claude Desktop and Cursor). Chrome starts it too, as the native-messaging host
-com.tabwright.bridge, when the Tabwright extension connects; the two meet on
-$TABWRIGHT_BRIDGE_SOCKET or ~/.tabwright/bridge.sock.";
+com.tabwright.bridge, when the Tabwright extension connects (its first argument is then the
+extension's origin, chrome-extension://<id>/). The two meet on the socket
+$TABWRIGHT_BRIDGE_SOCKET, or ~/.tabwright/bridge.sock, which only you can open. When two browsers
+run Tabwright, the first one's bridge holds the socket; the other's waits, trying again every
+2 s, and takes over when the first one ends.";
 
 /// Runs the role `args` (without the program's name) asks for; the process's exit code.
 pub fn main_with(args: Vec<String>) -> i32 {
@@ -57,9 +84,18 @@ pub fn main_with(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    let socket = socket_path();
-    let outcome =
-        if started_by_chrome(&args) { runtime.block_on(bridge::run(&socket)) } else { runtime.block_on(serve(socket)) };
+    let socket = match socket_place() {
+        Ok(socket) => socket,
+        Err(e) => {
+            eprintln!("tabwright-mcp: {e}");
+            return 1;
+        }
+    };
+    let outcome = if started_by_chrome(&args) {
+        runtime.block_on(bridge::run(&socket)).map_err(|e| e.to_string())
+    } else {
+        runtime.block_on(serve(socket.path))
+    };
     match outcome {
         Ok(()) => 0,
         Err(e) => {

@@ -5,8 +5,8 @@
 //! the client's model what to do.
 
 use super::link::Link;
-use super::tools;
-use crate::bridge::{ClientHello, ClientReply, ClientRequest, TaskRef, TaskReport, TaskStatusInput};
+use super::tools::{self, Effect, TaskResult};
+use crate::bridge::{ClientHello, ClientReply, ClientRequest, StepLine, TaskRef, TaskReport, TaskStatusInput};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, Tool,
@@ -16,12 +16,17 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How often a running task's progress is asked for.
-const POLL_MS: u64 = 300;
+/// How long the reply waits after the notifications of the steps that came with a task's end.
+const LAST_PROGRESS_GAP: std::time::Duration = std::time::Duration::from_millis(100);
+const POLL_EVERY: Duration = Duration::from_millis(400);
 /// How long a look or an act may take before the call gives up (an act may wait for the
 /// person's yes; the task goes on, the panel shows it).
-const CALL_TIMEOUT_S: u64 = 600;
+const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long stopping a cancelled call's task may take.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 const INSTRUCTIONS: &str = "Tabwright works in the person's own Chrome, where they are signed in. For a whole task, \
 call run_task: Tabwright's own agent does it and returns the answer. To drive pages with your own reasoning, call \
@@ -93,14 +98,17 @@ impl ServerHandler for TabwrightServer {
         let listed = tools::tools()
             .into_iter()
             .map(|spec| {
-                let annotations = ToolAnnotations::from_raw(
-                    None,
-                    Some(spec.read_only),
-                    Some(matches!(spec.name, "act" | "run_task")),
-                    None,
-                    Some(true),
-                );
-                Tool::new(spec.name, spec.description, Arc::new(spec.input_schema)).with_annotations(annotations)
+                // Every tool reaches the open web through the person's browser.
+                let annotations = ToolAnnotations::new()
+                    .read_only(spec.effect == Effect::ReadsOnly)
+                    .destructive(spec.effect == Effect::ActsOnPages)
+                    .open_world(true);
+                let tool =
+                    Tool::new(spec.name, spec.description, Arc::new(spec.input_schema)).with_annotations(annotations);
+                match spec.output_schema {
+                    Some(output) => tool.with_raw_output_schema(Arc::new(output)),
+                    None => tool,
+                }
             })
             .collect();
         Ok(ListToolsResult::with_all_items(listed))
@@ -115,7 +123,7 @@ impl ServerHandler for TabwrightServer {
             tools::request_of(&request.name, request.arguments).map_err(|e| McpError::invalid_params(e, None))?;
         let result = match asked {
             ClientRequest::RunTask(input) => self.run_task(ClientRequest::RunTask(input), &context).await,
-            other => match self.link.ask(other, Some(CALL_TIMEOUT_S)).await {
+            other => match self.link.ask(other, Some(CALL_TIMEOUT)).await {
                 Ok(reply) => result_of(reply),
                 Err(e) => failed(e.to_string()),
             },
@@ -128,7 +136,7 @@ impl TabwrightServer {
     /// Starts the task, tells its progress a step at a time, and answers with its end; a call
     /// the client cancels stops the task.
     async fn run_task(&self, request: ClientRequest, context: &RequestContext<RoleServer>) -> CallToolResult {
-        let task_id = match self.link.ask(request, Some(CALL_TIMEOUT_S)).await {
+        let task_id = match self.link.ask(request, Some(CALL_TIMEOUT)).await {
             Ok(ClientReply::TaskAccepted { task_id, .. }) => task_id,
             Ok(other) => return result_of(other),
             Err(e) => return failed(e.to_string()),
@@ -137,16 +145,10 @@ impl TabwrightServer {
         let mut since = 0;
         let mut told = 0u32;
         loop {
-            let status = self.link.ask(
-                ClientRequest::TaskStatus(TaskStatusInput { task_id: task_id.clone(), since: Some(since) }),
-                Some(CALL_TIMEOUT_S),
-            );
+            let status = ClientRequest::TaskStatus(TaskStatusInput { task_id: task_id.clone(), since: Some(since) });
             let reply = tokio::select! {
-                reply = status => reply,
-                _ = context.ct.cancelled() => {
-                    let _ = self.link.ask(ClientRequest::StopTask(TaskRef { task_id: task_id.clone() }), Some(30)).await;
-                    return failed(format!("Stopped task {task_id}: the call was cancelled."));
-                }
+                reply = self.link.ask(status, Some(CALL_TIMEOUT)) => reply,
+                _ = context.ct.cancelled() => return self.stop_cancelled(&task_id).await,
             };
             let report = match reply {
                 Ok(ClientReply::Task(report)) => report,
@@ -156,59 +158,80 @@ impl TabwrightServer {
             since = report.next;
             if let Some(token) = &token {
                 for step in &report.steps {
-                    let progress = f64::from(step.step.max(told + 1));
-                    told = progress as u32;
-                    let mut message = format!("Step {}: {}", step.step, step.goal);
-                    if !step.actions.is_empty() {
-                        message.push_str(" — ");
-                        message.push_str(&step.actions.join("; "));
-                    }
-                    let mut note = ProgressNotificationParam::new(token.clone(), progress);
+                    // Progress only grows, whatever the steps' numbers.
+                    told = step.step.max(told + 1);
+                    let mut note = ProgressNotificationParam::new(token.clone(), f64::from(told));
                     if let Some(total) = report.max_steps {
                         note = note.with_total(f64::from(total.max(told)));
                     }
-                    note.message = Some(crate::llm::excerpt(&message, 400));
+                    note.message = Some(crate::llm::excerpt(&step_message(step), 400));
                     let _ = context.peer.notify_progress(note).await;
                 }
             }
             if report.end.is_some() {
+                // A client may handle notifications after the reply that follows them at once,
+                // and forget the call's progress with its reply (the TypeScript SDK does): the
+                // last steps' notifications get a moment to be read first.
+                if token.is_some() && !report.steps.is_empty() {
+                    tokio::time::sleep(LAST_PROGRESS_GAP).await;
+                }
                 return task_result(&report);
             }
             tokio::select! {
-                _ = tokio::time::sleep(std::time::Duration::from_millis(POLL_MS)) => {}
-                _ = context.ct.cancelled() => {
-                    let _ = self.link.ask(ClientRequest::StopTask(TaskRef { task_id: task_id.clone() }), Some(30)).await;
-                    return failed(format!("Stopped task {task_id}: the call was cancelled."));
-                }
+                _ = tokio::time::sleep(POLL_EVERY) => {}
+                _ = context.ct.cancelled() => return self.stop_cancelled(&task_id).await,
             }
         }
+    }
+
+    /// The client cancelled the call of task `task_id`: the task stops too.
+    async fn stop_cancelled(&self, task_id: &str) -> CallToolResult {
+        let stop = ClientRequest::StopTask(TaskRef { task_id: task_id.to_string() });
+        match self.link.ask(stop, Some(STOP_TIMEOUT)).await {
+            Ok(ClientReply::Refused { message, .. }) => {
+                failed(format!("The call was cancelled; stopping task {task_id} failed: {message}"))
+            }
+            Err(e) => failed(format!("The call was cancelled; stopping task {task_id} failed: {e}")),
+            Ok(_) => failed(format!("Stopped task {task_id}: the call was cancelled.")),
+        }
+    }
+}
+
+/// A step as its progress notification says it: "Step n: goal — action; action".
+fn step_message(step: &StepLine) -> String {
+    let mut message = format!("Step {}: {}", step.step, step.goal);
+    if !step.actions.is_empty() {
+        message.push_str(" — ");
+        message.push_str(&step.actions.join("; "));
+    }
+    if let Some(error) = &step.error {
+        message.push_str(&format!(" (error: {error})"));
+    }
+    message
+}
+
+/// How a task ended, as `run_task` tells it: whether it succeeded, the answer (or why it failed
+/// or stopped), and its data.
+fn end_of(end: &crate::record::TaskEnd) -> (bool, String, Option<Value>) {
+    match end {
+        crate::record::TaskEnd::Done { success, data, .. } => (*success, end.summary(), data.clone()),
+        _ => (false, end.summary(), None),
     }
 }
 
 /// The result of a task that ended.
 fn task_result(report: &TaskReport) -> CallToolResult {
-    use crate::record::TaskEnd;
-    let (success, answer, data) = match &report.end {
-        Some(TaskEnd::Done { text, success, data }) => (*success, text.clone(), data.clone()),
-        Some(TaskEnd::Stopped) => (false, "The task was stopped.".to_string(), None),
-        Some(TaskEnd::StepLimit { max_steps }) => {
-            (false, format!("The task used all its {max_steps} steps without finishing."), None)
-        }
-        Some(TaskEnd::TooManyFailures { failures, last_error, .. }) => {
-            (false, format!("The task ended after {failures} failed steps in a row: {last_error}"), None)
-        }
-        Some(TaskEnd::Error { message, .. }) => (false, message.clone(), None),
-        None => (false, String::new(), None),
+    let (success, answer, data) = report.end.as_ref().map(end_of).unwrap_or((false, String::new(), None));
+    let structure = TaskResult {
+        task_id: report.task_id.clone(),
+        history_id: report.task_id.clone(),
+        success,
+        answer: answer.clone(),
+        data: data.clone(),
+        steps: report.step,
+        cost_usd: report.cost_usd,
     };
-    let structure = json!({
-        "task_id": report.task_id,
-        "history_id": report.task_id,
-        "success": success,
-        "answer": answer,
-        "data": data,
-        "steps": report.step,
-        "cost_usd": report.cost_usd,
-    });
+    let structure = serde_json::to_value(&structure).unwrap_or_default();
     let mut words = answer.clone();
     if let Some(data) = &data {
         words.push_str(&format!("\n\nData: {data}"));
@@ -268,15 +291,20 @@ fn result_of(reply: ClientReply) -> CallToolResult {
             with_structure(lines.join("\n"), json!({ "tabs": tabs }))
         }
         ClientReply::Task(report) => {
-            let mut words = format!("Task {}: {:?}, {} step(s).", report.task_id, report.status, report.step);
+            let status = serde_json::to_value(report.status).ok();
+            let status = status.as_ref().and_then(Value::as_str).unwrap_or("unknown");
+            let mut words = format!("Task {}: {status}, {} step(s).", report.task_id, report.step);
             for step in &report.steps {
-                words.push_str(&format!("\nStep {}: {} — {}", step.step, step.goal, step.actions.join("; ")));
+                words.push('\n');
+                words.push_str(&step_message(step));
             }
             if let Some(waiting) = &report.waiting_for_person {
                 words.push_str(&format!("\nWaiting for the person's yes in the side panel: {waiting}"));
             }
             if let Some(end) = &report.end {
-                words.push_str(&format!("\nEnded: {}", serde_json::to_string(end).unwrap_or_default()));
+                let (success, answer, _) = end_of(end);
+                let how = if success { "Done" } else { "Ended without success" };
+                words.push_str(&format!("\n{how}: {answer}"));
             }
             with_structure(words, structure)
         }

@@ -5,12 +5,45 @@
 use crate::bridge::{ActInput, ClientRequest, RunTaskInput, TabInput, TabsInput, TaskRef, TaskStatusInput};
 use serde_json::{Map, Value};
 
+/// What a tool does to the browser, for the annotations clients show and decide by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Looks only (`readOnlyHint`).
+    ReadsOnly,
+    /// Changes what Tabwright does, not the pages (stopping a task).
+    Steers,
+    /// Acts on pages as the person would, acts that cannot be undone included
+    /// (`destructiveHint`; the person is asked before those).
+    ActsOnPages,
+}
+
 /// One tool, as listed.
 pub struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
-    pub read_only: bool,
+    pub effect: Effect,
     pub input_schema: Map<String, Value>,
+    /// The shape of the result's `structuredContent`, for the tools whose result has one shape.
+    pub output_schema: Option<Map<String, Value>>,
+}
+
+/// What `run_task` answers once the task has ended: its `structuredContent`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct TaskResult {
+    /// The task's id, for `task_status` and `stop_task`.
+    pub task_id: String,
+    /// Where the side panel's history keeps the task (its id there is the task's id).
+    pub history_id: String,
+    /// Whether the task did what was asked.
+    pub success: bool,
+    /// The agent's answer, or why the task failed or stopped.
+    pub answer: String,
+    /// The data of `output_schema`'s shape, when the task was given one.
+    pub data: Option<Value>,
+    /// Steps taken.
+    pub steps: u32,
+    /// What the model's requests cost, when the provider's prices are known.
+    pub cost_usd: Option<f64>,
 }
 
 const RUN_TASK: &str = "Have Tabwright's own agent do a whole task in the person's own browser, where they are \
@@ -44,19 +77,22 @@ const EXTRACT: &str = "The whole page of the tab your acts work in (or tab_id's)
 /// The tools, in the order they are listed.
 pub fn tools() -> Vec<ToolSpec> {
     vec![
-        spec("run_task", RUN_TASK, false, schema_of::<RunTaskInput>()),
-        spec("task_status", TASK_STATUS, true, schema_of::<TaskStatusInput>()),
-        spec("stop_task", STOP_TASK, false, schema_of::<TaskRef>()),
-        spec("tabs", TABS, true, schema_of::<TabsInput>()),
-        spec("observe", OBSERVE, true, schema_of::<TabInput>()),
-        spec("act", ACT, false, act_schema()),
-        spec("screenshot", SCREENSHOT, true, schema_of::<TabInput>()),
-        spec("extract", EXTRACT, true, schema_of::<TabInput>()),
+        ToolSpec {
+            output_schema: Some(schema_of::<TaskResult>()),
+            ..spec("run_task", RUN_TASK, Effect::ActsOnPages, schema_of::<RunTaskInput>())
+        },
+        spec("task_status", TASK_STATUS, Effect::ReadsOnly, schema_of::<TaskStatusInput>()),
+        spec("stop_task", STOP_TASK, Effect::Steers, schema_of::<TaskRef>()),
+        spec("tabs", TABS, Effect::ReadsOnly, schema_of::<TabsInput>()),
+        spec("observe", OBSERVE, Effect::ReadsOnly, schema_of::<TabInput>()),
+        spec("act", ACT, Effect::ActsOnPages, act_schema()),
+        spec("screenshot", SCREENSHOT, Effect::ReadsOnly, schema_of::<TabInput>()),
+        spec("extract", EXTRACT, Effect::ReadsOnly, schema_of::<TabInput>()),
     ]
 }
 
-fn spec(name: &'static str, description: &'static str, read_only: bool, input_schema: Map<String, Value>) -> ToolSpec {
-    ToolSpec { name, description, read_only, input_schema }
+fn spec(name: &'static str, description: &'static str, effect: Effect, input_schema: Map<String, Value>) -> ToolSpec {
+    ToolSpec { name, description, effect, input_schema, output_schema: None }
 }
 
 /// The names, for a message about a name that is none of them.
@@ -64,13 +100,16 @@ pub fn names() -> Vec<&'static str> {
     tools().iter().map(|t| t.name).collect()
 }
 
-/// A type's JSON Schema as an input schema: an object, its references inlined.
+/// A type's JSON Schema as a tool's schema: an object, its references inlined, nothing at its
+/// top that some clients refuse (`$schema`, `$defs`) or that speaks of the Rust type rather
+/// than the tool (its title and doc: the tool's description says what it takes).
 fn schema_of<T: schemars::JsonSchema>() -> Map<String, Value> {
     let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     let mut object = inline(schema.clone(), &schema).as_object().cloned().unwrap_or_default();
     object.remove("$schema");
     object.remove("$defs");
     object.remove("title");
+    object.remove("description");
     object.insert("type".into(), "object".into());
     object.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     object
@@ -152,6 +191,12 @@ mod tests {
                 assert!(!tool.input_schema.contains_key(key), "{} has {key} at its top", tool.name);
             }
             assert!(tool.description.len() > 40);
+        }
+        let run_task = tools().into_iter().find(|t| t.name == "run_task").unwrap();
+        let output = Value::Object(run_task.output_schema.unwrap());
+        assert_eq!(output["type"], "object");
+        for field in ["task_id", "history_id", "success", "answer", "data", "steps", "cost_usd"] {
+            assert!(output["properties"].get(field).is_some(), "{field} in {output}");
         }
         let act = tools().into_iter().find(|t| t.name == "act").unwrap();
         let text = Value::Object(act.input_schema).to_string();

@@ -223,7 +223,8 @@ test('run_task: Tabwright\'s own agent does the task, with a progress notificati
   assert.match(textOf(result), /Logged in as alice/);
   assert.equal(result.structuredContent.success, true);
   assert.ok(result.structuredContent.task_id.startsWith('task-'));
-  assert.ok(progress.length >= 2, `a notification a step: ${JSON.stringify(progress)}`);
+  assert.equal(progress.length, result.structuredContent.steps, `a notification a step: ${JSON.stringify(progress)}`);
+  assert.ok(progress.length >= 2);
   assert.ok(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress), 'progress grows');
   assert.match(progress[0].message ?? '', /Step 1/);
 });
