@@ -59,15 +59,20 @@ struct Bridge {
     stdout: ChildStdout,
 }
 
-fn start_bridge(socket: &Path) -> Bridge {
-    let mut child = Command::new(BINARY)
-        .arg("chrome-extension://jmkmndekioilbnieplhemjcgccpmpdbo/")
+/// The binary with `args`, meeting others at `socket`, its stdin and stdout piped to the test.
+fn spawn(args: &[&str], socket: &Path) -> Child {
+    Command::new(BINARY)
+        .args(args)
         .env("TABWRIGHT_BRIDGE_SOCKET", socket)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+fn start_bridge(socket: &Path) -> Bridge {
+    let mut child = spawn(&["chrome-extension://jmkmndekioilbnieplhemjcgccpmpdbo/"], socket);
     let (stdin, stdout) = (child.stdin.take(), child.stdout.take().unwrap());
     Bridge { child, stdin, stdout }
 }
@@ -197,13 +202,7 @@ struct McpClient {
 
 impl McpClient {
     fn start(socket: &Path) -> McpClient {
-        let mut child = Command::new(BINARY)
-            .env("TABWRIGHT_BRIDGE_SOCKET", socket)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(&[], socket);
         let (stdin, stdout) = (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()));
         let mut client = McpClient { child, stdin, stdout, next: 1 };
         let init = client.call(

@@ -370,6 +370,8 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
             title: looked.page.snapshot.title.clone(),
             ..StepRecord::default()
         };
+        // What may change the page is known before it runs (the registry's own word).
+        let terminates = action.spec().terminates_sequence;
         let output = AgentOutput {
             thoughts: ModelThoughts { next_goal: format!("{client} asked for this."), ..ModelThoughts::default() },
             actions: vec![action],
@@ -382,11 +384,7 @@ impl<B: Browser, T: LlmTransport, E: EventSink, C: Clock> Agent<B, T, E, C> {
         let record = self.redacted(record);
         let answer = match record.actions.last() {
             Some(done) => {
-                let look_again = done.result.navigated_to.is_some()
-                    || crate::actions::registered()
-                        .iter()
-                        .find(|a| a.name == done.name.as_str())
-                        .is_some_and(|a| a.spec.terminates_sequence);
+                let look_again = terminates || done.result.navigated_to.is_some();
                 if look_again {
                     looked.fresh = false;
                 }

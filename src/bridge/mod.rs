@@ -274,28 +274,24 @@ pub struct ActOutcome {
 impl ClientMessage {
     /// A message from its JSON text, the version checked first.
     pub fn from_json_text(text: &str) -> Result<Self, String> {
-        let value: serde_json::Value = crate::json::from_text(text).map_err(|e| e.to_string())?;
-        match value.get("v").and_then(serde_json::Value::as_u64) {
-            Some(found) if found != u64::from(BRIDGE_VERSION) => {
-                return Err(version_mismatch(found));
-            }
-            _ => {}
-        }
-        crate::json::from_text(text).map_err(|e| e.to_string())
+        read_versioned(text)
     }
 }
 
 impl WorkerMessage {
     /// A reply from its JSON text, the version checked first.
     pub fn from_json_text(text: &str) -> Result<Self, String> {
-        let value: serde_json::Value = crate::json::from_text(text).map_err(|e| e.to_string())?;
-        match value.get("v").and_then(serde_json::Value::as_u64) {
-            Some(found) if found != u64::from(BRIDGE_VERSION) => {
-                return Err(version_mismatch(found));
-            }
-            _ => {}
-        }
-        crate::json::from_text(text).map_err(|e| e.to_string())
+        read_versioned(text)
+    }
+}
+
+/// A message of either side from its JSON text: another version is said as such (so the
+/// person updates both) rather than as whatever field it lacks.
+fn read_versioned<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let value: serde_json::Value = crate::json::from_text(text).map_err(|e| e.to_string())?;
+    match value.get("v").and_then(serde_json::Value::as_u64) {
+        Some(found) if found != u64::from(BRIDGE_VERSION) => Err(version_mismatch(found)),
+        _ => crate::json::read_value(&value).map_err(|e| e.to_string()),
     }
 }
 

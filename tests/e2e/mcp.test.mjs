@@ -142,7 +142,11 @@ test('a new client waits for the person: the panel asks, Allow lets its call go 
   const tabs = await waiting;
   assert.equal(valid('CallToolResult', tabs), '', 'a tool result as the schema says');
   assert.ok(!tabs.isError, textOf(tabs));
-  assert.match(textOf(tabs), /fixture|about:blank|chrome-extension|tab/i);
+  // The tabs of this browser: the panel's own page is one of them, under its id.
+  const listed = tabs.structuredContent.tabs;
+  const own = listed.find((t) => t.url.endsWith('/panel/panel.html'));
+  assert.ok(own && Number.isInteger(own.tab_id), JSON.stringify(listed));
+  assert.match(textOf(tabs), new RegExp(`tab ${own.tab_id}\\b`));
   await until(() => allow.count(), (n) => n === 0, 5_000);
   clients.splice(clients.indexOf(client), 1);
   await client.close();
